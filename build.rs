@@ -1,0 +1,25 @@
+//! Build-time code generation:
+//! - the parser, from the lalrpop grammar in `grammar/`;
+//! - the prost types, from the project's own `proto/onnx.proto`, compiled by protox so that no
+//!   system `protoc` is needed.
+
+use std::path::PathBuf;
+
+fn main() {
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    println!("cargo:rerun-if-changed=grammar/onnxs.lalrpop");
+    lalrpop::Configuration::new()
+        .set_in_dir("grammar")
+        .set_out_dir(&out_dir)
+        .emit_rerun_directives(false)
+        .process()
+        .expect("lalrpop failed to generate the parser");
+
+    println!("cargo:rerun-if-changed=proto/onnx.proto");
+    let fds = protox::compile(["onnx.proto"], ["proto"]).expect("protox failed to compile proto/onnx.proto");
+    prost_build::Config::new()
+        .out_dir(&out_dir)
+        .compile_fds(fds)
+        .expect("prost-build failed to generate the ONNX types");
+}

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Generate the operator-schema database embedded by onnxsc.
+
+Regenerate (from the repository root, with the pinned packages in .venv):
+
+    .venv/bin/python scripts/gen_schemas.py
+
+Writes src/schema/generated/onnx_schemas.json: compact, deterministic JSON that
+src/schema/mod.rs embeds with include_str!. Sources:
+
+* onnx.defs.get_all_schemas_with_history(): every version of every schema of the
+  ONNX domains (ai.onnx written as "", ai.onnx.ml, ai.onnx.preview.training, ...).
+* onnxruntime's get_all_operator_schema(): contrib schemas (com.microsoft,
+  com.microsoft.nchwc, com.ms.internal.nhwc, ...). ONNX Runtime also reports schemas
+  in the ONNX-owned domains ("" and ai.onnx.ml); those are skipped wholesale: onnx is
+  the authority there (ORT adds a few legacy/experimental "" entries such as Affine or
+  Crop that onnx.checker rejects; their names are listed in the header).
+
+File layout:
+
+    {"header": {...package versions, max opset per domain...},
+     "schemas": [ {domain, name, since_version, deprecated, has_function,
+                   min_input, max_input, min_output, max_output,
+                   inputs: [{name, type_str, option, is_homogeneous[, min_arity]}],
+                   outputs: [...same...],
+                   attributes: [{name, type, required[, default]}],
+                   type_constraints: [{type_param, allowed: [...]}]}, ... ]}
+
+* option is "single", "optional" or "variadic"; min_arity is written for variadic
+  parameters only.
+* type is the AttributeProto.AttributeType name (FLOAT, INT, STRING, TENSOR, GRAPH,
+  FLOATS, INTS, STRINGS, ...).
+* default is absent when the attribute has no default value; otherwise a number
+  (FLOAT/INT), a string (STRING), a list (FLOATS/INTS/STRINGS), or null for defaults
+  that are not representable that way (tensor, graph, ...). FLOAT defaults are
+  written as the shortest decimal that round-trips to the same float32.
+* Schemas are sorted by (domain, name, since_version); attributes by name; formal
+  parameters and allowed types keep their declaration order.
+
+No doc strings are kept.
+"""
+
+import json
+import math
+import os
+import platform
+import struct
+import sys
+from collections import defaultdict
+
+import onnx
+import onnx.defs
+import onnxruntime
+from onnx import AttributeProto
+from onnx.onnx_cpp2py_export import defs as onnx_defs_c
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_PATH = os.path.join(REPO_ROOT, "src", "schema", "generated", "onnx_schemas.json")
+
+# Domains whose schemas come from onnx; ORT's copies of these are skipped.
+ONNX_OWNED_DOMAINS = {"", "ai.onnx", "ai.onnx.ml"}
+
+
+def norm_domain(domain):
+    return "" if domain == "ai.onnx" else domain
+
+
+def shortest_f32(value):
+    """The shortest decimal string that parses back to the same float32."""
+    if not math.isfinite(value):
+        raise ValueError(f"non-finite float default {value!r} cannot be written as JSON")
+    bits = struct.pack("<f", value)
+    for digits in range(1, 18):
+        text = "%.*g" % (digits, value)
+        try:
+            if struct.pack("<f", float(text)) == bits:
+                return float(text)
+        except OverflowError:  # rounded past FLT_MAX
+            continue
+    return float(value)
+
+
+def decode_default(attr_proto):
+    """JSON value of a default AttributeProto (by its own type field)."""
+    t = attr_proto.type
+    A = AttributeProto
+    if t == A.FLOAT:
+        return shortest_f32(attr_proto.f)
+    if t == A.INT:
+        return int(attr_proto.i)
+    if t == A.STRING:
+        return attr_proto.s.decode("utf-8")
+    if t == A.FLOATS:
+        return [shortest_f32(v) for v in attr_proto.floats]
+    if t == A.INTS:
+        return [int(v) for v in attr_proto.ints]
+    if t == A.STRINGS:
+        return [s.decode("utf-8") for s in attr_proto.strings]
+    # TENSOR, GRAPH, SPARSE_TENSOR, TYPE_PROTO and their lists: not representable.
+    return None
+
+
+def has_default(attr_proto):
+    return attr_proto.type != AttributeProto.UNDEFINED
+
+
+def option_name(option):
+    name = option.name.lower()
+    if name not in ("single", "optional", "variadic"):
+        raise ValueError(f"unexpected formal parameter option {option!r}")
+    return name
+
+
+def formal_params(params, min_count, get_type_str, get_homogeneous, get_min_arity):
+    out = []
+    for index, p in enumerate(params):
+        entry = {
+            "name": p.name,
+            "type_str": get_type_str(p),
+            "option": option_name(p.option),
+            "is_homogeneous": bool(get_homogeneous(p)),
+        }
+        if entry["option"] == "variadic":
+            entry["min_arity"] = int(get_min_arity(p, index, min_count))
+        out.append(entry)
+    return out
+
+
+def type_constraints(schema):
+    return [
+        {"type_param": tc.type_param_str, "allowed": list(tc.allowed_type_strs)}
+        for tc in schema.type_constraints
+    ]
+
+
+def attr_type_name(attr_type):
+    name = attr_type.name
+    if name not in AttributeProto.AttributeType.keys() or name == "UNDEFINED":
+        raise ValueError(f"unexpected attribute type {attr_type!r}")
+    return name
+
+
+def attribute_entry(name, attr, default_proto):
+    entry = {
+        "name": name,
+        "type": attr_type_name(attr.type),
+        "required": bool(attr.required),
+    }
+    if default_proto is not None and has_default(default_proto):
+        if default_proto.type != getattr(AttributeProto, entry["type"]):
+            raise ValueError(f"attribute {name}: default type differs from declared type")
+        entry["default"] = decode_default(default_proto)
+    return entry
+
+
+def onnx_schemas():
+    result = []
+    for s in onnx.defs.get_all_schemas_with_history():
+        attrs = [
+            attribute_entry(name, a, a.default_value)
+            for name, a in sorted(s.attributes.items())
+        ]
+        result.append(
+            {
+                "domain": norm_domain(s.domain),
+                "name": s.name,
+                "since_version": int(s.since_version),
+                "deprecated": bool(s.deprecated),
+                "has_function": bool(s.has_function or s.has_context_dependent_function),
+                "min_input": int(s.min_input),
+                "max_input": int(s.max_input),
+                "min_output": int(s.min_output),
+                "max_output": int(s.max_output),
+                "inputs": formal_params(
+                    s.inputs, s.min_input,
+                    lambda p: p.type_str, lambda p: p.is_homogeneous,
+                    lambda p, i, m: p.min_arity),
+                "outputs": formal_params(
+                    s.outputs, s.min_output,
+                    lambda p: p.type_str, lambda p: p.is_homogeneous,
+                    lambda p, i, m: p.min_arity),
+                "attributes": attrs,
+                "type_constraints": type_constraints(s),
+            }
+        )
+    return result
+
+
+def ort_variadic_min_arity(_param, index, min_count):
+    # ORT's Python binding does not expose min_arity. ONNX's OpSchema::Finalize sets
+    # min_count = (params before the variadic one, up to the last single) + min_arity,
+    # and the variadic parameter is always last, so min_arity = min_count - index.
+    # (Checked against every variadic parameter of the onnx schemas by this script.)
+    return max(min_count - index, 0)
+
+
+def ort_schemas():
+    result = []
+    skipped_extra = set()
+    for s in ort_c.get_all_operator_schema():
+        if s.domain in ONNX_OWNED_DOMAINS:
+            skipped_extra.add((norm_domain(s.domain), s.name, int(s.since_version)))
+            continue
+        attrs = []
+        for name, a in sorted(s.attributes.items()):
+            raw = a._default_value
+            proto = None
+            if raw:
+                proto = AttributeProto()
+                proto.ParseFromString(raw)
+            attrs.append(attribute_entry(name, a, proto))
+        result.append(
+            {
+                "domain": s.domain,
+                "name": s.name,
+                "since_version": int(s.since_version),
+                "deprecated": bool(s.deprecated),
+                # ORT's binding does not say whether a contrib op has a function body.
+                "has_function": False,
+                "min_input": int(s.min_input),
+                "max_input": int(s.max_input),
+                "min_output": int(s.min_output),
+                "max_output": int(s.max_output),
+                "inputs": formal_params(
+                    s.inputs, s.min_input,
+                    lambda p: p.typeStr, lambda p: p.isHomogeneous, ort_variadic_min_arity),
+                "outputs": formal_params(
+                    s.outputs, s.min_output,
+                    lambda p: p.typeStr, lambda p: p.isHomogeneous, ort_variadic_min_arity),
+                "attributes": attrs,
+                "type_constraints": type_constraints(s),
+            }
+        )
+    return result, skipped_extra
+
+
+def check_onnx_min_arity():
+    """Guard for ort_variadic_min_arity: the formula must hold for every onnx schema."""
+    for s in onnx.defs.get_all_schemas_with_history():
+        for params, min_count in ((s.inputs, s.min_input), (s.outputs, s.min_output)):
+            for index, p in enumerate(params):
+                if p.option.name == "Variadic":
+                    assert index == len(params) - 1, (s.name, s.since_version)
+                    assert p.min_arity == min_count - index, (s.name, s.since_version)
+
+
+def main():
+    check_onnx_min_arity()
+    schemas = onnx_schemas()
+    onnx_keys = {(s["domain"], s["name"], s["since_version"]) for s in schemas}
+    ort, ort_owned = ort_schemas()
+    for s in ort:
+        key = (s["domain"], s["name"], s["since_version"])
+        if key in onnx_keys:
+            raise ValueError(f"ORT schema {key} collides with an onnx schema")
+    schemas.extend(ort)
+    schemas.sort(key=lambda s: (s["domain"], s["name"], s["since_version"]))
+
+    keys = [(s["domain"], s["name"], s["since_version"]) for s in schemas]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate (domain, name, since_version) entries")
+
+    # Max opset version per domain: onnx's registered version ranges (which include
+    # domains without operators, e.g. ai.onnx.training), else the greatest
+    # since_version seen (ORT domains).
+    max_versions = defaultdict(int)
+    for domain, (_lo, hi) in onnx_defs_c.schema_version_map().items():
+        max_versions[norm_domain(domain)] = max(max_versions[norm_domain(domain)], int(hi))
+    for s in schemas:
+        d = s["domain"]
+        max_versions[d] = max(max_versions[d], s["since_version"])
+
+    ort_only_extras = sorted(
+        f"{d}::{n}@{v}" if d else f"{n}@{v}" for (d, n, v) in ort_owned - onnx_keys
+    )
+    header = {
+        "generator": "scripts/gen_schemas.py",
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "python": platform.python_version(),
+        "max_versions": dict(sorted(max_versions.items())),
+        "ort_skipped_onnx_domain_extras": ort_only_extras,
+    }
+    doc = {"header": header, "schemas": schemas}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    os.makedirs(os.path.dirname(OUT_PATH), exist_ok=True)
+    with open(OUT_PATH, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+        f.write("\n")
+
+    per_domain = defaultdict(lambda: [set(), 0])
+    for s in schemas:
+        per_domain[s["domain"]][0].add(s["name"])
+        per_domain[s["domain"]][1] += 1
+    print(f"wrote {os.path.relpath(OUT_PATH, REPO_ROOT)}: {len(text) + 1} bytes, "
+          f"{len(schemas)} schemas", file=sys.stderr)
+    for d, (names, count) in sorted(per_domain.items()):
+        print(f"  {d or '(ai.onnx)'}: {len(names)} ops, {count} versions, "
+              f"max opset {max_versions[d]}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+//! The stable diagnostic codes, and what each one means.
+//!
+//! E00xx: lexical and syntax errors; E01xx: module structure (imports, opsets, names);
+//! E02xx: function signatures; E03xx: statements and expressions; E04xx: op calls;
+//! W0xxx: warnings.
+
+pub const INVALID_CHARACTER: &str = "E0001";
+pub const UNTERMINATED_STRING: &str = "E0002";
+pub const INVALID_NUMBER: &str = "E0003";
+pub const MIXED_INDENT: &str = "E0004";
+pub const INCONSISTENT_DEDENT: &str = "E0005";
+pub const UNCLOSED_BRACKET: &str = "E0006";
+pub const SYNTAX_ERROR: &str = "E0007";
+pub const UNSUPPORTED_SYNTAX: &str = "E0008";
+
+pub const UNSUPPORTED_IMPORT: &str = "E0101";
+pub const UNSUPPORTED_MODULE_STMT: &str = "E0102";
+pub const BAD_OPSET: &str = "E0103";
+pub const DUPLICATE_FUNCTION: &str = "E0104";
+pub const BAD_DECORATOR: &str = "E0105";
+pub const UNDEFINED_NAME: &str = "E0106";
+pub const NOT_A_VALUE: &str = "E0107";
+pub const OPSET_CONFLICT: &str = "E0108";
+pub const NO_DEFAULT_OPSET: &str = "E0109";
+
+pub const BAD_ANNOTATION: &str = "E0201";
+pub const DUPLICATE_PARAMETER: &str = "E0202";
+pub const BAD_DEFAULT: &str = "E0203";
+pub const RETURN_COUNT: &str = "E0204";
+pub const NO_RETURN_VALUE: &str = "E0205";
+
+pub const UNSUPPORTED_STMT: &str = "E0301";
+pub const UNSUPPORTED_EXPR: &str = "E0302";
+pub const UNSUPPORTED_OPERATOR: &str = "E0303";
+pub const MISPLACED_RETURN: &str = "E0304";
+pub const UNREACHABLE: &str = "E0305";
+pub const BREAK_OUTSIDE_LOOP: &str = "E0306";
+pub const UNUSED_EXPRESSION: &str = "E0307";
+pub const IF_WITHOUT_OUTPUT: &str = "E0308";
+pub const CONDITIONALLY_DEFINED: &str = "E0309";
+pub const UNPACK_COUNT: &str = "E0310";
+pub const BAD_CONSTANT: &str = "E0311";
+
+pub const UNKNOWN_CALLEE: &str = "E0401";
+pub const UNKNOWN_OP: &str = "E0402";
+pub const OP_NOT_IN_OPSET: &str = "E0403";
+pub const BAD_ARGUMENT: &str = "E0404";
+pub const UNKNOWN_ATTRIBUTE: &str = "E0405";
+pub const ATTRIBUTE_TYPE: &str = "E0406";
+pub const MISSING_ATTRIBUTE: &str = "E0407";
+pub const OUTPUT_COUNT: &str = "E0408";
+
+pub const DEPRECATED_OP: &str = "W0401";

@@ -1,0 +1,181 @@
+//! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
+
+use crate::lower::ir::*;
+use crate::proto::onnx;
+use crate::sema::types::ElemType;
+use std::collections::BTreeMap;
+
+/// The `metadata_props` key under which the typed signature is recorded.
+pub const SIGNATURE_KEY: &str = "onnxsc.signature";
+
+/// The lowest IR version that can carry an ai.onnx opset (onnx-facts §1).
+pub fn min_ir_for_onnx_opset(version: i64) -> i64 {
+    match version {
+        ..=17 => 8,
+        18 => 8,
+        19 | 20 => 9,
+        21 | 22 => 10,
+        23 => 11,
+        24 => 12,
+        25..=27 => 13,
+        _ => 14,
+    }
+}
+
+/// The lowest IR version a function needs: its ONNX opset's, and 10 for `metadata_props`
+/// (the typed signature, which every function carries).
+pub fn ir_version(f: &Function) -> i64 {
+    let opset_ir = f.opset_imports.get("").map(|v| min_ir_for_onnx_opset(*v)).unwrap_or(8);
+    opset_ir.max(10)
+}
+
+fn tensor(t: &Tensor) -> onnx::TensorProto {
+    let mut p = onnx::TensorProto { dims: t.dims.clone(), data_type: Some(t.elem.code()), ..Default::default() };
+    match &t.data {
+        TensorData::Floats(v) => p.float_data = v.clone(),
+        TensorData::Ints(v) => {
+            if t.elem == ElemType::Int64 {
+                p.int64_data = v.clone();
+            } else {
+                p.int32_data = v.iter().map(|x| *x as i32).collect();
+            }
+        }
+        TensorData::Bools(v) => p.int32_data = v.iter().map(|b| *b as i32).collect(),
+        TensorData::Strings(v) => p.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+    }
+    p
+}
+
+fn attribute(a: &Attr) -> onnx::AttributeProto {
+    let mut p = onnx::AttributeProto {
+        name: Some(a.name.clone()),
+        r#type: Some(a.value.attr_type().proto_code()),
+        ..Default::default()
+    };
+    match &a.value {
+        AttrValue::Float(f) => p.f = Some(*f),
+        AttrValue::Int(i) => p.i = Some(*i),
+        AttrValue::Str(s) => p.s = Some(s.as_bytes().to_vec()),
+        AttrValue::Floats(v) => p.floats = v.clone(),
+        AttrValue::Ints(v) => p.ints = v.clone(),
+        AttrValue::Strs(v) => p.strings = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        AttrValue::Tensor(t) => p.t = Some(tensor(t)),
+        AttrValue::Graph(g) => p.g = Some(graph(g)),
+        AttrValue::Ref { name, .. } => p.ref_attr_name = Some(name.clone()),
+    }
+    p
+}
+
+fn node(n: &Node) -> onnx::NodeProto {
+    onnx::NodeProto {
+        input: n.inputs.iter().map(|i| i.clone().unwrap_or_default()).collect(),
+        output: n.outputs.clone(),
+        op_type: Some(n.op_type.clone()),
+        domain: Some(n.domain.clone()),
+        attribute: n.attrs.iter().map(attribute).collect(),
+        ..Default::default()
+    }
+}
+
+fn graph(g: &Graph) -> onnx::GraphProto {
+    onnx::GraphProto {
+        name: Some(g.name.clone()),
+        node: g.nodes.iter().map(node).collect(),
+        output: g.outputs.iter().map(|o| onnx::ValueInfoProto { name: Some(o.clone()), ..Default::default() }).collect(),
+        ..Default::default()
+    }
+}
+
+/// The typed signature as JSON: what a consumer needs to call the function (attribute types are
+/// not otherwise recorded for attributes without a default).
+pub fn signature_json(f: &Function) -> String {
+    use serde_json::{json, Map, Value};
+    let inputs: Vec<Value> = f
+        .inputs
+        .iter()
+        .map(|i| {
+            let mut m = Map::new();
+            m.insert("name".into(), i.name.clone().into());
+            m.insert("type".into(), i.ty.clone().map(Value::from).unwrap_or(Value::Null));
+            if i.optional {
+                m.insert("optional".into(), true.into());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let attributes: Vec<Value> = f
+        .attributes
+        .iter()
+        .map(|a| {
+            let mut m = Map::new();
+            m.insert("name".into(), a.name.clone().into());
+            m.insert("type".into(), a.python_type.into());
+            if let Some(d) = &a.default_repr {
+                m.insert("default".into(), d.clone());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let outputs: Vec<Value> = f
+        .outputs
+        .iter()
+        .zip(&f.output_types)
+        .map(|(o, t)| json!({"name": o, "type": t}))
+        .collect();
+    json!({"inputs": inputs, "attributes": attributes, "outputs": outputs}).to_string()
+}
+
+pub fn function(f: &Function) -> onnx::FunctionProto {
+    let no_default: Vec<String> = f.attributes.iter().filter(|a| a.default.is_none()).map(|a| a.name.clone()).collect();
+    let attribute_proto = f
+        .attributes
+        .iter()
+        .filter_map(|a| a.default.as_ref().map(|d| attribute(&Attr { name: a.name.clone(), value: d.clone() })))
+        .collect();
+    onnx::FunctionProto {
+        name: Some(f.name.clone()),
+        domain: Some(f.domain.clone()),
+        input: f.inputs.iter().map(|i| i.name.clone()).collect(),
+        output: f.outputs.clone(),
+        attribute: no_default,
+        attribute_proto,
+        node: f.nodes.iter().map(node).collect(),
+        doc_string: f.doc.clone(),
+        opset_import: f
+            .opset_imports
+            .iter()
+            .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
+            .collect(),
+        metadata_props: vec![onnx::StringStringEntryProto { key: Some(SIGNATURE_KEY.into()), value: Some(signature_json(f)) }],
+        ..Default::default()
+    }
+}
+
+/// A model whose `functions` are the library; its graph is empty. Opset imports are the union of
+/// the functions' (the highest version of each domain) plus each function's own domain.
+pub fn library_model(functions: &[Function]) -> onnx::ModelProto {
+    let mut imports: BTreeMap<String, i64> = BTreeMap::new();
+    for f in functions {
+        for (d, v) in &f.opset_imports {
+            let e = imports.entry(d.clone()).or_insert(*v);
+            *e = (*e).max(*v);
+        }
+    }
+    for f in functions {
+        imports.entry(f.domain.clone()).or_insert(1);
+    }
+    imports.entry(String::new()).or_insert(18);
+    let ir = functions.iter().map(ir_version).max().unwrap_or(10).max(min_ir_for_onnx_opset(imports[""]));
+    onnx::ModelProto {
+        ir_version: Some(ir),
+        producer_name: Some("onnxsc".into()),
+        producer_version: Some(env!("CARGO_PKG_VERSION").into()),
+        graph: Some(onnx::GraphProto { name: Some("onnxsc_library".into()), ..Default::default() }),
+        opset_import: imports
+            .into_iter()
+            .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d), version: Some(v) })
+            .collect(),
+        functions: functions.iter().map(function).collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,16 @@
+//! onnxsc: a compiler for ONNX Script translation functions.
+//!
+//! The pipeline, one module per stage (see ARCHITECTURE.md):
+//! [`source`] → [`syntax`] (lexer, layout, grammar, AST) → [`sema`] (names, types) and
+//! [`schema`] (operator schemas) → [`lower`] (IR) → [`emit`] (protobuf, text) → [`driver`] and the
+//! command line in `main.rs`.
+
+pub mod diagnostics;
+pub mod driver;
+pub mod emit;
+pub mod lower;
+pub mod proto;
+pub mod schema;
+pub mod sema;
+pub mod source;
+pub mod syntax;

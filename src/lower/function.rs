@@ -1,0 +1,1453 @@
+//! Lowering one function: AST statements and expressions to ONNX nodes.
+//!
+//! The meaning of every construct follows onnxscript's converter (see ARCHITECTURE.md and
+//! docs/onnx-facts §5): Python operators map to ONNX ops, literals become `Constant`s that are
+//! `CastLike`d to the tensor they meet, attribute parameters become attribute references, and
+//! `if` becomes `If` with the assigned-and-live variables as outputs, in source order.
+
+use super::ir::*;
+use super::liveness;
+use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
+use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::types::{ElemType, ParamType};
+use crate::sema::value::PyValue;
+use crate::source::Span;
+use crate::syntax::ast::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Marks that a diagnostic was already reported; the caller abandons the construct.
+#[derive(Debug)]
+pub struct Reported;
+type R<T> = Result<T, Reported>;
+
+/// The private domain of functions that name no opset of their own (onnxscript's default).
+pub const DEFAULT_FUNCTION_DOMAIN: &str = "this";
+
+#[derive(Clone, Debug)]
+enum Binding {
+    Value(String),
+    Attr { name: String, ty: AttrType, as_bool: bool },
+}
+
+#[derive(Default)]
+struct Scope {
+    vars: HashMap<String, Binding>,
+    nodes: Vec<Node>,
+    produced: HashSet<String>,
+}
+
+/// What a function's decorator says.
+pub struct Decoration {
+    pub domain: String,
+    pub default_opset: Option<Opset>,
+}
+
+/// Reads the `@script(...)` decorator of a function.
+pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> R<Decoration> {
+    let file = env.file;
+    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None };
+    for d in &f.decorators {
+        let (func, args) = match &d.kind {
+            ExprKind::Call { func, args } => (func.as_ref(), args.as_slice()),
+            _ => {
+                if matches!(resolve_dotted(env, d), Some(Global::ScriptDecorator)) {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_DECORATOR, file, "`@script` must be called")
+                            .primary(d.span, "missing `()`")
+                            .help("write `@script()`, or `@script(my_opset)` to put the function in a domain"),
+                    );
+                    return Err(Reported);
+                }
+                (d, &[][..])
+            }
+        };
+        match resolve_dotted(env, func) {
+            Some(Global::ScriptDecorator) => {}
+            _ => {
+                diags.push(
+                    Diagnostic::error(codes::BAD_DECORATOR, file, "unknown decorator")
+                        .primary(func.span, "not an onnxscript decorator")
+                        .help("translation functions take `@script()`, `@script(opset)` or `@script(opset, default_opset=op)`"),
+                );
+                return Err(Reported);
+            }
+        }
+        for (i, a) in args.iter().enumerate() {
+            let which = match (&a.keyword, i) {
+                (None, 0) => "opset",
+                (Some(k), _) if k.name == "opset" || k.name == "default_opset" => k.name.as_str(),
+                (Some(_), _) => continue,
+                (None, _) => {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_DECORATOR, file, "too many arguments to `@script`")
+                            .primary(a.span, "unexpected argument")
+                            .help("pass the default opset by keyword: `default_opset=op`"),
+                    );
+                    return Err(Reported);
+                }
+            };
+            let opset = match resolve_dotted(env, &a.value) {
+                Some(Global::Opset(o)) => o,
+                _ => {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_DECORATOR, file, format!("`{which}` must be an opset"))
+                            .primary(a.value.span, "not an opset")
+                            .help("declare one with `name = onnxscript.values.Opset(domain=\"my.domain\", version=1)`"),
+                    );
+                    return Err(Reported);
+                }
+            };
+            if which == "opset" {
+                if opset.domain.is_empty() {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_DECORATOR, file, "a function cannot live in the default ONNX domain")
+                            .primary(a.value.span, "this is an ONNX operator set")
+                            .help("give the function a domain of its own, e.g. `Opset(\"my.domain\", 1)`; pass ONNX ops with `default_opset=`"),
+                    );
+                    return Err(Reported);
+                }
+                out.domain = opset.domain;
+            } else {
+                if !opset.domain.is_empty() {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_DECORATOR, file, "`default_opset` must be an ONNX opset")
+                            .primary(a.value.span, format!("this is the `{}` domain", opset.domain))
+                            .help("write `default_opset=op` with `from onnxscript import opset18 as op`"),
+                    );
+                    return Err(Reported);
+                }
+                out.default_opset = Some(opset);
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub struct Lowerer<'a, 'm> {
+    env: &'a ModuleEnv<'m>,
+    diags: &'a mut Diagnostics,
+    /// Domain of each function in the module, for calls between them.
+    function_domains: &'a [String],
+    used_names: HashSet<String>,
+    counter: usize,
+    scopes: Vec<Scope>,
+    castable: HashSet<String>,
+    default_opset: Option<Opset>,
+    default_opset_span: Option<Span>,
+    imports: BTreeMap<String, (i64, Span)>,
+    inputs: HashSet<String>,
+    live_out: HashMap<u32, liveness::Live>,
+    assigned_anywhere: HashSet<String>,
+    source_text: &'a str,
+}
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    fn file(&self) -> usize {
+        self.env.file
+    }
+
+    fn err(&mut self, code: &'static str, span: Span, message: impl Into<String>, label: impl Into<String>) -> Reported {
+        let d = Diagnostic::error(code, self.file(), message).primary(span, label);
+        self.diags.push(d);
+        Reported
+    }
+
+    fn push(&mut self, d: Diagnostic) -> Reported {
+        self.diags.push(d);
+        Reported
+    }
+
+    fn fresh(&mut self, candidate: &str) -> String {
+        let mut name = candidate.to_string();
+        while self.used_names.contains(&name) {
+            name = format!("{candidate}_{}", self.counter);
+            self.counter += 1;
+        }
+        self.used_names.insert(name.clone());
+        name
+    }
+
+    fn scope(&mut self) -> &mut Scope {
+        self.scopes.last_mut().expect("a function always has a scope")
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.vars.get(name))
+    }
+
+    fn bind(&mut self, name: &str, b: Binding) {
+        self.scope().vars.insert(name.to_string(), b);
+    }
+
+    fn use_domain(&mut self, opset: &Opset, span: Span) -> R<()> {
+        match self.imports.get(&opset.domain) {
+            Some((v, first)) if *v != opset.version => {
+                let shown = if opset.domain.is_empty() { "the ONNX domain".to_string() } else { format!("domain `{}`", opset.domain) };
+                let d = Diagnostic::error(codes::OPSET_CONFLICT, self.file(), format!("{shown} is used at two versions, {v} and {}", opset.version))
+                    .primary(span, format!("version {} here", opset.version))
+                    .secondary(*first, format!("version {v} here"))
+                    .help("a function imports one version of each domain; use one opset throughout");
+                Err(self.push(d))
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.imports.insert(opset.domain.clone(), (opset.version, span));
+                Ok(())
+            }
+        }
+    }
+
+    fn emit(&mut self, opset: &Opset, op_type: &str, inputs: Vec<Option<String>>, outputs: Vec<String>, attrs: Vec<Attr>, span: Span) -> R<()> {
+        self.use_domain(opset, span)?;
+        let scope = self.scope();
+        scope.produced.extend(outputs.iter().cloned());
+        scope.nodes.push(Node { domain: opset.domain.clone(), op_type: op_type.into(), inputs, outputs, attrs });
+        Ok(())
+    }
+
+    fn default_opset(&mut self, span: Span) -> R<Opset> {
+        match &self.default_opset {
+            Some(o) => Ok(o.clone()),
+            None => {
+                let d = Diagnostic::error(codes::NO_DEFAULT_OPSET, self.file(), "this needs an ONNX opset, but the function uses none")
+                    .primary(span, "lowered to ONNX ops")
+                    .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    fn emit_default(&mut self, op_type: &str, inputs: Vec<Option<String>>, outputs: Vec<String>, attrs: Vec<Attr>, span: Span) -> R<()> {
+        let opset = self.default_opset(span)?;
+        self.emit(&opset, op_type, inputs, outputs, attrs, span)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Constants
+
+    fn emit_const(&mut self, value: &PyValue, hint: Option<&str>, span: Span) -> R<String> {
+        let tensor = match tensor_of(value) {
+            Some(t) => t,
+            None => {
+                return Err(self.err(codes::BAD_CONSTANT, span, format!("a {} cannot be a tensor constant", value.type_name()), "not convertible to a tensor"));
+            }
+        };
+        let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
+        let name = self.fresh(&hint);
+        self.emit_default("Constant", vec![], vec![name.clone()], vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }], span)?;
+        self.castable.insert(name.clone());
+        Ok(name)
+    }
+
+    /// An attribute parameter used as a tensor: `Constant <value_T = @attr>`.
+    fn attr_as_tensor(&mut self, attr: &str, ty: AttrType, as_bool: bool, hint: &str, span: Span) -> R<String> {
+        let field = match ty {
+            AttrType::Float => "value_float",
+            AttrType::Int => "value_int",
+            AttrType::String => "value_string",
+            AttrType::Ints => "value_ints",
+            other => {
+                let d = Diagnostic::error(codes::BAD_CONSTANT, self.file(), format!("a `{}` attribute cannot be used as a tensor", other.name()))
+                    .primary(span, "used as a tensor here")
+                    .help("only float, int, str, bool and list[int] attributes can be used as tensors");
+                return Err(self.push(d));
+            }
+        };
+        let name = self.fresh(hint);
+        let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
+        self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
+        if as_bool {
+            let cast = self.fresh(&format!("{name}_as_bool"));
+            let to = vec![Attr { name: "to".into(), value: AttrValue::Int(ElemType::Bool.code() as i64) }];
+            self.emit_default("Cast", vec![Some(name)], vec![cast.clone()], to, span)?;
+            self.castable.insert(cast.clone());
+            return Ok(cast);
+        }
+        self.castable.insert(name.clone());
+        Ok(name)
+    }
+
+    fn copy(&mut self, value: &str, hint: &str, span: Span) -> R<String> {
+        let name = self.fresh(hint);
+        self.emit_default("Identity", vec![Some(value.to_string())], vec![name.clone()], vec![], span)?;
+        Ok(name)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Expressions
+
+    fn is_literal(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => true,
+            ExprKind::List(items) => items.iter().all(Self::is_literal),
+            ExprKind::UnaryOp { op: UnaryOp::Neg | UnaryOp::Pos, operand } => {
+                matches!(operand.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
+            }
+            _ => false,
+        }
+    }
+
+    fn lower_opt_expr(&mut self, e: &Expr) -> R<Option<String>> {
+        if matches!(e.kind, ExprKind::None) {
+            return Ok(None);
+        }
+        self.lower_expr(e, None).map(Some)
+    }
+
+    fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
+        if Self::is_literal(e) {
+            let value = eval_const(self.env, e).map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
+            return self.emit_const(&value, target, e.span);
+        }
+        match &e.kind {
+            ExprKind::Name(n) => self.lower_name(n, e.span, target),
+            ExprKind::Call { func, args } => {
+                let out = target.unwrap_or("tmp");
+                let name = self.fresh(out);
+                self.lower_call(func, args, e.span, vec![name.clone()])?;
+                Ok(name)
+            }
+            ExprKind::BinOp { op, left, right } => self.lower_binop(*op, left, right, e.span, target),
+            ExprKind::UnaryOp { op, operand } => self.lower_unary(*op, operand, e.span, target),
+            ExprKind::Compare { left, comparisons } => self.lower_compare(left, comparisons, e.span, target),
+            ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
+                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i64), target, e.span),
+                _ => Err(self.not_a_value(e)),
+            },
+            ExprKind::Attribute { .. } => Err(self.not_a_value(e)),
+            ExprKind::None => Err(self.push(
+                Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "`None` is not a tensor")
+                    .primary(e.span, "`None` here")
+                    .help("`None` may only stand for an omitted optional input of an op call"),
+            )),
+            ExprKind::List(_) => Err(self.push(
+                Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "a list of tensors is not a value")
+                    .primary(e.span, "list with non-constant items")
+                    .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
+            )),
+            ExprKind::Subscript { .. } => Err(self.unsupported(e.span, "indexing and slicing (`x[i]`, `x[a:b]`) are", "write `op.Gather` or `op.Slice`")),
+            ExprKind::BoolOp { op, .. } => {
+                let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
+                Err(self.unsupported(e.span, &format!("`{word}` is"), &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" })))
+            }
+            ExprKind::IfExp { .. } => Err(self.unsupported(e.span, "conditional expressions (`a if c else b`) are", "use an `if` statement, or `op.Where(c, a, b)`")),
+            ExprKind::Dict(_) => Err(self.unsupported(e.span, "dictionaries are", "ONNX functions compute on tensors")),
+            ExprKind::Set(_) => Err(self.unsupported(e.span, "sets are", "ONNX functions compute on tensors")),
+            ExprKind::Tuple(_) => Err(self.unsupported(e.span, "tuples as values are", "return several values with `return a, b`, or unpack them with `a, b = ...`")),
+            ExprKind::Starred(_) => Err(self.unsupported(e.span, "starred expressions are", "pass each input explicitly")),
+            ExprKind::Slice { .. } | ExprKind::Ellipsis => Err(self.unsupported(e.span, "this expression is", "")),
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => unreachable_literal(),
+        }
+    }
+
+    fn unsupported(&mut self, span: Span, what: &str, help: &str) -> Reported {
+        let mut d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), format!("{what} not part of the ONNX Script language"))
+            .primary(span, "not supported");
+        if !help.is_empty() {
+            d = d.help(help);
+        }
+        self.push(d)
+    }
+
+    fn not_a_value(&mut self, e: &Expr) -> Reported {
+        self.err(codes::NOT_A_VALUE, e.span, "this is not a tensor value", "cannot be used as a tensor")
+    }
+
+    fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
+        match self.lookup(n).cloned() {
+            Some(Binding::Value(v)) => Ok(v),
+            Some(Binding::Attr { name, ty, as_bool }) => self.attr_as_tensor(&name, ty, as_bool, target.unwrap_or(n), span),
+            None => match self.env.get(n).cloned() {
+                Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
+                Some(other) => {
+                    let what = describe_global(&other);
+                    let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), format!("`{n}` is {what}, not a tensor value"))
+                        .primary(span, "used as a value here");
+                    Err(self.push(d))
+                }
+                None => Err(self.undefined(n, span)),
+            },
+        }
+    }
+
+    fn undefined(&mut self, n: &str, span: Span) -> Reported {
+        let mut candidates: Vec<String> = self.scopes.iter().flat_map(|s| s.vars.keys().cloned()).collect();
+        candidates.extend(self.env.globals.keys().cloned());
+        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`")).primary(span, "not defined");
+        if self.assigned_anywhere.contains(n) {
+            d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
+        } else if let Some(s) = did_you_mean(n, candidates.iter().map(String::as_str)) {
+            d = d.help(format!("did you mean `{s}`?"));
+        }
+        self.push(d)
+    }
+
+    fn lower_binop(&mut self, op: BinOp, left: &Expr, right: &Expr, span: Span, target: Option<&str>) -> R<String> {
+        let op_type = match op {
+            BinOp::Add => "Add",
+            BinOp::Sub => "Sub",
+            BinOp::Mult => "Mul",
+            BinOp::Div => "Div",
+            BinOp::Mod => "Mod",
+            BinOp::Pow => "Pow",
+            BinOp::MatMult => "MatMul",
+            BinOp::BitAnd => "And",
+            BinOp::BitOr => "Or",
+            BinOp::FloorDiv | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
+                let help = match op {
+                    BinOp::FloorDiv => "write `op.Floor(a / b)` for floats, or `op.Div` for integers",
+                    BinOp::BitXor => "write `op.Xor` for booleans or `op.BitwiseXor` for integers",
+                    _ => "write `op.BitShift` with the `direction` attribute",
+                };
+                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the operator `{}` is not part of the ONNX Script language", op.symbol()))
+                    .primary(span, "no ONNX mapping")
+                    .help(help);
+                return Err(self.push(d));
+            }
+        };
+        let mut attrs = vec![];
+        if op == BinOp::Mod && Self::is_literal(right) {
+            if let Ok(PyValue::Float(_)) = eval_const(self.env, right) {
+                attrs.push(Attr { name: "fmod".into(), value: AttrValue::Int(1) });
+            }
+        }
+        let l = self.lower_expr(left, None)?;
+        let r = self.lower_expr(right, None)?;
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, args, vec![name.clone()], attrs, span)?;
+        Ok(name)
+    }
+
+    fn lower_unary(&mut self, op: UnaryOp, operand: &Expr, span: Span, target: Option<&str>) -> R<String> {
+        let op_type = match op {
+            UnaryOp::Neg => "Neg",
+            UnaryOp::Not => "Not",
+            UnaryOp::Pos | UnaryOp::Invert => {
+                let sym = if op == UnaryOp::Pos { "+" } else { "~" };
+                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the unary operator `{sym}` is not part of the ONNX Script language"))
+                    .primary(span, "no ONNX mapping")
+                    .help(if op == UnaryOp::Pos { "drop the `+`" } else { "write `op.Not` for booleans or `op.BitwiseNot` for integers" });
+                return Err(self.push(d));
+            }
+        };
+        let x = self.lower_expr(operand, None)?;
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, vec![Some(x)], vec![name.clone()], vec![], span)?;
+        Ok(name)
+    }
+
+    fn lower_compare(&mut self, left: &Expr, comparisons: &[(CmpOp, Expr)], span: Span, target: Option<&str>) -> R<String> {
+        if comparisons.len() != 1 {
+            let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "chained comparisons are not part of the ONNX Script language")
+                .primary(span, "more than one comparison")
+                .help("compare twice and combine with `&`: `(a < b) & (b < c)`");
+            return Err(self.push(d));
+        }
+        let (op, right) = (&comparisons[0].0, &comparisons[0].1);
+        let op_type = match op {
+            CmpOp::Eq | CmpOp::NotEq => "Equal",
+            CmpOp::Lt => "Less",
+            CmpOp::LtE => "LessOrEqual",
+            CmpOp::Gt => "Greater",
+            CmpOp::GtE => "GreaterOrEqual",
+            CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the operator `{}` is not part of the ONNX Script language", op.symbol()))
+                    .primary(span, "no ONNX mapping")
+                    .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`");
+                return Err(self.push(d));
+            }
+        };
+        let l = self.lower_expr(left, None)?;
+        let r = self.lower_expr(right, None)?;
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
+        if *op == CmpOp::NotEq {
+            let tmp = self.fresh("tmp");
+            self.emit_default("Equal", args, vec![tmp.clone()], vec![], span)?;
+            let name = self.fresh(target.unwrap_or("tmp"));
+            self.emit_default("Not", vec![Some(tmp)], vec![name.clone()], vec![], span)?;
+            return Ok(name);
+        }
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, args, vec![name.clone()], vec![], span)?;
+        Ok(name)
+    }
+
+    fn autocast_default(&mut self, op_type: &str, args: Vec<Option<String>>, span: Span) -> R<Vec<Option<String>>> {
+        let opset = self.default_opset(span)?;
+        let schema = match schema::registry().resolve(&opset.domain, op_type, opset.version) {
+            Resolution::Found(s) => Some(s),
+            _ => None,
+        };
+        self.autocast(schema, args, span)
+    }
+
+    /// onnxscript's autocast: a literal (or promoted attribute) operand that shares a type
+    /// variable with a tensor operand is wrapped in `CastLike(literal, tensor)`.
+    fn autocast(&mut self, schema: Option<&OpSchema>, args: Vec<Option<String>>, span: Span) -> R<Vec<Option<String>>> {
+        let Some(schema) = schema else { return Ok(args) };
+        if schema.inputs.is_empty() {
+            return Ok(args);
+        }
+        let mut bindings: HashMap<String, String> = HashMap::new();
+        let mut typevars: Vec<Option<String>> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let formal = match schema.inputs.get(i) {
+                Some(f) => f,
+                None => {
+                    let last = schema.inputs.last().expect("checked non-empty");
+                    if last.option != FormalOption::Variadic {
+                        typevars.push(None);
+                        continue;
+                    }
+                    if !last.is_homogeneous {
+                        typevars.push(None);
+                        continue;
+                    }
+                    last
+                }
+            };
+            if formal.option == FormalOption::Variadic && !formal.is_homogeneous && i >= schema.inputs.len() - 1 {
+                typevars.push(None);
+                continue;
+            }
+            let tv = formal.type_str.clone();
+            if !tv.contains('(') {
+                if let Some(a) = a {
+                    if !self.castable.contains(a) {
+                        bindings.insert(tv.clone(), a.clone());
+                    }
+                }
+                typevars.push(Some(tv));
+            } else {
+                typevars.push(None);
+            }
+        }
+        let mut out = Vec::with_capacity(args.len());
+        for (a, tv) in args.into_iter().zip(typevars) {
+            match (a, tv.and_then(|t| bindings.get(&t).cloned())) {
+                (Some(a), Some(like)) if self.castable.contains(&a) => {
+                    let cast = self.fresh(&format!("{a}_cast"));
+                    self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
+                    out.push(Some(cast));
+                }
+                (a, _) => out.push(a),
+            }
+        }
+        Ok(out)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Calls
+
+    /// Lowers `opset.Op(...)` (or a call to another function of the module) into one node
+    /// whose outputs are `outputs`.
+    fn lower_call(&mut self, func: &Expr, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        for a in args {
+            if a.kind != ArgKind::Plain {
+                let what = if a.kind == ArgKind::Star { "`*args` in calls is" } else { "`**kwargs` in calls is" };
+                return Err(self.unsupported(a.span, what, "pass each input and attribute explicitly"));
+            }
+        }
+        let (opset, op_name, op_span) = match &func.kind {
+            ExprKind::Attribute { value, attr } => match value.as_ref() {
+                Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
+                    Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
+                    Some(_) => {
+                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
+                            .primary(value.span, "expected an opset such as `op`")
+                            .help("call ops through an opset: `from onnxscript import opset18 as op`, then `op.Add(x, y)`");
+                        return Err(self.push(d));
+                    }
+                    None => return Err(self.undefined(n, value.span)),
+                },
+                _ => {
+                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "ops must be called through an opset name")
+                        .primary(func.span, "not of the form `opset.Op`")
+                        .help("import the opset under a name: `from onnxscript import opset18 as op`");
+                    return Err(self.push(d));
+                }
+            },
+            ExprKind::Name(n) => match (self.lookup(n), self.env.get(n)) {
+                (None, Some(Global::Function(idx))) => {
+                    let idx = *idx;
+                    return self.lower_function_call(idx, n, args, span, outputs);
+                }
+                (None, None) => return Err(self.undefined(n, func.span)),
+                _ => {
+                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
+                        .primary(func.span, "not an op or a function")
+                        .help("call ONNX ops through an opset, e.g. `op.Add(x, y)`");
+                    return Err(self.push(d));
+                }
+            },
+            _ => {
+                let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "this cannot be called")
+                    .primary(func.span, "not an op or a function");
+                return Err(self.push(d));
+            }
+        };
+        if opset.domain.is_empty() && self.default_opset.is_none() {
+            self.default_opset = Some(opset.clone());
+            self.default_opset_span = Some(func.span);
+        }
+        let registry = schema::registry();
+        let schema = match registry.resolve(&opset.domain, &op_name, opset.version) {
+            Resolution::Found(s) => Some(s),
+            Resolution::NotYet { first_version } => {
+                let d = Diagnostic::error(codes::OP_NOT_IN_OPSET, self.file(), format!("`{op_name}` is not available in opset {}", opset.version))
+                    .primary(op_span, format!("introduced in opset {first_version}"))
+                    .help(format!("import `opset{first_version}` or later to use `{op_name}`"));
+                return Err(self.push(d));
+            }
+            Resolution::Unknown if registry.known_domain(&opset.domain) => {
+                let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
+                let mut d = Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
+                    .primary(op_span, "unknown operator");
+                if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain).into_iter()) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                }
+                return Err(self.push(d));
+            }
+            Resolution::Unknown => None,
+        };
+        if let Some(s) = schema {
+            if s.deprecated {
+                self.diags.push(
+                    Diagnostic::warning(codes::DEPRECATED_OP, self.file(), format!("`{op_name}` is deprecated in opset {}", opset.version))
+                        .primary(op_span, "deprecated operator"),
+                );
+            }
+        }
+
+        // Split arguments into inputs and attributes, as onnxscript does with a schema.
+        let mut input_exprs: Vec<Option<&Expr>> = Vec::new();
+        let mut attr_exprs: Vec<(&Ident, &Expr, Option<AttrType>)> = Vec::new();
+        for a in args.iter().filter(|a| a.keyword.is_none()) {
+            input_exprs.push(Some(&a.value));
+        }
+        for a in args.iter().filter(|a| a.keyword.is_some()) {
+            let k = a.keyword.as_ref().expect("filtered");
+            match schema {
+                Some(s) => {
+                    if let Some(pos) = s.inputs.iter().position(|f| f.name == k.name) {
+                        if input_exprs.len() <= pos {
+                            input_exprs.resize(pos + 1, None);
+                        }
+                        if input_exprs[pos].is_some() {
+                            let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("input `{}` is given twice", k.name))
+                                .primary(a.span, "given again by name");
+                            return Err(self.push(d));
+                        }
+                        input_exprs[pos] = Some(&a.value);
+                    } else if let Some(attr) = s.attribute(&k.name) {
+                        attr_exprs.push((k, &a.value, Some(attr.ty)));
+                    } else {
+                        let names = s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
+                        let mut d = Diagnostic::error(codes::UNKNOWN_ATTRIBUTE, self.file(), format!("`{op_name}` has no attribute `{}`", k.name))
+                            .primary(k.span, "unknown attribute");
+                        if let Some(sug) = did_you_mean(&k.name, names) {
+                            d = d.help(format!("did you mean `{sug}`?"));
+                        } else if s.attributes.is_empty() {
+                            d = d.help(format!("`{op_name}` takes no attributes"));
+                        } else {
+                            let all: Vec<String> = s.attributes.iter().map(|a| format!("`{}`", a.name)).collect();
+                            d = d.help(format!("its attributes are {}", all.join(", ")));
+                        }
+                        return Err(self.push(d));
+                    }
+                }
+                None => attr_exprs.push((k, &a.value, None)),
+            }
+        }
+        if let Some(s) = schema {
+            let max = s.max_input as usize;
+            if input_exprs.len() > max {
+                let extra = args.iter().filter(|a| a.keyword.is_none()).nth(max).map(|a| a.span).unwrap_or(span);
+                let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` takes at most {max} input{}, but {} were given", if max == 1 { "" } else { "s" }, input_exprs.len()))
+                    .primary(extra, "unexpected input");
+                return Err(self.push(d));
+            }
+            let given = input_exprs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
+            let required: Vec<&str> = s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
+            for (i, f) in s.inputs.iter().enumerate() {
+                if f.option == FormalOption::Single {
+                    let present = input_exprs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
+                    if !present {
+                        let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` is missing its required input `{}`", f.name))
+                            .primary(span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
+                            .help(format!("`{op_name}` requires {}", required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")));
+                        return Err(self.push(d));
+                    }
+                }
+            }
+            for a in &s.attributes {
+                if a.required && !attr_exprs.iter().any(|(k, _, _)| k.name == a.name) {
+                    let d = Diagnostic::error(codes::MISSING_ATTRIBUTE, self.file(), format!("`{op_name}` requires the attribute `{}`", a.name))
+                        .primary(span, "missing attribute")
+                        .help(format!("pass it by keyword: `{}=...`", a.name));
+                    return Err(self.push(d));
+                }
+            }
+            if outputs.len() > s.max_output as usize {
+                let d = Diagnostic::error(codes::OUTPUT_COUNT, self.file(), format!("`{op_name}` has at most {} output{}, but {} are unpacked", s.max_output, if s.max_output == 1 { "" } else { "s" }, outputs.len()))
+                    .primary(span, "too many names on the left");
+                return Err(self.push(d));
+            }
+        }
+        // Inputs are translated before attributes, in argument order, as onnxscript does.
+        let mut inputs = Vec::new();
+        for e in &input_exprs {
+            inputs.push(match e {
+                Some(e) => self.lower_opt_expr(e)?,
+                None => None,
+            });
+        }
+        let mut attrs = Vec::new();
+        for (k, e, ty) in attr_exprs {
+            if let Some(a) = self.lower_attr(&op_name, k, e, ty)? {
+                attrs.push(a);
+            }
+        }
+        let inputs = self.autocast(schema, inputs, span)?;
+        // Trailing omitted inputs are dropped, as ONNX allows.
+        let mut inputs = inputs;
+        while inputs.last().is_some_and(|i| i.is_none()) {
+            inputs.pop();
+        }
+        self.emit(&opset, &op_name, inputs, outputs, attrs, span)
+    }
+
+    fn lower_function_call(&mut self, idx: usize, name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        let domain = self.function_domains.get(idx).cloned().unwrap_or_else(|| DEFAULT_FUNCTION_DOMAIN.into());
+        let mut inputs = Vec::new();
+        for a in args.iter().filter(|a| a.keyword.is_none()) {
+            inputs.push(self.lower_opt_expr(&a.value)?);
+        }
+        let mut attrs = Vec::new();
+        for a in args.iter().filter(|a| a.keyword.is_some()) {
+            let k = a.keyword.as_ref().expect("filtered");
+            if let Some(at) = self.lower_attr(name, k, &a.value, None)? {
+                attrs.push(at);
+            }
+        }
+        self.emit(&Opset { domain, version: 1 }, name, inputs, outputs, attrs, span)
+    }
+
+    /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
+    fn lower_attr(&mut self, op: &str, key: &Ident, e: &Expr, expected: Option<AttrType>) -> R<Option<Attr>> {
+        if let ExprKind::Name(n) = &e.kind {
+            match self.lookup(n).cloned() {
+                Some(Binding::Attr { name, ty, .. }) => {
+                    if let Some(exp) = expected {
+                        if exp != ty {
+                            let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but `{n}` is {}", key.name, exp.name(), ty.name()))
+                                .primary(e.span, format!("a {} attribute", ty.name()))
+                                .help(format!("annotate `{n}` with a type that ONNX carries as `{}`", exp.name()));
+                            return Err(self.push(d));
+                        }
+                    }
+                    return Ok(Some(Attr { name: key.name.clone(), value: AttrValue::Ref { name, ty } }));
+                }
+                Some(Binding::Value(_)) => {
+                    let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` needs a script-time value, but `{n}` is a tensor", key.name))
+                        .primary(e.span, "a tensor computed at run time")
+                        .help("attributes are constants or attribute parameters of the function (annotated `float`, `int`, ...)");
+                    return Err(self.push(d));
+                }
+                None => {}
+            }
+        }
+        let value = match eval_const(self.env, e) {
+            Ok(v) => v,
+            Err(span) => {
+                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` must be a constant or an attribute parameter", key.name))
+                    .primary(span, "not known when the function is compiled")
+                    .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
+                return Err(self.push(d));
+            }
+        };
+        if value == PyValue::None {
+            return Ok(None);
+        }
+        let ty = match expected.or_else(|| value.inferred_attr_type()) {
+            Some(t) => t,
+            None => {
+                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("cannot tell the type of attribute `{}`", key.name))
+                    .primary(e.span, "empty or mixed list")
+                    .help("give the list at least one element, all of one type");
+                return Err(self.push(d));
+            }
+        };
+        match attr_value(&value, ty) {
+            Some(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
+            None => {
+                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but the value is a {}", key.name, ty.name(), value.type_name()))
+                    .primary(e.span, format!("expected {}", ty.name()));
+                Err(self.push(d))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+
+    fn is_static_if(&self, s: &Stmt) -> Option<bool> {
+        let StmtKind::If { test, .. } = &s.kind else { return None };
+        let ExprKind::Name(n) = &test.kind else { return None };
+        if self.assigned_anywhere.contains(n) {
+            return None;
+        }
+        match self.env.get(n)? {
+            Global::Const(v) => Some(match v {
+                PyValue::Int(i) => *i != 0,
+                PyValue::Float(f) => *f != 0.0,
+                PyValue::Bool(b) => *b,
+                PyValue::Str(s) => !s.is_empty(),
+                PyValue::None => false,
+                PyValue::List(l) => !l.is_empty(),
+            }),
+            Global::Function(_) => None,
+            _ => Some(true),
+        }
+    }
+
+    fn lower_block(&mut self, stmts: &[Stmt]) -> R<()> {
+        let mut result = Ok(());
+        for s in stmts {
+            if let Err(e) = self.lower_stmt(s) {
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                if targets.len() != 1 {
+                    let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "chained assignment (`a = b = ...`) is not part of the ONNX Script language")
+                        .primary(s.span, "more than one `=`")
+                        .help("assign once, then copy: `b = ...` and `a = b`");
+                    return Err(self.push(d));
+                }
+                self.lower_assign(&targets[0], value)
+            }
+            StmtKind::AnnAssign { target, annotation, value } => {
+                if let Err((span, why)) = env::param_type(self.env, annotation) {
+                    let d = Diagnostic::error(codes::BAD_ANNOTATION, self.file(), format!("invalid type annotation: {why}"))
+                        .primary(span, "not a tensor type");
+                    return Err(self.push(d));
+                }
+                match value {
+                    Some(v) => self.lower_assign(target, v),
+                    None => {
+                        let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "a declaration without a value is not supported")
+                            .primary(s.span, "no value assigned");
+                        Err(self.push(d))
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, op, .. } => {
+                let t = target.dotted_name().unwrap_or_else(|| "x".into());
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), format!("augmented assignment (`{}=`) is not part of the ONNX Script language", op.symbol()))
+                    .primary(s.span, "not supported")
+                    .help(format!("write `{t} = {t} {} ...`", op.symbol()));
+                Err(self.push(d))
+            }
+            StmtKind::If { test, body, orelse } => self.lower_if(s, test, body, orelse),
+            StmtKind::Return(_) => {
+                let d = Diagnostic::error(codes::MISPLACED_RETURN, self.file(), "`return` inside a control-flow block is not supported")
+                    .primary(s.span, "return inside a block")
+                    .help("assign the result to a variable in each branch and return it after the block");
+                Err(self.push(d))
+            }
+            StmtKind::Expr(e) => match &e.kind {
+                // A string is a comment; docstrings are taken by the caller.
+                ExprKind::Str(_) => Ok(()),
+                ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "print") => Ok(()),
+                _ => {
+                    let d = Diagnostic::error(codes::UNUSED_EXPRESSION, self.file(), "the value of this expression is never used")
+                        .primary(e.span, "computed and discarded")
+                        .help("assign it to a variable, or remove it: ONNX functions have no side effects");
+                    Err(self.push(d))
+                }
+            },
+            StmtKind::Pass => Ok(()),
+            StmtKind::Break | StmtKind::Continue => {
+                let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
+                Err(self.err(codes::BREAK_OUTSIDE_LOOP, s.span, format!("`{word}` outside a loop"), format!("`{word}` must be inside a `for` or `while` loop")))
+            }
+            StmtKind::For { .. } | StmtKind::While { .. } => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "loops are not supported yet")
+                    .primary(s.span, "loop")
+                    .help("`for i in range(n)` and `while` lower to ONNX `Loop`; until onnxsc supports them, call `op.Loop` with a graph");
+                Err(self.push(d))
+            }
+            StmtKind::FunctionDef(f) => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "nested functions are not supported yet")
+                    .primary(f.header_span, "nested `def`")
+                    .help("define the function at module level");
+                Err(self.push(d))
+            }
+            StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "imports belong at module level")
+                    .primary(s.span, "import inside a function")
+                    .help("move the import to the top of the file");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    fn lower_assign(&mut self, target: &Expr, value: &Expr) -> R<()> {
+        match (&target.kind, &value.kind) {
+            (ExprKind::Name(n), _) => {
+                let v = self.lower_expr(value, Some(n))?;
+                self.bind(n, Binding::Value(v));
+                Ok(())
+            }
+            (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs)) => {
+                if ts.len() != vs.len() {
+                    let d = Diagnostic::error(codes::UNPACK_COUNT, self.file(), format!("{} names on the left but {} values on the right", ts.len(), vs.len()))
+                        .primary(target.span, "unpacked here");
+                    return Err(self.push(d));
+                }
+                for (t, v) in ts.iter().zip(vs) {
+                    self.lower_assign(t, v)?;
+                }
+                Ok(())
+            }
+            (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Call { func, args }) => {
+                let mut names = Vec::new();
+                for t in ts {
+                    match &t.kind {
+                        ExprKind::Name(n) => names.push(n.clone()),
+                        _ => {
+                            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "only names can be unpacked into")
+                                .primary(t.span, "not a simple name");
+                            return Err(self.push(d));
+                        }
+                    }
+                }
+                let outputs: Vec<String> = names.iter().map(|n| self.fresh(n)).collect();
+                self.lower_call(func, args, value.span, outputs.clone())?;
+                for (n, o) in names.iter().zip(outputs) {
+                    self.bind(n, Binding::Value(o));
+                }
+                Ok(())
+            }
+            (ExprKind::Tuple(_) | ExprKind::List(_), _) => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "only an op call's outputs or a tuple of values can be unpacked")
+                    .primary(value.span, "cannot be unpacked")
+                    .help("unpack a multi-output op: `values, indices = op.TopK(x, k)`");
+                Err(self.push(d))
+            }
+            (ExprKind::Subscript { .. }, _) | (ExprKind::Attribute { .. }, _) => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "tensors are immutable: only names can be assigned")
+                    .primary(target.span, "assignment to a part of a value")
+                    .help("compute a new tensor, e.g. with `op.ScatterND` or `op.Where`, and assign it to a name");
+                Err(self.push(d))
+            }
+            _ => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "cannot assign to this")
+                    .primary(target.span, "not a name");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    fn lower_if(&mut self, s: &Stmt, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> R<()> {
+        if let Some(taken) = self.is_static_if(s) {
+            return self.lower_block(if taken { body } else { orelse });
+        }
+        let live = self.live_out.get(&s.span.start).cloned().unwrap_or_default();
+        let mut assigned = Vec::new();
+        let is_static = |st: &Stmt| self.is_static_if(st);
+        liveness::assigned_in_order(std::slice::from_ref(s), &is_static, &mut assigned);
+        let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
+        let cond = self.lower_expr(test, Some("cond"))?;
+        if outputs.is_empty() {
+            let d = Diagnostic::error(codes::IF_WITHOUT_OUTPUT, self.file(), "this `if` computes nothing that is used afterwards")
+                .primary(s.span, "no variable assigned here is used later")
+                .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
+            return Err(self.push(d));
+        }
+        let line = self.line_of(s.span);
+        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
+        let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
+        let (then_graph, else_graph) = (then_graph?, else_graph?);
+        let names: Vec<String> = outputs.iter().map(|o| self.fresh(o)).collect();
+        let attrs = vec![
+            Attr { name: "then_branch".into(), value: AttrValue::Graph(then_graph) },
+            Attr { name: "else_branch".into(), value: AttrValue::Graph(else_graph) },
+        ];
+        self.emit_default("If", vec![Some(cond)], names.clone(), attrs, s.span)?;
+        for (o, n) in outputs.iter().zip(names) {
+            self.bind(o, Binding::Value(n));
+        }
+        Ok(())
+    }
+
+    fn line_of(&self, span: Span) -> usize {
+        let text = self.env_text();
+        text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
+    }
+
+    fn env_text(&self) -> &str {
+        self.source_text
+    }
+
+    fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
+        self.scopes.push(Scope::default());
+        let mut result = self.lower_block(stmts);
+        let mut outs = Vec::new();
+        for var in outputs {
+            let local = self.scopes.last().and_then(|s| s.vars.get(var)).cloned();
+            let out = match local {
+                Some(b) => {
+                    let v = match b {
+                        Binding::Value(v) => Ok(v),
+                        Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, var, if_span),
+                    };
+                    match v {
+                        Ok(v) if self.scopes.last().is_some_and(|s| s.produced.contains(&v)) => Ok(v),
+                        Ok(v) => self.copy(&v, var, if_span),
+                        Err(e) => Err(e),
+                    }
+                }
+                None => match self.lookup(var).cloned() {
+                    Some(Binding::Value(v)) => self.copy(&v, var, if_span),
+                    Some(Binding::Attr { name, ty, as_bool }) => self
+                        .attr_as_tensor(&name, ty, as_bool, var, if_span)
+                        .and_then(|v| self.copy(&v, var, if_span)),
+                    None => {
+                        let d = Diagnostic::error(codes::CONDITIONALLY_DEFINED, self.file(), format!("`{var}` is assigned in only one branch of this `if`"))
+                            .primary(if_span, format!("`{var}` has no value when the other branch runs"))
+                            .help(format!("assign `{var}` before the `if`, or in every branch"));
+                        Err(self.push(d))
+                    }
+                },
+            };
+            match out {
+                Ok(o) => outs.push(o),
+                Err(e) => result = Err(e),
+            }
+        }
+        let scope = self.scopes.pop().expect("pushed above");
+        result?;
+        Ok(Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs })
+    }
+}
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    fn new(env: &'a ModuleEnv<'m>, diags: &'a mut Diagnostics, function_domains: &'a [String], source_text: &'a str) -> Self {
+        Lowerer {
+            source_text,
+            env,
+            diags,
+            function_domains,
+            used_names: HashSet::new(),
+            counter: 0,
+            scopes: vec![Scope::default()],
+            castable: HashSet::new(),
+            default_opset: None,
+            default_opset_span: None,
+            imports: BTreeMap::new(),
+            inputs: HashSet::new(),
+            live_out: HashMap::new(),
+            assigned_anywhere: HashSet::new(),
+        }
+    }
+}
+
+fn unreachable_literal() -> R<String> {
+    // Literals are handled before the match in `lower_expr`.
+    Err(Reported)
+}
+
+fn describe_global(g: &Global) -> &'static str {
+    match g {
+        Global::Module(_) => "a module",
+        Global::Opset(_) => "an opset",
+        Global::OpsetClass => "the `Opset` class",
+        Global::TensorType(_) => "a tensor type",
+        Global::TypeVar { .. } => "a type variable",
+        Global::ScriptDecorator | Global::GraphDecorator => "a decorator",
+        Global::Typing(_) => "a typing construct",
+        Global::Const(_) => "a constant",
+        Global::Function(_) => "a function",
+        Global::Opaque(_) => "an import onnxsc does not model",
+    }
+}
+
+fn const_hint(v: &PyValue) -> String {
+    match v {
+        PyValue::Int(i) if *i >= 0 => format!("int64_{i}"),
+        PyValue::Int(i) => format!("int64_m{}", i.unsigned_abs()),
+        PyValue::List(items) if items.len() == 1 => match items[0] {
+            PyValue::Int(i) if i >= 0 => format!("int64_{i}_1d"),
+            PyValue::Int(i) => format!("int64_m{}_1d", i.unsigned_abs()),
+            _ => "const".into(),
+        },
+        _ => "const".into(),
+    }
+}
+
+/// A Python literal as a tensor, with onnxscript's dtype rules: int → INT64, float → FLOAT,
+/// bool → BOOL, str → STRING; a list takes the type of its elements.
+pub fn tensor_of(v: &PyValue) -> Option<Tensor> {
+    Some(match v {
+        PyValue::Int(i) => Tensor { elem: ElemType::Int64, dims: vec![], data: TensorData::Ints(vec![*i]) },
+        PyValue::Float(f) => Tensor { elem: ElemType::Float, dims: vec![], data: TensorData::Floats(vec![*f as f32]) },
+        PyValue::Bool(b) => Tensor { elem: ElemType::Bool, dims: vec![], data: TensorData::Bools(vec![*b]) },
+        PyValue::Str(s) => Tensor { elem: ElemType::String, dims: vec![], data: TensorData::Strings(vec![s.clone()]) },
+        PyValue::None => return None,
+        PyValue::List(items) => {
+            let dims = vec![items.len() as i64];
+            if items.is_empty() {
+                return None;
+            }
+            if items.iter().all(|i| matches!(i, PyValue::Bool(_))) {
+                Tensor { elem: ElemType::Bool, dims, data: TensorData::Bools(items.iter().map(|i| matches!(i, PyValue::Bool(true))).collect()) }
+            } else if items.iter().all(|i| matches!(i, PyValue::Int(_) | PyValue::Bool(_))) {
+                Tensor { elem: ElemType::Int64, dims, data: TensorData::Ints(items.iter().filter_map(|i| i.as_i64()).collect()) }
+            } else if items.iter().all(|i| i.as_f64().is_some()) {
+                Tensor { elem: ElemType::Float, dims, data: TensorData::Floats(items.iter().filter_map(|i| i.as_f64()).map(|f| f as f32).collect()) }
+            } else if items.iter().all(|i| matches!(i, PyValue::Str(_))) {
+                let strs = items.iter().map(|i| if let PyValue::Str(s) = i { s.clone() } else { String::new() }).collect();
+                Tensor { elem: ElemType::String, dims, data: TensorData::Strings(strs) }
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// A script-time value as an attribute of type `ty`, if it can be one.
+pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
+    let list = |v: &PyValue| match v {
+        PyValue::List(items) => Some(items.clone()),
+        _ => None,
+    };
+    Some(match ty {
+        AttrType::Float => AttrValue::Float(v.as_f64()? as f32),
+        AttrType::Int => AttrValue::Int(v.as_i64()?),
+        AttrType::String => match v {
+            PyValue::Str(s) => AttrValue::Str(s.clone()),
+            _ => return None,
+        },
+        AttrType::Floats => AttrValue::Floats(list(v)?.iter().map(|i| i.as_f64().map(|f| f as f32)).collect::<Option<_>>()?),
+        AttrType::Ints => AttrValue::Ints(list(v)?.iter().map(|i| i.as_i64()).collect::<Option<_>>()?),
+        AttrType::Strings => AttrValue::Strs(
+            list(v)?.iter().map(|i| if let PyValue::Str(s) = i { Some(s.clone()) } else { None }).collect::<Option<_>>()?,
+        ),
+        AttrType::Tensor => AttrValue::Tensor(tensor_of(v)?),
+        _ => return None,
+    })
+}
+
+/// The closest candidate by edit distance, if it is close enough to be a likely typo.
+pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Lowers one function of a module. Returns `None` when it had errors (already reported).
+pub fn lower_function(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    function_domains: &[String],
+    source_text: &str,
+    diags: &mut Diagnostics,
+) -> Option<Function> {
+    let deco = decoration(env, f, diags).ok()?;
+    let mut l = Lowerer::new(env, diags, function_domains, source_text);
+    l.default_opset = deco.default_opset.clone();
+    if l.default_opset.is_none() {
+        l.default_opset = first_onnx_opset(env, &f.body);
+    }
+    let mut ok = true;
+
+    // Signature.
+    let mut inputs = Vec::new();
+    let mut attributes = Vec::new();
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for p in &f.params {
+        if p.kind != ParamKind::Normal {
+            let what = match p.kind {
+                ParamKind::VarArgs => "`*args` parameters are",
+                ParamKind::KwArgs => "`**kwargs` parameters are",
+                ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
+                _ => "positional-only parameters (`/`) are",
+            };
+            l.unsupported(p.span, what, "list each input and attribute as a plain parameter");
+            ok = false;
+            continue;
+        }
+        if let Some(first) = seen.insert(&p.name.name, p.name.span) {
+            let d = Diagnostic::error(codes::DUPLICATE_PARAMETER, env.file, format!("parameter `{}` is declared twice", p.name.name))
+                .primary(p.name.span, "declared again here")
+                .secondary(first, "first declared here");
+            l.push(d);
+            ok = false;
+            continue;
+        }
+        let ty = match &p.annotation {
+            None => ParamType::Input { ty: None, optional: false },
+            Some(a) => match env::param_type(env, a) {
+                Ok(t) => t,
+                Err((span, why)) => {
+                    let mut d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
+                        .primary(span, "not a tensor or attribute type")
+                        .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
+                    if let ExprKind::Name(n) = &a.kind {
+                        if env.get(n).is_none() {
+                            d = Diagnostic::error(codes::UNDEFINED_NAME, env.file, format!("undefined name `{n}` in the annotation of `{}`", p.name.name))
+                                .primary(a.span, "not defined")
+                                .help(match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                                    Some(t) => format!("import it: `from onnxscript import {}`", t.script_name()),
+                                    None => "import the type from onnxscript, e.g. `from onnxscript import FLOAT`".to_string(),
+                                });
+                        }
+                    }
+                    l.push(d);
+                    ok = false;
+                    continue;
+                }
+            },
+        };
+        match ty {
+            ParamType::Input { ty, optional } => {
+                l.used_names.insert(p.name.name.clone());
+                l.inputs.insert(p.name.name.clone());
+                l.bind(&p.name.name, Binding::Value(p.name.name.clone()));
+                let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
+            }
+            ParamType::Attr { ty, optional } => {
+                let onnx_ty = ty.onnx_type();
+                let mut default = None;
+                let mut default_repr = None;
+                if let Some(d) = &p.default {
+                    match eval_const(env, d) {
+                        Ok(PyValue::None) => {}
+                        Ok(v) => match attr_value(&v, onnx_ty) {
+                            Some(av) if !(matches!(ty, crate::sema::types::AttrKind::Int) && matches!(v, PyValue::Float(_))) => {
+                                default_repr = Some(v.to_json());
+                                default = Some(av);
+                            }
+                            _ => {
+                                let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` is a {}, but its type is `{}`", p.name.name, v.type_name(), ty.python_name()))
+                                    .primary(d.span, format!("expected a {} value", ty.python_name()));
+                                l.push(d);
+                                ok = false;
+                            }
+                        },
+                        Err(span) => {
+                            let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` must be a constant", p.name.name))
+                                .primary(span, "not a constant");
+                            l.push(d);
+                            ok = false;
+                        }
+                    }
+                }
+                let _ = optional;
+                l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
+                attributes.push(AttrParam { name: p.name.name.clone(), ty: onnx_ty, python_type: ty.python_name(), default, default_repr });
+            }
+        }
+    }
+    let declared_outputs = match &f.returns {
+        None => None,
+        Some(r) => match env::return_types(env, r) {
+            Ok(ts) => Some(ts),
+            Err((span, why)) => {
+                let d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
+                    .primary(span, "not a tensor type");
+                l.push(d);
+                ok = false;
+                None
+            }
+        },
+    };
+
+    // Body analysis.
+    let mut assigned = Vec::new();
+    liveness::assigned_in_order(&f.body, &|_| None, &mut assigned);
+    l.assigned_anywhere = assigned.into_iter().collect();
+    let live = {
+        let is_static = |s: &Stmt| l.is_static_if(s);
+        liveness::live_out_of_ifs(&f.body, &is_static)
+    };
+    l.live_out = live;
+
+    let mut doc = None;
+    let mut outputs: Vec<String> = Vec::new();
+    let mut returned = false;
+    for (i, s) in f.body.iter().enumerate() {
+        if returned {
+            let d = Diagnostic::error(codes::UNREACHABLE, env.file, "code after `return` never runs")
+                .primary(s.span, "unreachable")
+                .help("remove it, or move the `return` to the end");
+            l.push(d);
+            ok = false;
+            break;
+        }
+        match &s.kind {
+            StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. }) if i == 0 => doc = Some(text.clone()),
+            StmtKind::Return(value) => {
+                returned = true;
+                let Some(value) = value else {
+                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, "`return` without a value")
+                        .primary(s.span, "returns nothing")
+                        .help("an ONNX function must return at least one tensor");
+                    l.push(d);
+                    ok = false;
+                    continue;
+                };
+                let items: Vec<&Expr> = match &value.kind {
+                    ExprKind::Tuple(items) => items.iter().collect(),
+                    _ => vec![value],
+                };
+                let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
+                for (k, e) in items.iter().enumerate() {
+                    let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
+                    match l.lower_expr(e, Some(&hint)) {
+                        Ok(mut v) => {
+                            if l.inputs.contains(&v) {
+                                // A graph input cannot also be an output (it breaks ORT and inliners).
+                                match l.copy(&v, &hint, e.span) {
+                                    Ok(c) => v = c,
+                                    Err(_) => ok = false,
+                                }
+                            } else if outputs.contains(&v) {
+                                match l.copy(&v, &format!("{v}_copy"), e.span) {
+                                    Ok(c) => v = c,
+                                    Err(_) => ok = false,
+                                }
+                            }
+                            outputs.push(v);
+                        }
+                        Err(_) => ok = false,
+                    }
+                }
+                if let Some(declared) = &declared_outputs {
+                    if declared.len() != items.len() && ok {
+                        let d = Diagnostic::error(codes::RETURN_COUNT, env.file, format!("the function is annotated with {} output{}, but returns {}", declared.len(), if declared.len() == 1 { "" } else { "s" }, items.len()))
+                            .primary(value.span, format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }))
+                            .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
+                        l.push(d);
+                        ok = false;
+                    }
+                }
+            }
+            _ => {
+                if l.lower_stmt(s).is_err() {
+                    ok = false;
+                }
+            }
+        }
+    }
+    if !returned && ok {
+        let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, format!("function `{}` returns nothing", f.name.name))
+            .primary(f.name.span, "no `return` at the end of this function")
+            .help("an ONNX function must return at least one tensor: end it with `return ...`");
+        l.push(d);
+        ok = false;
+    }
+    if !ok {
+        return None;
+    }
+    let output_types = match declared_outputs {
+        Some(ts) if ts.len() == outputs.len() => ts,
+        _ => vec![None; outputs.len()],
+    };
+    let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
+    let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
+    Some(Function {
+        name: f.name.name.clone(),
+        domain: deco.domain,
+        doc,
+        inputs,
+        attributes,
+        outputs,
+        output_types,
+        nodes,
+        opset_imports,
+    })
+}
+
+/// onnxscript's default opset when the decorator names none: the first ONNX opset whose op the
+/// function calls, in source order.
+fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
+    fn in_expr(env: &ModuleEnv, e: &Expr) -> Option<Opset> {
+        if let ExprKind::Call { func, args } = &e.kind {
+            if let ExprKind::Attribute { value, .. } = &func.kind {
+                if let ExprKind::Name(n) = &value.kind {
+                    if let Some(Global::Opset(o)) = env.get(n) {
+                        if o.domain.is_empty() {
+                            return Some(o.clone());
+                        }
+                    }
+                }
+            }
+            if let Some(o) = in_expr(env, func) {
+                return Some(o);
+            }
+            return args.iter().find_map(|a| in_expr(env, &a.value));
+        }
+        let mut children: Vec<&Expr> = Vec::new();
+        match &e.kind {
+            ExprKind::Attribute { value, .. } => children.push(value),
+            ExprKind::BinOp { left, right, .. } => children.extend([left.as_ref(), right.as_ref()]),
+            ExprKind::UnaryOp { operand, .. } => children.push(operand),
+            ExprKind::BoolOp { values, .. } => children.extend(values.iter()),
+            ExprKind::Compare { left, comparisons } => {
+                children.push(left);
+                children.extend(comparisons.iter().map(|(_, c)| c));
+            }
+            ExprKind::Subscript { value, index } => children.extend([value.as_ref(), index.as_ref()]),
+            ExprKind::Tuple(items) | ExprKind::List(items) => children.extend(items.iter()),
+            _ => {}
+        }
+        children.into_iter().find_map(|c| in_expr(env, c))
+    }
+    fn in_stmts(env: &ModuleEnv, stmts: &[Stmt]) -> Option<Opset> {
+        stmts.iter().find_map(|s| match &s.kind {
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => in_expr(env, e),
+            StmtKind::Assign { targets, value } => targets.iter().find_map(|t| in_expr(env, t)).or_else(|| in_expr(env, value)),
+            StmtKind::AnnAssign { target, value, .. } => in_expr(env, target).or_else(|| value.as_ref().and_then(|v| in_expr(env, v))),
+            StmtKind::AugAssign { target, value, .. } => in_expr(env, target).or_else(|| in_expr(env, value)),
+            StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+                in_expr(env, test).or_else(|| in_stmts(env, body)).or_else(|| in_stmts(env, orelse))
+            }
+            StmtKind::For { target, iter, body, orelse } => in_expr(env, target)
+                .or_else(|| in_expr(env, iter))
+                .or_else(|| in_stmts(env, body))
+                .or_else(|| in_stmts(env, orelse)),
+            _ => None,
+        })
+    }
+    in_stmts(env, body)
+}

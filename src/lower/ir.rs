@@ -1,0 +1,104 @@
+//! The lowered form of a function: ONNX nodes over SSA value names, ready to emit.
+
+use crate::schema::AttrType;
+use crate::sema::types::ElemType;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub elem: ElemType,
+    pub dims: Vec<i64>,
+    pub data: TensorData,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    Floats(Vec<f32>),
+    Ints(Vec<i64>),
+    Bools(Vec<bool>),
+    Strings(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    Float(f32),
+    Int(i64),
+    Str(String),
+    Floats(Vec<f32>),
+    Ints(Vec<i64>),
+    Strs(Vec<String>),
+    Tensor(Tensor),
+    Graph(Graph),
+    /// A reference to an attribute of the enclosing function (`ref_attr_name`).
+    Ref { name: String, ty: AttrType },
+}
+
+impl AttrValue {
+    pub fn attr_type(&self) -> AttrType {
+        match self {
+            AttrValue::Float(_) => AttrType::Float,
+            AttrValue::Int(_) => AttrType::Int,
+            AttrValue::Str(_) => AttrType::String,
+            AttrValue::Floats(_) => AttrType::Floats,
+            AttrValue::Ints(_) => AttrType::Ints,
+            AttrValue::Strs(_) => AttrType::Strings,
+            AttrValue::Tensor(_) => AttrType::Tensor,
+            AttrValue::Graph(_) => AttrType::Graph,
+            AttrValue::Ref { ty, .. } => *ty,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attr {
+    pub name: String,
+    pub value: AttrValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub domain: String,
+    pub op_type: String,
+    /// `None` is an omitted optional input.
+    pub inputs: Vec<Option<String>>,
+    pub outputs: Vec<String>,
+    pub attrs: Vec<Attr>,
+}
+
+/// A subgraph (If branch): nodes and the names of its outputs.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Graph {
+    pub name: String,
+    pub nodes: Vec<Node>,
+    pub outputs: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrParam {
+    pub name: String,
+    pub ty: AttrType,
+    pub python_type: &'static str,
+    pub default: Option<AttrValue>,
+    pub default_repr: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputParam {
+    pub name: String,
+    pub ty: Option<String>,
+    pub optional: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub domain: String,
+    pub doc: Option<String>,
+    pub inputs: Vec<InputParam>,
+    pub attributes: Vec<AttrParam>,
+    pub outputs: Vec<String>,
+    pub output_types: Vec<Option<String>>,
+    pub nodes: Vec<Node>,
+    /// Every domain the body uses (subgraphs and callees included), with its version.
+    pub opset_imports: BTreeMap<String, i64>,
+}

@@ -1,0 +1,658 @@
+//! The embedded ONNX operator-schema database.
+//!
+//! The data lives in `generated/onnx_schemas.json`, produced by
+//! `scripts/gen_schemas.py` (run `.venv/bin/python scripts/gen_schemas.py` from the
+//! repository root to regenerate it). It holds every version of every schema of the
+//! ONNX domains (`""` for ai.onnx, `ai.onnx.ml`, `ai.onnx.preview.training`, ...) as
+//! reported by the pinned `onnx` package, plus ONNX Runtime's contrib schemas
+//! (`com.microsoft`, `com.microsoft.nchwc`, `com.ms.internal.nhwc`, ...).
+//!
+//! The JSON is parsed once, on first use of [`registry`].
+//!
+//! ```ignore
+//! use crate::schema::{registry, Resolution};
+//! match registry().resolve("", "Add", 18) {
+//!     Resolution::Found(s) => assert_eq!(s.since_version, 14),
+//!     _ => unreachable!(),
+//! }
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+/// The generated database (compact JSON; see `scripts/gen_schemas.py` for the layout).
+static SCHEMA_JSON: &str = include_str!("generated/onnx_schemas.json");
+
+// ---------------------------------------------------------------------------
+// Public model
+// ---------------------------------------------------------------------------
+
+/// How many actual arguments a formal input/output accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormalOption {
+    /// Exactly one.
+    Single,
+    /// Zero or one (an absent optional is written as `""`).
+    Optional,
+    /// `min_arity` or more; only ever the last formal parameter.
+    Variadic,
+}
+
+/// A formal input or output of an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormalParam {
+    /// The parameter's name in the schema (e.g. `A`, `inputs`).
+    pub name: String,
+    /// Either the name of a type parameter (see [`OpSchema::type_constraint`]), e.g.
+    /// `T`, or a concrete type, e.g. `tensor(int64)`.
+    pub type_str: String,
+    /// Single, optional or variadic.
+    pub option: FormalOption,
+    /// For variadic parameters: whether all actuals must have the same type.
+    pub is_homogeneous: bool,
+    /// The least number of actuals this formal needs: 1 for `Single`, 0 for
+    /// `Optional`, the schema's minimum arity for `Variadic`.
+    pub min_arity: u32,
+}
+
+/// The type of an attribute, named like `AttributeProto.AttributeType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttrType {
+    /// `FLOAT` (1), text syntax `float`.
+    Float,
+    /// `INT` (2), text syntax `int`.
+    Int,
+    /// `STRING` (3), text syntax `string`.
+    String,
+    /// `TENSOR` (4), text syntax `tensor`.
+    Tensor,
+    /// `GRAPH` (5), text syntax `graph`.
+    Graph,
+    /// `SPARSE_TENSOR` (11), text syntax `sparse_tensor`.
+    SparseTensor,
+    /// `TYPE_PROTO` (13), text syntax `type_proto`.
+    TypeProto,
+    /// `FLOATS` (6), text syntax `floats`.
+    Floats,
+    /// `INTS` (7), text syntax `ints`.
+    Ints,
+    /// `STRINGS` (8), text syntax `strings`.
+    Strings,
+    /// `TENSORS` (9), text syntax `tensors`.
+    Tensors,
+    /// `GRAPHS` (10), text syntax `graphs`.
+    Graphs,
+    /// `SPARSE_TENSORS` (12), text syntax `sparse_tensors`.
+    SparseTensors,
+    /// `TYPE_PROTOS` (14), text syntax `type_protos`.
+    TypeProtos,
+}
+
+impl AttrType {
+    /// Every attribute type, in `AttributeProto.AttributeType` number order.
+    pub const ALL: [AttrType; 14] = [
+        AttrType::Float,
+        AttrType::Int,
+        AttrType::String,
+        AttrType::Tensor,
+        AttrType::Graph,
+        AttrType::Floats,
+        AttrType::Ints,
+        AttrType::Strings,
+        AttrType::Tensors,
+        AttrType::Graphs,
+        AttrType::SparseTensor,
+        AttrType::SparseTensors,
+        AttrType::TypeProto,
+        AttrType::TypeProtos,
+    ];
+
+    /// The `AttributeProto.type` enum number (FLOAT = 1 ... TYPE_PROTOS = 14).
+    pub fn proto_code(self) -> i32 {
+        match self {
+            AttrType::Float => 1,
+            AttrType::Int => 2,
+            AttrType::String => 3,
+            AttrType::Tensor => 4,
+            AttrType::Graph => 5,
+            AttrType::Floats => 6,
+            AttrType::Ints => 7,
+            AttrType::Strings => 8,
+            AttrType::Tensors => 9,
+            AttrType::Graphs => 10,
+            AttrType::SparseTensor => 11,
+            AttrType::SparseTensors => 12,
+            AttrType::TypeProto => 13,
+            AttrType::TypeProtos => 14,
+        }
+    }
+
+    /// The inverse of [`AttrType::proto_code`] (`None` for UNDEFINED = 0 and unknown codes).
+    pub fn from_proto_code(code: i32) -> Option<AttrType> {
+        AttrType::ALL.into_iter().find(|t| t.proto_code() == code)
+    }
+
+    /// The name in the ONNX text syntax: `float`, `int`, `string`, `tensor`, `graph`,
+    /// `sparse_tensor`, `type_proto`, `floats`, `ints`, `strings`, `tensors`, `graphs`,
+    /// `sparse_tensors`, `type_protos`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrType::Float => "float",
+            AttrType::Int => "int",
+            AttrType::String => "string",
+            AttrType::Tensor => "tensor",
+            AttrType::Graph => "graph",
+            AttrType::SparseTensor => "sparse_tensor",
+            AttrType::TypeProto => "type_proto",
+            AttrType::Floats => "floats",
+            AttrType::Ints => "ints",
+            AttrType::Strings => "strings",
+            AttrType::Tensors => "tensors",
+            AttrType::Graphs => "graphs",
+            AttrType::SparseTensors => "sparse_tensors",
+            AttrType::TypeProtos => "type_protos",
+        }
+    }
+
+    /// The inverse of [`AttrType::name`].
+    pub fn from_name(name: &str) -> Option<AttrType> {
+        AttrType::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The `AttributeProto.AttributeType` enum name: `FLOAT`, `INTS`, `SPARSE_TENSOR`, ...
+    pub fn proto_name(self) -> &'static str {
+        match self {
+            AttrType::Float => "FLOAT",
+            AttrType::Int => "INT",
+            AttrType::String => "STRING",
+            AttrType::Tensor => "TENSOR",
+            AttrType::Graph => "GRAPH",
+            AttrType::SparseTensor => "SPARSE_TENSOR",
+            AttrType::TypeProto => "TYPE_PROTO",
+            AttrType::Floats => "FLOATS",
+            AttrType::Ints => "INTS",
+            AttrType::Strings => "STRINGS",
+            AttrType::Tensors => "TENSORS",
+            AttrType::Graphs => "GRAPHS",
+            AttrType::SparseTensors => "SPARSE_TENSORS",
+            AttrType::TypeProtos => "TYPE_PROTOS",
+        }
+    }
+
+    /// The inverse of [`AttrType::proto_name`].
+    pub fn from_proto_name(name: &str) -> Option<AttrType> {
+        AttrType::ALL.into_iter().find(|t| t.proto_name() == name)
+    }
+
+    /// The element type of a list type (`Ints` -> `Int`), `None` for scalar types.
+    pub fn element(self) -> Option<AttrType> {
+        match self {
+            AttrType::Floats => Some(AttrType::Float),
+            AttrType::Ints => Some(AttrType::Int),
+            AttrType::Strings => Some(AttrType::String),
+            AttrType::Tensors => Some(AttrType::Tensor),
+            AttrType::Graphs => Some(AttrType::Graph),
+            AttrType::SparseTensors => Some(AttrType::SparseTensor),
+            AttrType::TypeProtos => Some(AttrType::TypeProto),
+            _ => None,
+        }
+    }
+}
+
+/// The default value of an attribute.
+///
+/// `Float` values are the shortest decimal that denotes the schema's float32 default;
+/// convert with `as f32` to get the exact value (e.g. `Clip`'s `max` is `f32::MAX`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrDefault {
+    /// Default of a `FLOAT` attribute.
+    Float(f64),
+    /// Default of an `INT` attribute.
+    Int(i64),
+    /// Default of a `STRING` attribute.
+    String(String),
+    /// Default of a `FLOATS` attribute.
+    Floats(Vec<f64>),
+    /// Default of an `INTS` attribute.
+    Ints(Vec<i64>),
+    /// Default of a `STRINGS` attribute.
+    Strings(Vec<String>),
+    /// A default that is a tensor, graph, etc. (none exist in the current data).
+    Other,
+}
+
+/// An attribute of an operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrSchema {
+    /// The attribute's name.
+    pub name: String,
+    /// Its type.
+    pub ty: AttrType,
+    /// Whether a call must supply it.
+    pub required: bool,
+    /// `None` when the schema gives no default (for an optional attribute this means
+    /// the operator has its own behaviour when the attribute is absent).
+    pub default: Option<AttrDefault>,
+}
+
+/// A type parameter and the types it may stand for (`tensor(float)`, `seq(tensor(int64))`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeConstraint {
+    /// The type parameter, e.g. `T`.
+    pub type_param: String,
+    /// The allowed types in declaration order, e.g. `tensor(float)`.
+    pub allowed: Vec<String>,
+}
+
+/// One version of one operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSchema {
+    /// `""` for ai.onnx.
+    pub domain: String,
+    /// The operator name (`op_type`).
+    pub name: String,
+    /// The first opset version of `domain` in which this schema is in force.
+    pub since_version: i64,
+    /// The operator is removed as of this version (e.g. `Upsample` at 10): a model
+    /// using it at an opset where this schema is in force is invalid.
+    pub deprecated: bool,
+    /// The schema carries a function body (plain or context-dependent). Always false
+    /// for ONNX Runtime contrib schemas (their binding does not report it).
+    pub has_function: bool,
+    /// The least number of inputs a call must pass.
+    pub min_input: u32,
+    /// `i32::MAX` when the last input is variadic.
+    pub max_input: u32,
+    /// The least number of outputs a call must bind.
+    pub min_output: u32,
+    /// `i32::MAX` when the last output is variadic.
+    pub max_output: u32,
+    /// The formal inputs, in order.
+    pub inputs: Vec<FormalParam>,
+    /// The formal outputs, in order.
+    pub outputs: Vec<FormalParam>,
+    /// The attributes, sorted by name.
+    pub attributes: Vec<AttrSchema>,
+    /// The type parameters used by `inputs` and `outputs`.
+    pub type_constraints: Vec<TypeConstraint>,
+}
+
+impl OpSchema {
+    /// The attribute called `name`.
+    pub fn attribute(&self, name: &str) -> Option<&AttrSchema> {
+        self.attributes
+            .binary_search_by(|a| a.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.attributes[i])
+    }
+
+    /// The constraint of type parameter `param` (e.g. `"T"`); `None` if `param` is not a
+    /// type parameter of this schema (e.g. a concrete type such as `tensor(int64)`).
+    pub fn type_constraint(&self, param: &str) -> Option<&TypeConstraint> {
+        self.type_constraints.iter().find(|c| c.type_param == param)
+    }
+
+    /// `name` for ai.onnx, `domain::name` otherwise (for messages).
+    pub fn qualified_name(&self) -> String {
+        if self.domain.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}::{}", self.domain, self.name)
+        }
+    }
+}
+
+/// The result of looking an operator up at an opset version.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Resolution<'a> {
+    /// The schema in force at the requested version (check `deprecated`).
+    Found(&'a OpSchema),
+    /// The operator exists, but only from `first_version` on.
+    NotYet {
+        /// The `since_version` of the operator's first schema.
+        first_version: i64,
+    },
+    /// No operator of that name in that domain.
+    Unknown,
+}
+
+/// The package versions the data was generated from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFrom {
+    /// The `onnx` package version, e.g. `1.23.2`.
+    pub onnx: String,
+    /// The `onnxruntime` package version, e.g. `1.32.0`.
+    pub onnxruntime: String,
+    /// The Python version that ran the generator.
+    pub python: String,
+    /// ONNX Runtime schemas in the ONNX-owned domains that onnx does not know (legacy or
+    /// experimental ops such as `Affine@1`); they are not in the registry.
+    pub ort_skipped_onnx_domain_extras: Vec<String>,
+}
+
+/// All schemas, indexed by domain and name.
+#[derive(Debug)]
+pub struct Registry {
+    /// Sorted by (domain, name, since_version).
+    schemas: Vec<OpSchema>,
+    /// domain -> op name -> the range of `schemas` holding its versions.
+    index: HashMap<String, BTreeMap<String, Range<usize>>>,
+    /// domain -> greatest opset version.
+    max_versions: BTreeMap<String, i64>,
+    generated_from: GeneratedFrom,
+}
+
+/// The registry, parsed from the embedded data on first use.
+///
+/// # Panics
+///
+/// If the embedded data is malformed (the unit tests load it, so they catch this).
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        Registry::from_json(SCHEMA_JSON)
+            .unwrap_or_else(|e| panic!("embedded operator-schema data is invalid: {e}"))
+    })
+}
+
+/// Normalise `"ai.onnx"` to `""`; other domains are returned unchanged.
+pub fn normalize_domain(d: &str) -> &str {
+    if d == "ai.onnx" {
+        ""
+    } else {
+        d
+    }
+}
+
+impl Registry {
+    /// The schema in force for `name` in `domain` at opset `version`: the one with the
+    /// greatest `since_version <= version`. `domain` may be `"ai.onnx"` or `""`.
+    pub fn resolve(&self, domain: &str, name: &str, version: i64) -> Resolution<'_> {
+        let versions = self.versions(domain, name);
+        let Some(first) = versions.first() else {
+            return Resolution::Unknown;
+        };
+        let n = versions.partition_point(|s| s.since_version <= version);
+        if n == 0 {
+            Resolution::NotYet {
+                first_version: first.since_version,
+            }
+        } else {
+            Resolution::Found(&versions[n - 1])
+        }
+    }
+
+    /// Every version of `name` in `domain`, oldest first (empty if unknown).
+    pub fn versions(&self, domain: &str, name: &str) -> &[OpSchema] {
+        self.index
+            .get(normalize_domain(domain))
+            .and_then(|ops| ops.get(name))
+            .map_or(&[], |r| &self.schemas[r.clone()])
+    }
+
+    /// The operator names of `domain`, sorted (for did-you-mean suggestions).
+    pub fn op_names(&self, domain: &str) -> Vec<&str> {
+        self.index
+            .get(normalize_domain(domain))
+            .map(|ops| ops.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether `domain` is an operator-set domain the data knows (including ONNX
+    /// domains without operators, such as `ai.onnx.training`).
+    pub fn known_domain(&self, domain: &str) -> bool {
+        self.max_versions.contains_key(normalize_domain(domain))
+    }
+
+    /// The known domains, sorted (`""` first).
+    pub fn domains(&self) -> Vec<&str> {
+        self.max_versions.keys().map(String::as_str).collect()
+    }
+
+    /// The greatest opset version of `domain` (28 for ai.onnx with onnx 1.23).
+    pub fn max_version(&self, domain: &str) -> Option<i64> {
+        self.max_versions.get(normalize_domain(domain)).copied()
+    }
+
+    /// All schemas, sorted by (domain, name, since_version).
+    pub fn schemas(&self) -> &[OpSchema] {
+        &self.schemas
+    }
+
+    /// The package versions the data was generated from.
+    pub fn generated_from(&self) -> &GeneratedFrom {
+        &self.generated_from
+    }
+
+    fn from_json(text: &str) -> Result<Registry, String> {
+        let raw: RawFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let mut schemas = raw
+            .schemas
+            .into_iter()
+            .map(convert_schema)
+            .collect::<Result<Vec<_>, _>>()?;
+        schemas.sort_by(|a, b| {
+            (&a.domain, &a.name, a.since_version).cmp(&(&b.domain, &b.name, b.since_version))
+        });
+
+        let mut index: HashMap<String, BTreeMap<String, Range<usize>>> = HashMap::new();
+        let mut start = 0;
+        while start < schemas.len() {
+            let (domain, name) = (&schemas[start].domain, &schemas[start].name);
+            let mut end = start + 1;
+            while end < schemas.len()
+                && schemas[end].domain == *domain
+                && schemas[end].name == *name
+            {
+                if schemas[end].since_version == schemas[end - 1].since_version {
+                    return Err(format!(
+                        "duplicate schema {}@{}",
+                        schemas[end].qualified_name(),
+                        schemas[end].since_version
+                    ));
+                }
+                end += 1;
+            }
+            index
+                .entry(domain.clone())
+                .or_default()
+                .insert(name.clone(), start..end);
+            start = end;
+        }
+
+        let mut max_versions: BTreeMap<String, i64> = raw
+            .header
+            .max_versions
+            .into_iter()
+            .map(|(d, v)| (normalize_domain(&d).to_string(), v))
+            .collect();
+        for s in &schemas {
+            let v = max_versions
+                .entry(s.domain.clone())
+                .or_insert(s.since_version);
+            *v = (*v).max(s.since_version);
+        }
+
+        Ok(Registry {
+            schemas,
+            index,
+            max_versions,
+            generated_from: GeneratedFrom {
+                onnx: raw.header.onnx,
+                onnxruntime: raw.header.onnxruntime,
+                python: raw.header.python,
+                ort_skipped_onnx_domain_extras: raw.header.ort_skipped_onnx_domain_extras,
+            },
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The JSON layout and its conversion
+// ---------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct RawFile {
+    header: RawHeader,
+    schemas: Vec<RawSchema>,
+}
+
+#[derive(Deserialize)]
+struct RawHeader {
+    onnx: String,
+    onnxruntime: String,
+    python: String,
+    max_versions: BTreeMap<String, i64>,
+    #[serde(default)]
+    ort_skipped_onnx_domain_extras: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct RawSchema {
+    domain: String,
+    name: String,
+    since_version: i64,
+    deprecated: bool,
+    has_function: bool,
+    min_input: u32,
+    max_input: u32,
+    min_output: u32,
+    max_output: u32,
+    inputs: Vec<RawParam>,
+    outputs: Vec<RawParam>,
+    attributes: Vec<RawAttr>,
+    type_constraints: Vec<RawConstraint>,
+}
+
+#[derive(Deserialize)]
+struct RawParam {
+    name: String,
+    type_str: String,
+    option: String,
+    is_homogeneous: bool,
+    #[serde(default)]
+    min_arity: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct RawAttr {
+    name: String,
+    #[serde(rename = "type")]
+    ty: String,
+    required: bool,
+    /// Absent: no default. Present (even as `null`): `Some`.
+    #[serde(default, deserialize_with = "present")]
+    default: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct RawConstraint {
+    type_param: String,
+    allowed: Vec<String>,
+}
+
+/// Deserialises a present field (including `null`) as `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
+    let ctx = format!("{}::{}@{}", raw.domain, raw.name, raw.since_version);
+    let params = |list: Vec<RawParam>| -> Result<Vec<FormalParam>, String> {
+        list.into_iter()
+            .map(|p| {
+                let (option, min_arity) = match p.option.as_str() {
+                    "single" => (FormalOption::Single, 1),
+                    "optional" => (FormalOption::Optional, 0),
+                    "variadic" => (FormalOption::Variadic, p.min_arity.unwrap_or(1)),
+                    other => return Err(format!("{ctx}: bad option {other:?}")),
+                };
+                Ok(FormalParam {
+                    name: p.name,
+                    type_str: p.type_str,
+                    option,
+                    is_homogeneous: p.is_homogeneous,
+                    min_arity,
+                })
+            })
+            .collect()
+    };
+    let inputs = params(raw.inputs)?;
+    let outputs = params(raw.outputs)?;
+    let mut attributes = raw
+        .attributes
+        .into_iter()
+        .map(|a| {
+            let ty = AttrType::from_proto_name(&a.ty)
+                .ok_or_else(|| format!("{ctx}: bad attribute type {:?}", a.ty))?;
+            let default = match a.default {
+                None => None,
+                Some(v) => Some(
+                    convert_default(ty, &v)
+                        .ok_or_else(|| format!("{ctx}: bad default for {}: {v}", a.name))?,
+                ),
+            };
+            Ok(AttrSchema {
+                name: a.name,
+                ty,
+                required: a.required,
+                default,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    attributes.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(OpSchema {
+        domain: normalize_domain(&raw.domain).to_string(),
+        name: raw.name,
+        since_version: raw.since_version,
+        deprecated: raw.deprecated,
+        has_function: raw.has_function,
+        min_input: raw.min_input,
+        max_input: raw.max_input,
+        min_output: raw.min_output,
+        max_output: raw.max_output,
+        inputs,
+        outputs,
+        attributes,
+        type_constraints: raw
+            .type_constraints
+            .into_iter()
+            .map(|c| TypeConstraint {
+                type_param: c.type_param,
+                allowed: c.allowed,
+            })
+            .collect(),
+    })
+}
+
+fn convert_default(ty: AttrType, v: &serde_json::Value) -> Option<AttrDefault> {
+    use serde_json::Value;
+    if v.is_null() {
+        return Some(AttrDefault::Other);
+    }
+    let list = |v: &Value| v.as_array().cloned();
+    Some(match ty {
+        AttrType::Float => AttrDefault::Float(v.as_f64()?),
+        AttrType::Int => AttrDefault::Int(v.as_i64()?),
+        AttrType::String => AttrDefault::String(v.as_str()?.to_string()),
+        AttrType::Floats => {
+            AttrDefault::Floats(list(v)?.iter().map(Value::as_f64).collect::<Option<_>>()?)
+        }
+        AttrType::Ints => {
+            AttrDefault::Ints(list(v)?.iter().map(Value::as_i64).collect::<Option<_>>()?)
+        }
+        AttrType::Strings => AttrDefault::Strings(
+            list(v)?
+                .iter()
+                .map(|s| s.as_str().map(str::to_string))
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,590 @@
+//! The module environment: what each global name of a `.onnxs` module means.
+//!
+//! Module-level statements are imports, opset declarations, type variables, constants and
+//! functions. This pass gives each global a meaning ([`Global`]) so that function lowering can
+//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON` without evaluating any Python.
+
+use super::types::{AttrKind, ElemType, ParamType};
+use super::value::PyValue;
+use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::source::{FileId, Span};
+use crate::syntax::ast::*;
+use std::collections::HashMap;
+
+/// An opset: a domain and its version. The default ONNX domain is `""`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Opset {
+    pub domain: String,
+    pub version: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Global {
+    /// An imported module such as `onnxscript` or `onnxscript.values`.
+    Module(String),
+    Opset(Opset),
+    /// `onnxscript.values.Opset`, the opset constructor.
+    OpsetClass,
+    /// A tensor type such as `FLOAT`.
+    TensorType(ElemType),
+    /// `TypeVar("T", bound=Union[FLOAT, DOUBLE])`: the allowed element types (empty: any).
+    TypeVar { name: String, allowed: Vec<ElemType> },
+    /// The `script` decorator, `graph`, or another onnxscript helper.
+    ScriptDecorator,
+    GraphDecorator,
+    /// A name from `typing` (`Union`, `Optional`, `Sequence`, `TypeVar`, ...).
+    Typing(String),
+    Const(PyValue),
+    /// A function defined in this module; the index is into [`ModuleEnv::functions`].
+    Function(usize),
+    /// Something imported from a module onnxsc does not model (e.g. `torch`).
+    Opaque(String),
+}
+
+pub struct GlobalDef {
+    pub value: Global,
+    pub span: Span,
+}
+
+pub struct ModuleEnv<'m> {
+    pub file: FileId,
+    pub globals: HashMap<String, GlobalDef>,
+    pub functions: Vec<&'m FunctionDef>,
+}
+
+impl<'m> ModuleEnv<'m> {
+    pub fn get(&self, name: &str) -> Option<&Global> {
+        self.globals.get(name).map(|g| &g.value)
+    }
+}
+
+const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
+
+/// Builds the environment of a module, reporting module-level statements outside the language.
+pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
+    let mut env = ModuleEnv { file, globals: HashMap::new(), functions: Vec::new() };
+    for (i, stmt) in module.body.iter().enumerate() {
+        match &stmt.kind {
+            StmtKind::Import(aliases) => {
+                for a in aliases {
+                    let dotted = a.name.dotted();
+                    match &a.alias {
+                        Some(alias) => define(&mut env, alias, module_global(&dotted)),
+                        None => {
+                            let top = &a.name.parts[0];
+                            define(&mut env, top, module_global(&top.name));
+                        }
+                    }
+                }
+            }
+            StmtKind::ImportFrom { module: m, names, star } => {
+                let module_name = m.dotted();
+                if *star {
+                    diags.push(
+                        Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, "`import *` is not supported")
+                            .primary(stmt.span, "star import")
+                            .help(format!("import the names you use: `from {module_name} import FLOAT, script`")),
+                    );
+                }
+                for a in names {
+                    let name = &a.name.parts[0];
+                    let bound = a.alias.as_ref().unwrap_or(name);
+                    match imported(&module_name, &name.name) {
+                        Ok(g) => define(&mut env, bound, g),
+                        Err(msg) => {
+                            diags.push(
+                                Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, msg)
+                                    .primary(name.span, "not found in this module"),
+                            );
+                            define(&mut env, bound, Global::Opaque(format!("{module_name}.{}", name.name)));
+                        }
+                    }
+                }
+            }
+            StmtKind::Assign { targets, value } if targets.len() == 1 => {
+                let ExprKind::Name(name) = &targets[0].kind else {
+                    diags.push(module_stmt_error(file, stmt.span));
+                    continue;
+                };
+                let ident = Ident { name: name.clone(), span: targets[0].span };
+                if let Some(g) = global_from_assignment(&env, value, diags) {
+                    define(&mut env, &ident, g);
+                }
+            }
+            StmtKind::AnnAssign { target, value: Some(value), .. } => {
+                if let ExprKind::Name(name) = &target.kind {
+                    let ident = Ident { name: name.clone(), span: target.span };
+                    if let Some(g) = global_from_assignment(&env, value, diags) {
+                        define(&mut env, &ident, g);
+                    }
+                } else {
+                    diags.push(module_stmt_error(file, stmt.span));
+                }
+            }
+            StmtKind::FunctionDef(f) => {
+                if let Some(prev) = env.globals.get(&f.name.name) {
+                    if matches!(prev.value, Global::Function(_)) {
+                        diags.push(
+                            Diagnostic::error(codes::DUPLICATE_FUNCTION, file, format!("function `{}` is defined twice", f.name.name))
+                                .primary(f.name.span, "defined again here")
+                                .secondary(prev.span, "first defined here")
+                                .help("rename one of the functions"),
+                        );
+                        continue;
+                    }
+                }
+                let idx = env.functions.len();
+                env.functions.push(f);
+                define(&mut env, &f.name, Global::Function(idx));
+            }
+            // A module docstring, or a bare string used as a comment.
+            StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }) => {}
+            StmtKind::Pass => {}
+            _ => {
+                let _ = i;
+                diags.push(module_stmt_error(file, stmt.span));
+            }
+        }
+    }
+    env
+}
+
+fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
+    env.globals.insert(name.name.clone(), GlobalDef { value, span: name.span });
+}
+
+fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
+    Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "this statement is not allowed at module level")
+        .primary(span, "not an import, opset declaration, type variable, constant or function")
+        .help("module-level code may only import, declare `Opset`s, `TypeVar`s and constants, and define functions")
+}
+
+fn module_global(dotted: &str) -> Global {
+    match dotted {
+        "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" => {
+            Global::Module(dotted.to_string())
+        }
+        other => Global::Opaque(other.to_string()),
+    }
+}
+
+/// `opset18` → the ai.onnx opset 18; `opset_ai_onnx_ml3` → ai.onnx.ml version 3.
+pub fn opset_by_name(name: &str) -> Option<Opset> {
+    if let Some(v) = name.strip_prefix("opset_ai_onnx_ml") {
+        return v.parse().ok().map(|version| Opset { domain: "ai.onnx.ml".into(), version });
+    }
+    let v = name.strip_prefix("opset")?;
+    let version: i64 = v.parse().ok()?;
+    (1..=99).contains(&version).then(|| Opset { domain: String::new(), version })
+}
+
+/// What `from MODULE import NAME` binds.
+fn imported(module: &str, name: &str) -> Result<Global, String> {
+    let onnxscript_like = matches!(module, "onnxscript" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "onnxscript.values");
+    if onnxscript_like {
+        if let Some(op) = opset_by_name(name) {
+            if module == "onnxscript.onnx_types" || module == "onnxscript.values" {
+                return Err(format!("`{module}` has no `{name}`"));
+            }
+            return Ok(Global::Opset(op));
+        }
+        if let Some(t) = ElemType::from_script_name(name) {
+            return Ok(Global::TensorType(t));
+        }
+        return match (module, name) {
+            ("onnxscript", "script") => Ok(Global::ScriptDecorator),
+            ("onnxscript", "graph") => Ok(Global::GraphDecorator),
+            ("onnxscript", "values") => Ok(Global::Module("onnxscript.values".into())),
+            ("onnxscript", "onnx_opset") => Ok(Global::Module("onnxscript.onnx_opset".into())),
+            ("onnxscript", "onnx_types") => Ok(Global::Module("onnxscript.onnx_types".into())),
+            ("onnxscript.values", "Opset") | ("onnxscript", "Opset") => Ok(Global::OpsetClass),
+            _ => Ok(Global::Opaque(format!("{module}.{name}"))),
+        };
+    }
+    if module == "typing" || module == "collections.abc" || module == "typing_extensions" {
+        return Ok(Global::Typing(name.to_string()));
+    }
+    Ok(Global::Opaque(format!("{module}.{name}")))
+}
+
+/// Resolves `a.b.c` against the globals: modules, opset attributes of modules, type names.
+pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
+    match &expr.kind {
+        ExprKind::Name(n) => env.get(n).cloned(),
+        ExprKind::Attribute { value, attr } => match resolve_dotted(env, value)? {
+            Global::Module(m) => {
+                let full = format!("{m}.{}", attr.name);
+                match full.as_str() {
+                    "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => Some(Global::Module(full)),
+                    "onnxscript.script" => Some(Global::ScriptDecorator),
+                    "onnxscript.graph" => Some(Global::GraphDecorator),
+                    "onnxscript.values.Opset" | "onnxscript.Opset" => Some(Global::OpsetClass),
+                    _ if m == "typing" => Some(Global::Typing(attr.name.clone())),
+                    _ => imported(&m, &attr.name).ok(),
+                }
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The meaning of `NAME = value` at module level.
+fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics) -> Option<Global> {
+    let file = env.file;
+    if let ExprKind::Call { func, args } = &value.kind {
+        match resolve_dotted(env, func) {
+            Some(Global::OpsetClass) => return opset_declaration(env, value.span, args, diags).map(Global::Opset),
+            Some(Global::Typing(t)) if t == "TypeVar" => return type_var(env, value.span, args, diags),
+            _ => {}
+        }
+    }
+    if let Some(g) = resolve_dotted(env, value) {
+        // An alias such as `op = opset18` or `F = FLOAT`.
+        if !matches!(g, Global::Function(_)) {
+            return Some(g);
+        }
+    }
+    match eval_const(env, value) {
+        Ok(v) => Some(Global::Const(v)),
+        Err(span) => {
+            diags.push(
+                Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "module-level values must be constants")
+                    .primary(span, "not a constant")
+                    .help("module constants are numbers, strings, booleans and lists of them"),
+            );
+            None
+        }
+    }
+}
+
+fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Option<Opset> {
+    let file = env.file;
+    let mut domain = None;
+    let mut version = None;
+    for (i, arg) in args.iter().enumerate() {
+        let slot = match (&arg.keyword, i) {
+            (Some(k), _) if k.name == "domain" => 0,
+            (Some(k), _) if k.name == "version" => 1,
+            (None, 0) => 0,
+            (None, 1) => 1,
+            _ => {
+                diags.push(
+                    Diagnostic::error(codes::BAD_OPSET, file, "unexpected argument to `Opset`")
+                        .primary(arg.span, "`Opset` takes a domain and a version")
+                        .help("write `Opset(domain=\"com.microsoft\", version=1)`"),
+                );
+                return None;
+            }
+        };
+        let v = eval_const(env, &arg.value).ok();
+        match (slot, v) {
+            (0, Some(PyValue::Str(s))) => domain = Some(s),
+            (1, Some(PyValue::Int(n))) => version = Some(n),
+            (0, _) => {
+                diags.push(Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string").primary(arg.value.span, "expected a string"));
+                return None;
+            }
+            _ => {
+                diags.push(Diagnostic::error(codes::BAD_OPSET, file, "the opset version must be an integer").primary(arg.value.span, "expected an integer"));
+                return None;
+            }
+        }
+    }
+    match (domain, version) {
+        (Some(domain), Some(version)) => {
+            let domain = if domain == "ai.onnx" { String::new() } else { domain };
+            Some(Opset { domain, version })
+        }
+        _ => {
+            diags.push(
+                Diagnostic::error(codes::BAD_OPSET, file, "`Opset` needs both a domain and a version")
+                    .primary(span, "incomplete opset declaration")
+                    .help("write `Opset(domain=\"com.microsoft\", version=1)`"),
+            );
+            None
+        }
+    }
+}
+
+fn type_var(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Option<Global> {
+    let file = env.file;
+    let name = match args.first().map(|a| &a.value.kind) {
+        Some(ExprKind::Str(s)) => s.clone(),
+        _ => {
+            diags.push(
+                Diagnostic::error(codes::BAD_ANNOTATION, file, "`TypeVar` needs its name as the first argument")
+                    .primary(span, "expected `TypeVar(\"T\", ...)`"),
+            );
+            return None;
+        }
+    };
+    let mut allowed = Vec::new();
+    for arg in &args[1..] {
+        let is_bound = arg.keyword.as_ref().is_some_and(|k| k.name == "bound");
+        if arg.keyword.is_some() && !is_bound {
+            continue;
+        }
+        match tensor_types(env, &arg.value) {
+            Some(ts) => allowed.extend(ts),
+            None => {
+                diags.push(
+                    Diagnostic::error(codes::BAD_ANNOTATION, file, "a `TypeVar` bound must be tensor types")
+                        .primary(arg.value.span, "not a tensor type or a union of tensor types")
+                        .help("write `TypeVar(\"T\", bound=Union[FLOAT, DOUBLE])`"),
+                );
+                return None;
+            }
+        }
+    }
+    allowed.sort();
+    allowed.dedup();
+    Some(Global::TypeVar { name, allowed })
+}
+
+/// `FLOAT`, `FLOAT[...]`, `Union[FLOAT, DOUBLE]`, or a TypeVar: the element types allowed.
+fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
+    match &e.kind {
+        ExprKind::Subscript { value, index } => match resolve_dotted(env, value)? {
+            Global::TensorType(t) => Some(vec![t]),
+            Global::Typing(t) if t == "Union" => {
+                let items = match &index.kind {
+                    ExprKind::Tuple(items) => items.iter().collect::<Vec<_>>(),
+                    _ => vec![index.as_ref()],
+                };
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(tensor_types(env, item)?);
+                }
+                Some(out)
+            }
+            _ => None,
+        },
+        ExprKind::BinOp { op: BinOp::BitOr, left, right } => {
+            let mut l = tensor_types(env, left)?;
+            l.extend(tensor_types(env, right)?);
+            Some(l)
+        }
+        _ => match resolve_dotted(env, e)? {
+            Global::TensorType(t) => Some(vec![t]),
+            Global::TypeVar { allowed, .. } => Some(allowed),
+            _ => None,
+        },
+    }
+}
+
+/// Evaluates a script-time constant expression. On failure, returns the span of the part that
+/// is not constant.
+pub fn eval_const(env: &ModuleEnv, e: &Expr) -> Result<PyValue, Span> {
+    Ok(match &e.kind {
+        ExprKind::Int(i) => PyValue::Int(*i),
+        ExprKind::Float(f) => PyValue::Float(*f),
+        ExprKind::Bool(b) => PyValue::Bool(*b),
+        ExprKind::Str(s) => PyValue::Str(s.clone()),
+        ExprKind::None => PyValue::None,
+        ExprKind::List(items) | ExprKind::Tuple(items) => {
+            PyValue::List(items.iter().map(|i| eval_const(env, i)).collect::<Result<_, _>>()?)
+        }
+        ExprKind::Name(n) => match env.get(n) {
+            Some(Global::Const(v)) => v.clone(),
+            _ => return Err(e.span),
+        },
+        ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(env, value) {
+            Some(Global::TensorType(t)) => PyValue::Int(t.code() as i64),
+            _ => return Err(e.span),
+        },
+        ExprKind::UnaryOp { op, operand } => {
+            let v = eval_const(env, operand)?;
+            match (op, v) {
+                (UnaryOp::Neg, PyValue::Int(i)) => PyValue::Int(i.checked_neg().ok_or(e.span)?),
+                (UnaryOp::Neg, PyValue::Float(f)) => PyValue::Float(-f),
+                (UnaryOp::Neg, PyValue::Bool(b)) => PyValue::Int(-(b as i64)),
+                (UnaryOp::Pos, v @ (PyValue::Int(_) | PyValue::Float(_))) => v,
+                (UnaryOp::Not, v) => PyValue::Bool(!truthy(&v)),
+                _ => return Err(e.span),
+            }
+        }
+        ExprKind::BinOp { op, left, right } => {
+            let l = eval_const(env, left)?;
+            let r = eval_const(env, right)?;
+            fold_binop(*op, &l, &r).ok_or(e.span)?
+        }
+        _ => return Err(e.span),
+    })
+}
+
+fn truthy(v: &PyValue) -> bool {
+    match v {
+        PyValue::Int(i) => *i != 0,
+        PyValue::Float(f) => *f != 0.0,
+        PyValue::Bool(b) => *b,
+        PyValue::Str(s) => !s.is_empty(),
+        PyValue::None => false,
+        PyValue::List(l) => !l.is_empty(),
+    }
+}
+
+fn fold_binop(op: BinOp, l: &PyValue, r: &PyValue) -> Option<PyValue> {
+    use PyValue::*;
+    match (l, r) {
+        (Int(_) | Bool(_), Int(_) | Bool(_)) => {
+            let (a, b) = (l.as_i64()?, r.as_i64()?);
+            Some(match op {
+                BinOp::Add => Int(a.checked_add(b)?),
+                BinOp::Sub => Int(a.checked_sub(b)?),
+                BinOp::Mult => Int(a.checked_mul(b)?),
+                BinOp::Div => Float(a as f64 / b as f64).filter_finite()?,
+                BinOp::FloorDiv if b != 0 => Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 }),
+                BinOp::Mod if b != 0 => Int(((a % b) + b) % b),
+                BinOp::Pow if b >= 0 => Int(a.checked_pow(u32::try_from(b).ok()?)?),
+                BinOp::Pow => Float((a as f64).powf(b as f64)),
+                _ => return Option::None,
+            })
+        }
+        (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
+            let (a, b) = (l.as_f64()?, r.as_f64()?);
+            let v = match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mult => a * b,
+                BinOp::Div if b != 0.0 => a / b,
+                BinOp::Pow => a.powf(b),
+                BinOp::FloorDiv if b != 0.0 => (a / b).floor(),
+                BinOp::Mod if b != 0.0 => a - b * (a / b).floor(),
+                _ => return Option::None,
+            };
+            Float(v).filter_finite()
+        }
+        (Str(a), Str(b)) if op == BinOp::Add => Some(Str(format!("{a}{b}"))),
+        (List(a), List(b)) if op == BinOp::Add => Some(List(a.iter().chain(b).cloned().collect())),
+        _ => Option::None,
+    }
+}
+
+trait FilterFinite: Sized {
+    fn filter_finite(self) -> Option<Self>;
+}
+
+impl FilterFinite for PyValue {
+    fn filter_finite(self) -> Option<Self> {
+        match self {
+            PyValue::Float(f) if !f.is_finite() => None,
+            v => Some(v),
+        }
+    }
+}
+
+/// The meaning of a parameter annotation. `Err` carries the span and a reason.
+pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)> {
+    let bad = |why: &str| Err((e.span, why.to_string()));
+    // Builtin Python types, unless shadowed by a global.
+    if let ExprKind::Name(n) = &e.kind {
+        if PY_BUILTIN_TYPES.contains(&n.as_str()) && env.get(n).is_none() {
+            let kind = match n.as_str() {
+                "float" => AttrKind::Float,
+                "int" => AttrKind::Int,
+                "str" => AttrKind::Str,
+                _ => AttrKind::Bool,
+            };
+            return Ok(ParamType::Attr { ty: kind, optional: false });
+        }
+    }
+    if let ExprKind::Subscript { value, index } = &e.kind {
+        let head = match &value.kind {
+            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => Some(Global::Typing(n.clone())),
+            _ => resolve_dotted(env, value),
+        };
+        match head {
+            Some(Global::TensorType(t)) => return Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
+            Some(Global::Typing(t)) => match t.as_str() {
+                "Sequence" | "List" | "list" => {
+                    return match param_type(env, index)? {
+                        ParamType::Attr { ty, optional: false } => {
+                            let list = match ty {
+                                AttrKind::Float => AttrKind::Floats,
+                                AttrKind::Int => AttrKind::Ints,
+                                AttrKind::Str => AttrKind::Strs,
+                                AttrKind::Bool => AttrKind::Bools,
+                                _ => return bad("nested lists are not attribute types"),
+                            };
+                            Ok(ParamType::Attr { ty: list, optional: false })
+                        }
+                        ParamType::Attr { .. } => bad("a list of optional values is not an attribute type"),
+                        ParamType::Input { ty, .. } => Ok(ParamType::Input {
+                            ty: Some(format!("Sequence[{}]", ty.unwrap_or_else(|| "?".into()))),
+                            optional: false,
+                        }),
+                    };
+                }
+                "Optional" => {
+                    return Ok(match param_type(env, index)? {
+                        ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional: true },
+                        ParamType::Input { ty, .. } => ParamType::Input { ty, optional: true },
+                    });
+                }
+                "Union" => {
+                    let items: Vec<&Expr> = match &index.kind {
+                        ExprKind::Tuple(items) => items.iter().collect(),
+                        _ => vec![index.as_ref()],
+                    };
+                    let non_none: Vec<&Expr> = items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
+                    let optional = non_none.len() != items.len();
+                    if non_none.len() == 1 {
+                        return Ok(match param_type(env, non_none[0])? {
+                            ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional },
+                            ParamType::Input { ty, .. } => ParamType::Input { ty, optional },
+                        });
+                    }
+                    for i in &non_none {
+                        if let ParamType::Attr { .. } = param_type(env, i)? {
+                            return Err((i.span, "a union may not mix attribute types".into()));
+                        }
+                    }
+                    return Ok(ParamType::Input { ty: None, optional });
+                }
+                "Annotated" => {
+                    let first = match &index.kind {
+                        ExprKind::Tuple(items) => items.first(),
+                        _ => Some(index.as_ref()),
+                    };
+                    return match first {
+                        Some(f) => param_type(env, f),
+                        None => bad("empty `Annotated`"),
+                    };
+                }
+                _ => return bad("not a tensor or attribute type"),
+            },
+            _ => return bad("not a tensor or attribute type"),
+        }
+    }
+    match resolve_dotted(env, e) {
+        Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
+        Some(Global::TypeVar { name, .. }) => Ok(ParamType::Input { ty: Some(name), optional: false }),
+        _ => bad("not a tensor or attribute type"),
+    }
+}
+
+/// The declared outputs of a return annotation: one type, or a tuple of them.
+pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<String>>, (Span, String)> {
+    if let ExprKind::Subscript { value, index } = &e.kind {
+        let is_tuple = match &value.kind {
+            ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,
+            _ => matches!(resolve_dotted(env, value), Some(Global::Typing(t)) if t == "Tuple"),
+        };
+        if is_tuple {
+            let items: Vec<&Expr> = match &index.kind {
+                ExprKind::Tuple(items) => items.iter().collect(),
+                _ => vec![index.as_ref()],
+            };
+            return items.into_iter().map(|i| one_return(env, i)).collect();
+        }
+    }
+    Ok(vec![one_return(env, e)?])
+}
+
+fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<String>, (Span, String)> {
+    match param_type(env, e)? {
+        ParamType::Input { ty, .. } => Ok(ty),
+        ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),
+    }
+}

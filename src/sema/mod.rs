@@ -1,0 +1,5 @@
+//! Semantic analysis: the meaning of module-level names, annotations and constants.
+
+pub mod env;
+pub mod types;
+pub mod value;

@@ -1,0 +1,100 @@
+//! Source files and byte spans.
+//!
+//! Every AST node carries a [`Span`]; a [`SourceMap`] owns the text of every file so that
+//! diagnostics can be rendered with line and column numbers long after parsing.
+
+use codespan_reporting::files::SimpleFiles;
+use std::ops::Range;
+
+/// Index of a file in a [`SourceMap`].
+pub type FileId = usize;
+
+/// A half-open byte range `start..end` in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+
+    /// The smallest span covering both `self` and `other`.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+
+    /// An empty span at the end of `self`, for "expected X here" labels.
+    pub fn end_point(self) -> Span {
+        Span { start: self.end, end: self.end }
+    }
+
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// The text of every file that takes part in one compilation.
+#[derive(Default)]
+pub struct SourceMap {
+    files: SimpleFiles<String, String>,
+    count: usize,
+}
+
+impl SourceMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        self.count += 1;
+        self.files.add(name.into(), text.into())
+    }
+
+    pub fn text(&self, file: FileId) -> &str {
+        self.files.get(file).map(|f| f.source().as_str()).unwrap_or("")
+    }
+
+    pub fn name(&self, file: FileId) -> &str {
+        self.files.get(file).map(|f| f.name().as_str()).unwrap_or("<unknown>")
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The files in the form codespan-reporting renders from.
+    pub fn files(&self) -> &SimpleFiles<String, String> {
+        &self.files
+    }
+
+    /// 1-based line and column of a byte offset (columns count characters).
+    pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
+        let text = self.text(file);
+        let offset = (offset as usize).min(text.len());
+        let before = &text[..floor_char_boundary(text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}

@@ -1,0 +1,266 @@
+//! The abstract syntax tree of a `.onnxs` module.
+//!
+//! It is a faithful, spanned subset of Python's own AST: the parser accepts a little more than
+//! the language (for example `*args`, dict displays, chained comparisons) so that semantic
+//! analysis can name the unsupported construct instead of reporting a bare syntax error.
+
+use crate::source::Span;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub body: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    Expr(Expr),
+    /// `a = b = value` has two targets.
+    Assign { targets: Vec<Expr>, value: Expr },
+    AnnAssign { target: Expr, annotation: Expr, value: Option<Expr> },
+    AugAssign { target: Expr, op: BinOp, value: Expr },
+    Return(Option<Expr>),
+    Pass,
+    Break,
+    Continue,
+    /// `elif` is an `If` alone in the `orelse` of the enclosing `If`.
+    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    While { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    FunctionDef(FunctionDef),
+    /// `import a.b as c, d`
+    Import(Vec<ImportAlias>),
+    /// `from a.b import c as d, e`; `names` is empty for `import *`.
+    ImportFrom { module: DottedName, names: Vec<ImportAlias>, star: bool },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DottedName {
+    pub parts: Vec<Ident>,
+    pub span: Span,
+}
+
+impl DottedName {
+    pub fn dotted(&self) -> String {
+        self.parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(".")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportAlias {
+    pub name: DottedName,
+    pub alias: Option<Ident>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionDef {
+    pub name: Ident,
+    pub decorators: Vec<Expr>,
+    pub params: Vec<Param>,
+    pub returns: Option<Expr>,
+    pub body: Vec<Stmt>,
+    /// The `def ...:` line, for labels that point at the signature.
+    pub header_span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    Normal,
+    /// `*args`
+    VarArgs,
+    /// `**kwargs`
+    KwArgs,
+    /// A bare `*`: the parameters after it are keyword-only.
+    KwOnlyMarker,
+    /// A bare `/`: the parameters before it are positional-only.
+    PosOnlyMarker,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub kind: ParamKind,
+    pub annotation: Option<Expr>,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    None,
+    Ellipsis,
+    Attribute { value: Box<Expr>, attr: Ident },
+    Call { func: Box<Expr>, args: Vec<Arg> },
+    BinOp { op: BinOp, left: Box<Expr>, right: Box<Expr> },
+    UnaryOp { op: UnaryOp, operand: Box<Expr> },
+    BoolOp { op: BoolOp, values: Vec<Expr> },
+    /// `a < b` has one comparison; `a < b < c` (not in the language) has two.
+    Compare { left: Box<Expr>, comparisons: Vec<(CmpOp, Expr)> },
+    Subscript { value: Box<Expr>, index: Box<Expr> },
+    Slice { lower: Option<Box<Expr>>, upper: Option<Box<Expr>>, step: Option<Box<Expr>> },
+    Tuple(Vec<Expr>),
+    List(Vec<Expr>),
+    /// Kept only to be reported as unsupported.
+    Dict(Vec<(Expr, Expr)>),
+    Set(Vec<Expr>),
+    Starred(Box<Expr>),
+    /// `a if c else b`, kept only to be reported as unsupported.
+    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    /// `Some` for a keyword argument.
+    pub keyword: Option<Ident>,
+    pub value: Expr,
+    pub kind: ArgKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    Plain,
+    /// `*xs`
+    Star,
+    /// `**kw`
+    DoubleStar,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mult,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMult,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LShift,
+    RShift,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mult => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::MatMult => "@",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::LShift => "<<",
+            BinOp::RShift => ">>",
+        }
+    }
+
+    pub fn from_symbol(s: &str) -> Option<BinOp> {
+        Some(match s {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mult,
+            "/" => BinOp::Div,
+            "//" => BinOp::FloorDiv,
+            "%" => BinOp::Mod,
+            "**" => BinOp::Pow,
+            "@" => BinOp::MatMult,
+            "&" => BinOp::BitAnd,
+            "|" => BinOp::BitOr,
+            "^" => BinOp::BitXor,
+            "<<" => BinOp::LShift,
+            ">>" => BinOp::RShift,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Pos,
+    Not,
+    Invert,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOp {
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtE,
+    Gt,
+    GtE,
+    Is,
+    IsNot,
+    In,
+    NotIn,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::NotEq => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::LtE => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtE => ">=",
+            CmpOp::Is => "is",
+            CmpOp::IsNot => "is not",
+            CmpOp::In => "in",
+            CmpOp::NotIn => "not in",
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+
+    /// `a.b.c` as a dotted string, if the expression is only names and attributes.
+    pub fn dotted_name(&self) -> Option<String> {
+        match &self.kind {
+            ExprKind::Name(n) => Some(n.clone()),
+            ExprKind::Attribute { value, attr } => Some(format!("{}.{}", value.dotted_name()?, attr.name)),
+            _ => None,
+        }
+    }
+}
