@@ -140,6 +140,8 @@ pub struct Lowerer<'a, 'm> {
     live_out: HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
     source_text: &'a str,
+    /// E0109 is reported once per function, not at every constant.
+    reported_no_opset: bool,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -209,7 +211,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn default_opset(&mut self, span: Span) -> R<Opset> {
         match &self.default_opset {
             Some(o) => Ok(o.clone()),
+            None if self.reported_no_opset => Err(Reported),
             None => {
+                self.reported_no_opset = true;
                 let d = Diagnostic::error(codes::NO_DEFAULT_OPSET, self.file(), "this needs an ONNX opset, but the function uses none")
                     .primary(span, "lowered to ONNX ops")
                     .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
@@ -1044,6 +1048,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn new(env: &'a ModuleEnv<'m>, diags: &'a mut Diagnostics, function_domains: &'a [String], source_text: &'a str) -> Self {
         Lowerer {
             source_text,
+            reported_no_opset: false,
             env,
             diags,
             function_domains,
