@@ -92,8 +92,23 @@ pub fn compile_paths(paths: &[PathBuf]) -> Result<Compilation, InputError> {
     Ok(compile_sources(texts))
 }
 
+/// Stack for the compiler thread: the AST is walked recursively, and a pathological input (a
+/// sum of 100,000 terms is a tree that deep) must get diagnostics, not a stack overflow.
+const COMPILER_STACK: usize = 1 << 30;
+
 /// Compiles in-memory sources (name, text); used by tests and the command line alike.
 pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
+    let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn(move || compile_on_this_thread(inputs));
+    match worker {
+        Ok(handle) => match handle.join() {
+            Ok(c) => c,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        Err(_) => panic!("cannot start the compiler thread"),
+    }
+}
+
+fn compile_on_this_thread(inputs: Vec<(String, String)>) -> Compilation {
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let mut functions = Vec::new();
