@@ -117,15 +117,22 @@ fn explain(file: FileId, text: &str, tokens: &[Triple], err: ParseError<usize, T
             .help("indent a line only after a line that ends with `:`");
     }
     if expects("INDENT") {
-        let head = line.first().map(|(_, t, _)| t.text()).unwrap_or("the statement");
-        let head = match line.iter().find(|(_, t, _)| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While)) {
-            Some((_, t, _)) => t.text(),
-            None => head,
-        };
+        // The block belongs to the previous logical line (the one ending in `:`).
+        let before_newline = tokens[..at].iter().rposition(|(_, t, _)| matches!(t, Tok::Newline)).unwrap_or(0);
+        let header = if line.is_empty() { line_before(tokens, before_newline) } else { line };
+        let head = header
+            .iter()
+            .find(|(_, t, _)| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While))
+            .map(|(_, t, _)| format!("`{}`", t.text()))
+            .unwrap_or_else(|| "`:`".to_string());
         let span = Span::new(start, start);
-        return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected an indented block after `{head}`"))
+        return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected an indented block after {head}"))
             .primary(span, "the block should start on this line, indented")
             .help("indent the body of the block, or write `pass` for an empty one");
+    }
+    if matches!(tok, Some(Tok::Assign)) && line.iter().any(|(_, t, _)| matches!(t, Tok::If | Tok::Elif | Tok::While)) {
+        return syntax("`=` is assignment; compare with `==`".into(), "assignment in a condition")
+            .help("write `==` to compare");
     }
 
     let head = line.iter().map(|(_, t, _)| t).find(|t| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While));
@@ -151,10 +158,6 @@ fn explain(file: FileId, text: &str, tokens: &[Triple], err: ParseError<usize, T
     }
     if matches!(head, Some(Tok::Def)) && line.len() == 1 {
         return syntax(format!("expected a function name after `def`, found {found}"), "expected a name");
-    }
-    if matches!(tok, Some(Tok::Assign)) && line.iter().any(|(_, t, _)| matches!(t, Tok::If | Tok::Elif | Tok::While)) {
-        return syntax("`=` is assignment; compare with `==`".into(), "assignment in a condition")
-            .help("write `==` to compare");
     }
     if matches!(tok, Some(Tok::Newline) | None) && expects_expression(&expected) {
         let span = line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(span);
