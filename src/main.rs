@@ -102,7 +102,13 @@ fn main() -> ExitCode {
         ColorMode::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let _ = miette::set_hook(Box::new(move |_| Box::new(miette::MietteHandlerOpts::new().color(use_color).build())));
-    match run(cli.command, color) {
+    // Emission walks nested `If` graphs recursively: give it the compiler's large stack too.
+    let worker = std::thread::Builder::new().stack_size(1 << 30).spawn(move || run(cli.command, color));
+    let result = match worker {
+        Ok(handle) => handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        Err(e) => Err(AppError { message: format!("cannot start the compiler thread: {e}"), help: None }),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("{:?}", miette::Report::new(e));

@@ -27,6 +27,8 @@ pub const DEFAULT_FUNCTION_DOMAIN: &str = "this";
 #[derive(Clone, Debug)]
 enum Binding {
     Value(String),
+    /// A name whose definition failed (already reported): uses stay silent.
+    Poison,
     Attr { name: String, ty: AttrType, as_bool: bool },
 }
 
@@ -76,6 +78,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         for (i, a) in args.iter().enumerate() {
             let which = match (&a.keyword, i) {
                 (None, 0) => "opset",
+                (None, 1) => "default_opset",
                 (Some(k), _) if k.name == "opset" || k.name == "default_opset" => k.name.as_str(),
                 (Some(_), _) => continue,
                 (None, _) => {
@@ -89,6 +92,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
             };
             let opset = match resolve_dotted(env, &a.value) {
                 Some(Global::Opset(o)) => o,
+                Some(Global::Poison) => return Err(Reported),
                 _ => {
                     diags.push(
                         Diagnostic::error(codes::BAD_DECORATOR, file, format!("`{which}` must be an opset"))
@@ -234,7 +238,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let tensor = match tensor_of(value) {
             Some(t) => t,
             None => {
-                return Err(self.err(codes::BAD_CONSTANT, span, format!("a {} cannot be a tensor constant", value.type_name()), "not convertible to a tensor"));
+                return Err(self.err(codes::BAD_CONSTANT, span, format!("{} cannot be a tensor constant", with_article(value.type_name())), "not convertible to a tensor"));
             }
         };
         let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
@@ -330,7 +334,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .primary(e.span, "list with non-constant items")
                     .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
             )),
-            ExprKind::Subscript { .. } => Err(self.unsupported(e.span, "indexing and slicing (`x[i]`, `x[a:b]`) are", "write `op.Gather` or `op.Slice`")),
+            ExprKind::Subscript { .. } => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "indexing and slicing (`x[i]`, `x[a:b]`) are not supported yet")
+                    .primary(e.span, "not supported yet")
+                    .help("write `op.Gather` or `op.Slice` for now");
+                Err(self.push(d))
+            }
             ExprKind::BoolOp { op, .. } => {
                 let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
                 Err(self.unsupported(e.span, &format!("`{word}` is"), &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" })))
@@ -361,9 +370,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
         match self.lookup(n).cloned() {
             Some(Binding::Value(v)) => Ok(v),
+            Some(Binding::Poison) => Err(Reported),
             Some(Binding::Attr { name, ty, as_bool }) => self.attr_as_tensor(&name, ty, as_bool, target.unwrap_or(n), span),
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
+                Some(Global::Poison) => Err(Reported),
                 Some(other) => {
                     let what = describe_global(&other);
                     let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), format!("`{n}` is {what}, not a tensor value"))
@@ -558,6 +569,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Attribute { value, attr } => match value.as_ref() {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
                     Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
+                    Some(Global::Poison) => return Err(Reported),
                     Some(_) => {
                         let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
                             .primary(value.span, "expected an opset such as `op`")
@@ -627,9 +639,28 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
         // Split arguments into inputs and attributes, as onnxscript does with a schema.
         let mut input_exprs: Vec<Option<&Expr>> = Vec::new();
-        let mut attr_exprs: Vec<(&Ident, &Expr, Option<AttrType>)> = Vec::new();
-        for a in args.iter().filter(|a| a.keyword.is_none()) {
+        let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::new();
+        check_argument_order(self, args)?;
+        let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
+        let input_slots = match schema {
+            Some(s) if s.inputs.last().is_some_and(|l| l.option != FormalOption::Variadic) => s.inputs.len(),
+            _ => usize::MAX,
+        };
+        for a in positional.iter().take(input_slots) {
             input_exprs.push(Some(&a.value));
+        }
+        if let Some(s) = schema {
+            // onnxscript binds extra positional arguments to the attributes, in schema order.
+            for (a, attr) in positional.iter().skip(input_slots).zip(&s.attributes) {
+                attr_exprs.push((Ident { name: attr.name.clone(), span: a.span }, &a.value, Some(attr.ty)));
+            }
+            if positional.len() > input_slots.saturating_add(s.attributes.len()) {
+                let extra = positional[input_slots + s.attributes.len()];
+                let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` takes {} inputs and {} attributes, but {} positional arguments were given", s.inputs.len(), s.attributes.len(), positional.len()))
+                    .primary(extra.span, "unexpected argument")
+                    .help("pass attributes by keyword");
+                return Err(self.push(d));
+            }
         }
         for a in args.iter().filter(|a| a.keyword.is_some()) {
             let k = a.keyword.as_ref().expect("filtered");
@@ -646,7 +677,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         }
                         input_exprs[pos] = Some(&a.value);
                     } else if let Some(attr) = s.attribute(&k.name) {
-                        attr_exprs.push((k, &a.value, Some(attr.ty)));
+                        attr_exprs.push((k.clone(), &a.value, Some(attr.ty)));
                     } else {
                         let names = s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
                         let mut d = Diagnostic::error(codes::UNKNOWN_ATTRIBUTE, self.file(), format!("`{op_name}` has no attribute `{}`", k.name))
@@ -662,7 +693,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         return Err(self.push(d));
                     }
                 }
-                None => attr_exprs.push((k, &a.value, None)),
+                None => attr_exprs.push((k.clone(), &a.value, None)),
             }
         }
         if let Some(s) = schema {
@@ -674,6 +705,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return Err(self.push(d));
             }
             let given = input_exprs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
+            if let Some(last) = s.inputs.last().filter(|l| l.option == FormalOption::Variadic) {
+                let before = s.inputs.len() - 1;
+                let variadic_given = input_exprs.len().saturating_sub(before);
+                if variadic_given < last.min_arity as usize {
+                    let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` needs at least {} `{}` input{}, but {variadic_given} were given", last.min_arity, last.name, if last.min_arity == 1 { "" } else { "s" }))
+                        .primary(span, "too few inputs")
+                        .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
+                    return Err(self.push(d));
+                }
+            }
             let required: Vec<&str> = s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
             for (i, f) in s.inputs.iter().enumerate() {
                 if f.option == FormalOption::Single {
@@ -710,7 +751,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let mut attrs = Vec::new();
         for (k, e, ty) in attr_exprs {
-            if let Some(a) = self.lower_attr(&op_name, k, e, ty)? {
+            if let Some(a) = self.lower_attr(&op_name, &k, e, ty)? {
                 attrs.push(a);
             }
         }
@@ -724,6 +765,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn lower_function_call(&mut self, idx: usize, name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        check_argument_order(self, args)?;
         let domain = self.function_domains.get(idx).cloned().unwrap_or_else(|| DEFAULT_FUNCTION_DOMAIN.into());
         let mut inputs = Vec::new();
         for a in args.iter().filter(|a| a.keyword.is_none()) {
@@ -747,13 +789,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     if let Some(exp) = expected {
                         if exp != ty {
                             let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but `{n}` is {}", key.name, exp.name(), ty.name()))
-                                .primary(e.span, format!("a {} attribute", ty.name()))
+                                .primary(e.span, format!("{} attribute", with_article(ty.name())))
                                 .help(format!("annotate `{n}` with a type that ONNX carries as `{}`", exp.name()));
                             return Err(self.push(d));
                         }
                     }
                     return Ok(Some(Attr { name: key.name.clone(), value: AttrValue::Ref { name, ty } }));
                 }
+                Some(Binding::Poison) => return Err(Reported),
                 Some(Binding::Value(_)) => {
                     let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` needs a script-time value, but `{n}` is a tensor", key.name))
                         .primary(e.span, "a tensor computed at run time")
@@ -787,7 +830,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match attr_value(&value, ty) {
             Some(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
             None => {
-                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but the value is a {}", key.name, ty.name(), value.type_name()))
+                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but the value is {}", key.name, ty.name(), with_article(value.type_name())))
                     .primary(e.span, format!("expected {}", ty.name()));
                 Err(self.push(d))
             }
@@ -821,10 +864,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut result = Ok(());
         for s in stmts {
             if let Err(e) = self.lower_stmt(s) {
+                self.poison_assigned(s);
                 result = Err(e);
             }
         }
         result
+    }
+
+    /// After a statement failed, the names it would have assigned are poisoned, so their later
+    /// uses do not report the same mistake again as "undefined name".
+    fn poison_assigned(&mut self, s: &Stmt) {
+        let mut names = Vec::new();
+        liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
+        for n in names {
+            if !matches!(self.lookup(&n), Some(Binding::Value(_)) | Some(Binding::Attr { .. })) || self.scopes.len() == 1 {
+                self.bind(&n, Binding::Poison);
+            }
+        }
     }
 
     fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
@@ -971,16 +1027,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         liveness::assigned_in_order(std::slice::from_ref(s), &is_static, &mut assigned);
         let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
         let cond = self.lower_expr(test, Some("cond"))?;
+        let line = self.line_of(s.span);
+        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
+        let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
+        let (then_graph, else_graph) = (then_graph?, else_graph?);
         if outputs.is_empty() {
             let d = Diagnostic::error(codes::IF_WITHOUT_OUTPUT, self.file(), "this `if` computes nothing that is used afterwards")
                 .primary(s.span, "no variable assigned here is used later")
                 .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
             return Err(self.push(d));
         }
-        let line = self.line_of(s.span);
-        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
-        let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
-        let (then_graph, else_graph) = (then_graph?, else_graph?);
         let names: Vec<String> = outputs.iter().map(|o| self.fresh(o)).collect();
         let attrs = vec![
             Attr { name: "then_branch".into(), value: AttrValue::Graph(then_graph) },
@@ -1012,6 +1068,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(b) => {
                     let v = match b {
                         Binding::Value(v) => Ok(v),
+                        Binding::Poison => Err(Reported),
                         Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, var, if_span),
                     };
                     match v {
@@ -1022,6 +1079,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
                 None => match self.lookup(var).cloned() {
                     Some(Binding::Value(v)) => self.copy(&v, var, if_span),
+                    Some(Binding::Poison) => Err(Reported),
                     Some(Binding::Attr { name, ty, as_bool }) => self
                         .attr_as_tensor(&name, ty, as_bool, var, if_span)
                         .and_then(|v| self.copy(&v, var, if_span)),
@@ -1071,6 +1129,15 @@ fn unreachable_literal() -> R<String> {
     Err(Reported)
 }
 
+/// "an int", "a float", "None".
+fn with_article(word: &str) -> String {
+    match word.chars().next() {
+        Some('N') if word == "None" => word.to_string(),
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {word}"),
+        _ => format!("a {word}"),
+    }
+}
+
 fn describe_global(g: &Global) -> &'static str {
     match g {
         Global::Module(_) => "a module",
@@ -1083,6 +1150,7 @@ fn describe_global(g: &Global) -> &'static str {
         Global::Const(_) => "a constant",
         Global::Function(_) => "a function",
         Global::Opaque(_) => "an import onnxsc does not model",
+        Global::Poison => "an invalid definition",
     }
 }
 
@@ -1154,9 +1222,13 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
 
 /// The closest candidate by edit distance, if it is close enough to be a likely typo.
 pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(1);
+    let len = name.chars().count();
+    if len < 2 {
+        return None;
+    }
+    let limit = (len / 3).max(1).min(3);
     candidates
-        .filter(|c| *c != name)
+        .filter(|c| *c != name && c.chars().count() >= 2)
         .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
@@ -1167,13 +1239,18 @@ fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut prev2: Vec<usize> = prev.clone();
     for i in 1..=a.len() {
         let mut cur = vec![i; b.len() + 1];
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            // A swap of two neighbouring letters counts as one edit.
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(prev2[j - 2] + 1);
+            }
         }
-        prev = cur;
+        prev2 = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
 }
@@ -1198,7 +1275,22 @@ pub fn lower_function(
     let mut inputs = Vec::new();
     let mut attributes = Vec::new();
     let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut default_seen: Option<Span> = None;
     for p in &f.params {
+        if p.kind == ParamKind::Normal {
+            match (&p.default, default_seen) {
+                (Some(d), None) => default_seen = Some(d.span),
+                (None, Some(first)) => {
+                    let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("parameter `{}` without a default follows a parameter with one", p.name.name))
+                        .primary(p.name.span, "needs a default")
+                        .secondary(first, "first default here")
+                        .help("move parameters without defaults before those with defaults");
+                    l.push(d);
+                    ok = false;
+                }
+                _ => {}
+            }
+        }
         if p.kind != ParamKind::Normal {
             let what = match p.kind {
                 ParamKind::VarArgs => "`*args` parameters are",
@@ -1222,6 +1314,11 @@ pub fn lower_function(
             None => ParamType::Input { ty: None, optional: false },
             Some(a) => match env::param_type(env, a) {
                 Ok(t) => t,
+                Err(_) if mentions_poison(env, a) => {
+                    l.bind(&p.name.name, Binding::Poison);
+                    ok = false;
+                    continue;
+                }
                 Err((span, why)) => {
                     let mut d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
                         .primary(span, "not a tensor or attribute type")
@@ -1237,6 +1334,7 @@ pub fn lower_function(
                         }
                     }
                     l.push(d);
+                    l.bind(&p.name.name, Binding::Poison);
                     ok = false;
                     continue;
                 }
@@ -1263,8 +1361,8 @@ pub fn lower_function(
                                 default = Some(av);
                             }
                             _ => {
-                                let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` is a {}, but its type is `{}`", p.name.name, v.type_name(), ty.python_name()))
-                                    .primary(d.span, format!("expected a {} value", ty.python_name()));
+                                let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` is {}, but its type is `{}`", p.name.name, with_article(v.type_name()), ty.python_name()))
+                                    .primary(d.span, format!("expected {} value", with_article(ty.python_name())));
                                 l.push(d);
                                 ok = false;
                             }
@@ -1335,6 +1433,14 @@ pub fn lower_function(
                     ExprKind::Tuple(items) => items.iter().collect(),
                     _ => vec![value],
                 };
+                if items.is_empty() {
+                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, "`return ()` returns no tensor")
+                        .primary(value.span, "empty tuple")
+                        .help("an ONNX function must return at least one tensor");
+                    l.push(d);
+                    ok = false;
+                    continue;
+                }
                 let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
                 for (k, e) in items.iter().enumerate() {
                     let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
@@ -1369,6 +1475,7 @@ pub fn lower_function(
             }
             _ => {
                 if l.lower_stmt(s).is_err() {
+                    l.poison_assigned(s);
                     ok = false;
                 }
             }
@@ -1401,6 +1508,40 @@ pub fn lower_function(
         nodes,
         opset_imports,
     })
+}
+
+/// Python's own rules: no positional argument after a keyword one, no keyword given twice.
+fn check_argument_order(l: &mut Lowerer, args: &[Arg]) -> R<()> {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut keyword_seen = false;
+    for a in args {
+        match &a.keyword {
+            Some(k) => {
+                keyword_seen = true;
+                if let Some(first) = seen.insert(&k.name, k.span) {
+                    let d = Diagnostic::error(codes::BAD_ARGUMENT, l.file(), format!("keyword argument `{}` is repeated", k.name))
+                        .primary(k.span, "given again here")
+                        .secondary(first, "first given here");
+                    return Err(l.push(d));
+                }
+            }
+            None if keyword_seen => {
+                let d = Diagnostic::error(codes::BAD_ARGUMENT, l.file(), "positional argument follows keyword argument")
+                    .primary(a.span, "positional argument after a keyword argument")
+                    .help("put the inputs first, then the attributes by keyword");
+                return Err(l.push(d));
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether an annotation uses a global whose definition already failed.
+fn mentions_poison(env: &ModuleEnv, e: &Expr) -> bool {
+    let mut names = liveness::Live::new();
+    liveness::used_vars(e, &mut names);
+    names.iter().any(|n| matches!(env.get(n), Some(Global::Poison)))
 }
 
 /// onnxscript's default opset when the decorator names none: the first ONNX opset whose op the

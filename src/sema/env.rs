@@ -39,6 +39,8 @@ pub enum Global {
     Function(usize),
     /// Something imported from a module onnxsc does not model (e.g. `torch`).
     Opaque(String),
+    /// A global whose definition failed (already reported): uses stay silent.
+    Poison,
 }
 
 pub struct GlobalDef {
@@ -96,7 +98,7 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
                                 Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, msg)
                                     .primary(name.span, "not found in this module"),
                             );
-                            define(&mut env, bound, Global::Opaque(format!("{module_name}.{}", name.name)));
+                            define(&mut env, bound, Global::Poison);
                         }
                     }
                 }
@@ -107,16 +109,14 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
                     continue;
                 };
                 let ident = Ident { name: name.clone(), span: targets[0].span };
-                if let Some(g) = global_from_assignment(&env, value, diags) {
-                    define(&mut env, &ident, g);
-                }
+                let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                define(&mut env, &ident, g);
             }
             StmtKind::AnnAssign { target, value: Some(value), .. } => {
                 if let ExprKind::Name(name) = &target.kind {
                     let ident = Ident { name: name.clone(), span: target.span };
-                    if let Some(g) = global_from_assignment(&env, value, diags) {
-                        define(&mut env, &ident, g);
-                    }
+                    let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                    define(&mut env, &ident, g);
                 } else {
                     diags.push(module_stmt_error(file, stmt.span));
                 }
@@ -185,6 +185,11 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
         if let Some(op) = opset_by_name(name) {
             if module == "onnxscript.onnx_types" || module == "onnxscript.values" {
                 return Err(format!("`{module}` has no `{name}`"));
+            }
+            let max = crate::schema::registry().max_version(&op.domain).unwrap_or(i64::MAX);
+            if op.version > max {
+                let shown = if op.domain.is_empty() { "ONNX" } else { op.domain.as_str() };
+                return Err(format!("`{name}` does not exist: {shown} opsets go up to {max}"));
             }
             return Ok(Global::Opset(op));
         }

@@ -10,6 +10,9 @@ use super::lexer::{lex, LexError, Spanned, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
 
+/// CPython's limit on nested blocks ("too many levels of indentation").
+const MAX_INDENT_LEVELS: usize = 100;
+
 /// A token in the form lalrpop's external-lexer interface takes.
 pub type Triple = (usize, Tok, usize);
 
@@ -55,6 +58,14 @@ pub fn layout(file: FileId, text: &str) -> Layout {
                 } else if indent.starts_with(top) {
                     if !consistent(indent) {
                         diags.push(mixed_indent(file, line_start, start));
+                    }
+                    if indents.len() > MAX_INDENT_LEVELS {
+                        diags.push(
+                            Diagnostic::error(codes::SYNTAX_ERROR, file, "too many levels of indentation")
+                                .primary(Span::new(line_start, start), format!("more than {MAX_INDENT_LEVELS} nested blocks"))
+                                .help("Python allows at most 100 levels; split the function"),
+                        );
+                        return Layout { tokens: out, diagnostics: diags };
                     }
                     indents.push(indent);
                     out.push((line_start, Tok::Indent, start));
