@@ -128,21 +128,15 @@ pub fn compile_file(file: usize, text: &str, diags: &mut Diagnostics) -> Vec<Fun
     diags.extend(parsed.diagnostics);
     let Some(module) = parsed.module else { return Vec::new() };
     let env = env::build(file, &module, diags);
-    let domains: Vec<String> = env
-        .functions
+    // Decorators first: a call to another function needs the callee's domain.
+    let decorations: Vec<_> = env.functions.iter().map(|f| lower::function::decoration(&env, f, diags).ok()).collect();
+    let domains: Vec<String> = decorations
         .iter()
-        .map(|f| {
-            let mut scratch = Diagnostics::new();
-            lower::function::decoration(&env, f, &mut scratch)
-                .map(|d| d.domain)
-                .unwrap_or_else(|_| lower::DEFAULT_FUNCTION_DOMAIN.into())
-        })
+        .map(|d| d.as_ref().map(|d| d.domain.clone()).unwrap_or_else(|| lower::DEFAULT_FUNCTION_DOMAIN.into()))
         .collect();
-    let mut out = Vec::new();
-    for f in &env.functions {
-        if let Some(func) = lower::lower_function(&env, f, &domains, text, diags) {
-            out.push(func);
-        }
-    }
-    out
+    env.functions
+        .iter()
+        .zip(&decorations)
+        .filter_map(|(f, deco)| lower::lower_function(&env, f, deco.as_ref()?, &domains, text, diags))
+        .collect()
 }

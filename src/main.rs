@@ -96,11 +96,7 @@ fn main() -> ExitCode {
         Color::Always => ColorMode::Always,
         Color::Never => ColorMode::Never,
     };
-    let use_color = match color {
-        ColorMode::Always => true,
-        ColorMode::Never => false,
-        ColorMode::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-    };
+    let use_color = color.stderr_colored();
     let _ = miette::set_hook(Box::new(move |_| Box::new(miette::MietteHandlerOpts::new().color(use_color).build())));
     // Emission walks nested `If` graphs recursively: give it the compiler's large stack too.
     let worker = std::thread::Builder::new().stack_size(1 << 30).spawn(move || run(cli.command, color));

@@ -56,20 +56,21 @@ fn severity_word(s: Severity) -> &'static str {
 }
 
 /// Writes diagnostics to stderr, coloured as `mode` and `NO_COLOR` say.
-pub fn render_to_stderr(sources: &SourceMap, diags: &[Diagnostic], mode: ColorMode) {
-    let choice = match mode {
-        ColorMode::Always => termcolor::ColorChoice::Always,
-        ColorMode::Never => termcolor::ColorChoice::Never,
-        ColorMode::Auto => {
-            if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-                || !std::io::IsTerminal::is_terminal(&std::io::stderr())
-            {
-                termcolor::ColorChoice::Never
-            } else {
-                termcolor::ColorChoice::Auto
+impl ColorMode {
+    /// Whether stderr gets colour: `auto` colours a terminal unless `NO_COLOR` is set.
+    pub fn stderr_colored(self) -> bool {
+        match self {
+            ColorMode::Always => true,
+            ColorMode::Never => false,
+            ColorMode::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::IsTerminal::is_terminal(&std::io::stderr())
             }
         }
-    };
+    }
+}
+
+pub fn render_to_stderr(sources: &SourceMap, diags: &[Diagnostic], mode: ColorMode) {
+    let choice = if mode.stderr_colored() { termcolor::ColorChoice::Always } else { termcolor::ColorChoice::Never };
     let stream = termcolor::StandardStream::stderr(choice);
     let mut lock = stream.lock();
     for d in diags {

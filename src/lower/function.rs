@@ -138,7 +138,6 @@ pub struct Lowerer<'a, 'm> {
     scopes: Vec<Scope>,
     castable: HashSet<String>,
     default_opset: Option<Opset>,
-    default_opset_span: Option<Span>,
     imports: BTreeMap<String, (i64, Span)>,
     inputs: HashSet<String>,
     live_out: HashMap<u32, liveness::Live>,
@@ -304,11 +303,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
-        if Self::is_literal(e) {
-            let value = eval_const(self.env, e).map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
-            return self.emit_const(&value, target, e.span);
-        }
         match &e.kind {
+            _ if Self::is_literal(e) => {
+                let value = eval_const(self.env, e).map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
+                self.emit_const(&value, target, e.span)
+            }
             ExprKind::Name(n) => self.lower_name(n, e.span, target),
             ExprKind::Call { func, args } => {
                 let out = target.unwrap_or("tmp");
@@ -349,8 +348,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Set(_) => Err(self.unsupported(e.span, "sets are", "ONNX functions compute on tensors")),
             ExprKind::Tuple(_) => Err(self.unsupported(e.span, "tuples as values are", "return several values with `return a, b`, or unpack them with `a, b = ...`")),
             ExprKind::Starred(_) => Err(self.unsupported(e.span, "starred expressions are", "pass each input explicitly")),
-            ExprKind::Slice { .. } | ExprKind::Ellipsis => Err(self.unsupported(e.span, "this expression is", "")),
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => unreachable_literal(),
+            ExprKind::Slice { .. } | ExprKind::Ellipsis | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => {
+                Err(self.unsupported(e.span, "this expression is", ""))
+            }
         }
     }
 
@@ -606,7 +606,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         if opset.domain.is_empty() && self.default_opset.is_none() {
             self.default_opset = Some(opset.clone());
-            self.default_opset_span = Some(func.span);
         }
         let registry = schema::registry();
         let schema = match registry.resolve(&opset.domain, &op_name, opset.version) {
@@ -640,7 +639,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         // Split arguments into inputs and attributes, as onnxscript does with a schema.
         let mut input_exprs: Vec<Option<&Expr>> = Vec::new();
         let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::new();
-        check_argument_order(self, args)?;
+        self.check_argument_order(args)?;
         let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
         let input_slots = match schema {
             Some(s) if s.inputs.last().is_some_and(|l| l.option != FormalOption::Variadic) => s.inputs.len(),
@@ -764,8 +763,35 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.emit(&opset, &op_name, inputs, outputs, attrs, span)
     }
 
+    /// Python's own rules: no positional argument after a keyword one, no keyword given twice.
+    fn check_argument_order(&mut self, args: &[Arg]) -> R<()> {
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut keyword_seen = false;
+        for a in args {
+            match &a.keyword {
+                Some(k) => {
+                    keyword_seen = true;
+                    if let Some(first) = seen.insert(&k.name, k.span) {
+                        let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("keyword argument `{}` is repeated", k.name))
+                            .primary(k.span, "given again here")
+                            .secondary(first, "first given here");
+                        return Err(self.push(d));
+                    }
+                }
+                None if keyword_seen => {
+                    let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), "positional argument follows keyword argument")
+                        .primary(a.span, "positional argument after a keyword argument")
+                        .help("put the inputs first, then the attributes by keyword");
+                    return Err(self.push(d));
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
     fn lower_function_call(&mut self, idx: usize, name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
-        check_argument_order(self, args)?;
+        self.check_argument_order(args)?;
         let domain = self.function_domains.get(idx).cloned().unwrap_or_else(|| DEFAULT_FUNCTION_DOMAIN.into());
         let mut inputs = Vec::new();
         for a in args.iter().filter(|a| a.keyword.is_none()) {
@@ -1050,12 +1076,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn line_of(&self, span: Span) -> usize {
-        let text = self.env_text();
+        let text = self.source_text;
         text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
-    }
-
-    fn env_text(&self) -> &str {
-        self.source_text
     }
 
     fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
@@ -1115,18 +1137,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             scopes: vec![Scope::default()],
             castable: HashSet::new(),
             default_opset: None,
-            default_opset_span: None,
             imports: BTreeMap::new(),
             inputs: HashSet::new(),
             live_out: HashMap::new(),
             assigned_anywhere: HashSet::new(),
         }
     }
-}
-
-fn unreachable_literal() -> R<String> {
-    // Literals are handled before the match in `lower_expr`.
-    Err(Reported)
 }
 
 /// "an int", "a float", "None".
@@ -1226,7 +1242,7 @@ pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -
     if len < 2 {
         return None;
     }
-    let limit = (len / 3).max(1).min(3);
+    let limit = (len / 3).clamp(1, 3);
     candidates
         .filter(|c| *c != name && c.chars().count() >= 2)
         .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
@@ -1259,11 +1275,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub fn lower_function(
     env: &ModuleEnv,
     f: &FunctionDef,
+    deco: &Decoration,
     function_domains: &[String],
     source_text: &str,
     diags: &mut Diagnostics,
 ) -> Option<Function> {
-    let deco = decoration(env, f, diags).ok()?;
     let mut l = Lowerer::new(env, diags, function_domains, source_text);
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
@@ -1348,7 +1364,7 @@ pub fn lower_function(
                 let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
                 inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
             }
-            ParamType::Attr { ty, optional } => {
+            ParamType::Attr { ty, .. } => {
                 let onnx_ty = ty.onnx_type();
                 let mut default = None;
                 let mut default_repr = None;
@@ -1375,7 +1391,6 @@ pub fn lower_function(
                         }
                     }
                 }
-                let _ = optional;
                 l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
                 attributes.push(AttrParam { name: p.name.name.clone(), ty: onnx_ty, python_type: ty.python_name(), default, default_repr });
             }
@@ -1421,26 +1436,23 @@ pub fn lower_function(
             StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. }) if i == 0 => doc = Some(text.clone()),
             StmtKind::Return(value) => {
                 returned = true;
-                let Some(value) = value else {
-                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, "`return` without a value")
-                        .primary(s.span, "returns nothing")
+                let items: Vec<&Expr> = match value.as_ref().map(|v| &v.kind) {
+                    None => vec![],
+                    Some(ExprKind::Tuple(items)) => items.iter().collect(),
+                    Some(_) => value.iter().collect(),
+                };
+                let Some(value) = value.as_ref().filter(|_| !items.is_empty()) else {
+                    let (message, span, label) = match value {
+                        None => ("`return` without a value", s.span, "returns nothing"),
+                        Some(v) => ("`return ()` returns no tensor", v.span, "empty tuple"),
+                    };
+                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, message)
+                        .primary(span, label)
                         .help("an ONNX function must return at least one tensor");
                     l.push(d);
                     ok = false;
                     continue;
                 };
-                let items: Vec<&Expr> = match &value.kind {
-                    ExprKind::Tuple(items) => items.iter().collect(),
-                    _ => vec![value],
-                };
-                if items.is_empty() {
-                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, "`return ()` returns no tensor")
-                        .primary(value.span, "empty tuple")
-                        .help("an ONNX function must return at least one tensor");
-                    l.push(d);
-                    ok = false;
-                    continue;
-                }
                 let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
                 for (k, e) in items.iter().enumerate() {
                     let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
@@ -1499,7 +1511,7 @@ pub fn lower_function(
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
     Some(Function {
         name: f.name.name.clone(),
-        domain: deco.domain,
+        domain: deco.domain.clone(),
         doc,
         inputs,
         attributes,
@@ -1508,33 +1520,6 @@ pub fn lower_function(
         nodes,
         opset_imports,
     })
-}
-
-/// Python's own rules: no positional argument after a keyword one, no keyword given twice.
-fn check_argument_order(l: &mut Lowerer, args: &[Arg]) -> R<()> {
-    let mut seen: HashMap<&str, Span> = HashMap::new();
-    let mut keyword_seen = false;
-    for a in args {
-        match &a.keyword {
-            Some(k) => {
-                keyword_seen = true;
-                if let Some(first) = seen.insert(&k.name, k.span) {
-                    let d = Diagnostic::error(codes::BAD_ARGUMENT, l.file(), format!("keyword argument `{}` is repeated", k.name))
-                        .primary(k.span, "given again here")
-                        .secondary(first, "first given here");
-                    return Err(l.push(d));
-                }
-            }
-            None if keyword_seen => {
-                let d = Diagnostic::error(codes::BAD_ARGUMENT, l.file(), "positional argument follows keyword argument")
-                    .primary(a.span, "positional argument after a keyword argument")
-                    .help("put the inputs first, then the attributes by keyword");
-                return Err(l.push(d));
-            }
-            None => {}
-        }
-    }
-    Ok(())
 }
 
 /// Whether an annotation uses a global whose definition already failed.

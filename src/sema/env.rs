@@ -65,7 +65,7 @@ const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 /// Builds the environment of a module, reporting module-level statements outside the language.
 pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
     let mut env = ModuleEnv { file, globals: HashMap::new(), functions: Vec::new() };
-    for (i, stmt) in module.body.iter().enumerate() {
+    for stmt in &module.body {
         match &stmt.kind {
             StmtKind::Import(aliases) => {
                 for a in aliases {
@@ -140,10 +140,7 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
             // A module docstring, or a bare string used as a comment.
             StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }) => {}
             StmtKind::Pass => {}
-            _ => {
-                let _ = i;
-                diags.push(module_stmt_error(file, stmt.span));
-            }
+            _ => diags.push(module_stmt_error(file, stmt.span)),
         }
     }
     env

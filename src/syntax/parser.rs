@@ -50,7 +50,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     match grammar::ModuleParser::new().parse(stream) {
         Ok(module) => Parsed { module: Some(module), diagnostics },
         Err(err) => {
-            diagnostics.push(explain(file, text, &tokens, err));
+            diagnostics.push(explain(file, &tokens, err));
             Parsed { module: None, diagnostics }
         }
     }
@@ -66,7 +66,7 @@ fn line_before(tokens: &[Triple], at: usize) -> &[Triple] {
     &tokens[start..at]
 }
 
-fn explain(file: FileId, text: &str, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> Diagnostic {
+fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> Diagnostic {
     let (start, tok, end, expected) = match err {
         ParseError::UnrecognizedToken { token: (s, t, e), expected } => (s, Some(t), e, expected),
         ParseError::UnrecognizedEof { location, expected } => (location, None, location, expected),
@@ -194,7 +194,6 @@ fn explain(file: FileId, text: &str, tokens: &[Triple], err: ParseError<usize, T
     } else {
         format!("unexpected {found}")
     };
-    let _ = text;
     syntax(msg, "unexpected here")
 }
 
