@@ -98,24 +98,24 @@ const COMPILER_STACK: usize = 1 << 30;
 
 /// Compiles in-memory sources (name, text); used by tests and the command line alike.
 pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
-    let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn(move || compile_on_this_thread(inputs));
-    match worker {
-        Ok(handle) => match handle.join() {
-            Ok(c) => c,
-            Err(panic) => std::panic::resume_unwind(panic),
-        },
-        Err(_) => panic!("cannot start the compiler thread"),
-    }
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || compile_on_this_thread(&inputs));
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: compile here, with the stack we have.
+            Err(_) => compile_on_this_thread(&inputs),
+        }
+    })
 }
 
-fn compile_on_this_thread(inputs: Vec<(String, String)>) -> Compilation {
+fn compile_on_this_thread(inputs: &[(String, String)]) -> Compilation {
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let mut functions = Vec::new();
     for (name, text) in inputs {
         // Python accepts a UTF-8 byte-order mark at the start of a file.
-        let text = text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text);
-        let file = sources.add(name, text);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let file = sources.add(name.clone(), text.to_string());
         let text = sources.text(file).to_string();
         functions.extend(compile_file(file, &text, &mut diags));
     }
