@@ -2,7 +2,10 @@
 //!
 //! E00xx: lexical and syntax errors; E01xx: module structure (imports, opsets, names);
 //! E02xx: function signatures; E03xx: statements and expressions; E04xx: op calls;
-//! W0xxx: warnings.
+//! E05xx: translations against their PyTorch operator schema; E06xx: element types;
+//! E07xx: schema files given on the command line; W0xxx: warnings.
+//!
+//! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
 
 pub const INVALID_CHARACTER: &str = "E0001";
 pub const UNTERMINATED_STRING: &str = "E0002";
@@ -12,6 +15,7 @@ pub const INCONSISTENT_DEDENT: &str = "E0005";
 pub const UNCLOSED_BRACKET: &str = "E0006";
 pub const SYNTAX_ERROR: &str = "E0007";
 pub const UNSUPPORTED_SYNTAX: &str = "E0008";
+pub const INVALID_UTF8: &str = "E0009";
 
 pub const UNSUPPORTED_IMPORT: &str = "E0101";
 pub const UNSUPPORTED_MODULE_STMT: &str = "E0102";
@@ -22,6 +26,7 @@ pub const UNDEFINED_NAME: &str = "E0106";
 pub const NOT_A_VALUE: &str = "E0107";
 pub const OPSET_CONFLICT: &str = "E0108";
 pub const NO_DEFAULT_OPSET: &str = "E0109";
+pub const RECURSION: &str = "E0110";
 
 pub const BAD_ANNOTATION: &str = "E0201";
 pub const DUPLICATE_PARAMETER: &str = "E0202";
@@ -49,5 +54,27 @@ pub const UNKNOWN_ATTRIBUTE: &str = "E0405";
 pub const ATTRIBUTE_TYPE: &str = "E0406";
 pub const MISSING_ATTRIBUTE: &str = "E0407";
 pub const OUTPUT_COUNT: &str = "E0408";
+pub const FUNCTION_CALL_ARGUMENTS: &str = "E0409";
+
+pub const UNKNOWN_ATEN_OP: &str = "E0501";
+pub const MISSING_ATEN_ARGUMENT: &str = "E0502";
+pub const IGNORED_ATEN_ARGUMENT: &str = "E0503";
+pub const EXTRA_PARAMETER: &str = "E0504";
+pub const KEYWORD_NAME_MISMATCH: &str = "E0505";
+pub const TENSOR_AS_ATTRIBUTE: &str = "E0506";
+pub const ATTRIBUTE_CANNOT_HOLD: &str = "E0507";
+pub const OPTIONAL_TENSOR_REQUIRED: &str = "E0508";
+pub const ATEN_OUTPUT_COUNT: &str = "E0509";
+pub const BAD_TORCH_OP: &str = "E0510";
+pub const BAD_CUSTOM_SCHEMA: &str = "E0511";
+
+pub const TYPE_MISMATCH: &str = "E0601";
+pub const RETURN_TYPE_MISMATCH: &str = "E0602";
+
+pub const BAD_SCHEMA_FILE: &str = "E0701";
 
 pub const DEPRECATED_OP: &str = "W0401";
+pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
+pub const DEFAULT_MISMATCH: &str = "W0502";
+pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";
+pub const UNCHECKED_NAMESPACE: &str = "W0504";

@@ -5,6 +5,7 @@
 //! label at the exact span, and a help line where one is possible.
 
 pub mod codes;
+pub mod json;
 mod render;
 
 pub use render::{render_plain, render_to_stderr, ColorMode};

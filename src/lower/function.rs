@@ -10,6 +10,7 @@ use super::liveness;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
 use crate::source::Span;
@@ -39,20 +40,130 @@ struct Scope {
     produced: HashSet<String>,
 }
 
-/// What a function's decorator says.
+/// The domain torchlib's `torch_op` gives its translations.
+pub const TORCHLIB_DOMAIN: &str = "pkg.onnxscript.torch_lib";
+
+/// What a function's decorators say.
 pub struct Decoration {
     pub domain: String,
     pub default_opset: Option<Opset>,
+    /// The PyTorch operators that `@torch_op(...)` binds the function to.
+    pub torch_ops: Vec<TorchBinding>,
+    /// `@torch_op(..., complex=True)`: the translation of the complex-valued variant.
+    pub complex: bool,
+}
+
+/// One operator named in `@torch_op`, e.g. `aten::add.Tensor`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TorchBinding {
+    pub qualname: String,
+    pub span: Span,
+}
+
+/// Whether a decorator expression names torchlib's `torch_op`, imported or not.
+fn is_torch_op(env: &ModuleEnv, e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Name(n) if n == "torch_op" && env.get(n).is_none() => true,
+        _ => matches!(resolve_dotted(env, e), Some(Global::TorchOpDecorator)),
+    }
+}
+
+/// Reads `@torch_op("aten::add.Tensor")` or `@torch_op(("aten::div.Tensor", "aten::div.Scalar"), ...)`.
+fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decoration, diags: &mut Diagnostics) -> R<()> {
+    let file = env.file;
+    let bad = |span: Span, message: &str, label: &str| {
+        Diagnostic::error(codes::BAD_TORCH_OP, file, message.to_string())
+            .primary(span, label.to_string())
+            .help("name the operators as `@torch_op(\"aten::add.Tensor\")` or `@torch_op((\"aten::div.Tensor\", \"aten::div.Scalar\"))`")
+    };
+    let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
+    let Some(first) = positional.first() else {
+        diags.push(bad(d.span, "`@torch_op` needs the name of the operator it translates", "no operator named"));
+        return Err(Reported);
+    };
+    if let Some(extra) = positional.get(1) {
+        diags.push(bad(extra.span, "`@torch_op` takes one positional argument", "unexpected argument"));
+        return Err(Reported);
+    }
+    let names: Vec<&Expr> = match &first.value.kind {
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().collect(),
+        _ => vec![&first.value],
+    };
+    if names.is_empty() {
+        diags.push(bad(first.value.span, "`@torch_op` needs at least one operator name", "empty"));
+        return Err(Reported);
+    }
+    for n in names {
+        let ExprKind::Str(text) = &n.kind else {
+            diags.push(bad(n.span, "operator names in `@torch_op` must be string literals", "not a string"));
+            return Err(Reported);
+        };
+        let well_formed = text.split_once("::").is_some_and(|(ns, rest)| {
+            let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let (name, overload) = rest.split_once('.').unwrap_or((rest, "x"));
+            ident(ns) && ident(name) && ident(overload)
+        });
+        if !well_formed {
+            diags.push(
+                Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`{text}` is not a qualified operator name"))
+                    .primary(n.span, "expected `namespace::name` or `namespace::name.overload`")
+                    .help("for example `aten::gelu` (the default overload) or `aten::add.Tensor`"),
+            );
+            return Err(Reported);
+        }
+        out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
+    }
+    for a in args.iter().filter(|a| a.keyword.is_some()) {
+        let k = a.keyword.as_ref().expect("filtered");
+        let value = match eval_const(env, &a.value) {
+            Ok(PyValue::Bool(b)) => b,
+            _ if k.name == "registry" => continue,
+            _ => {
+                diags.push(bad(a.value.span, &format!("`{}` must be `True` or `False`", k.name), "not a boolean constant"));
+                return Err(Reported);
+            }
+        };
+        match k.name.as_str() {
+            "trace_only" if value => {
+                diags.push(
+                    Diagnostic::error(codes::BAD_TORCH_OP, file, "trace-only translations are Python code, not ONNX Script")
+                        .primary(a.span, "`trace_only=True`")
+                        .help("onnxsc compiles scripted translations; remove `trace_only=True` and write the body in ONNX Script"),
+                );
+                return Err(Reported);
+            }
+            "complex" => out.complex = value,
+            "trace_only" | "private" | "traceable" => {}
+            other => {
+                diags.push(
+                    Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`@torch_op` has no option `{other}`"))
+                        .primary(k.span, "unknown option")
+                        .help("its options are `trace_only`, `private`, `complex` and `traceable`"),
+                );
+                return Err(Reported);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads the `@script(...)` decorator of a function.
 pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> R<Decoration> {
     let file = env.file;
-    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None };
+    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None, torch_ops: Vec::new(), complex: false };
+    let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {
             ExprKind::Call { func, args } => (func.as_ref(), args.as_slice()),
             _ => {
+                if is_torch_op(env, d) {
+                    diags.push(
+                        Diagnostic::error(codes::BAD_TORCH_OP, file, "`@torch_op` must be called with the operator it translates")
+                            .primary(d.span, "missing the operator name")
+                            .help("write `@torch_op(\"aten::add.Tensor\")`"),
+                    );
+                    return Err(Reported);
+                }
                 if matches!(resolve_dotted(env, d), Some(Global::ScriptDecorator)) {
                     diags.push(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "`@script` must be called")
@@ -64,13 +175,20 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                 (d, &[][..])
             }
         };
+        if is_torch_op(env, func) {
+            torch_op_decoration(env, d, args, &mut out, diags)?;
+            if !script_seen {
+                out.domain = TORCHLIB_DOMAIN.into();
+            }
+            continue;
+        }
         match resolve_dotted(env, func) {
-            Some(Global::ScriptDecorator) => {}
+            Some(Global::ScriptDecorator) => script_seen = true,
             _ => {
                 diags.push(
                     Diagnostic::error(codes::BAD_DECORATOR, file, "unknown decorator")
                         .primary(func.span, "not an onnxscript decorator")
-                        .help("translation functions take `@script()`, `@script(opset)` or `@script(opset, default_opset=op)`"),
+                        .help("translation functions take `@script()`, `@script(opset)`, `@script(opset, default_opset=op)` or `@torch_op(\"aten::op.overload\")`"),
                 );
                 return Err(Reported);
             }
@@ -145,6 +263,8 @@ pub struct Lowerer<'a, 'm> {
     source_text: &'a str,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: bool,
+    /// What is known of each value's element type (values are unique across scopes).
+    types: HashMap<String, Ty>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -205,10 +325,79 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn emit(&mut self, opset: &Opset, op_type: &str, inputs: Vec<Option<String>>, outputs: Vec<String>, attrs: Vec<Attr>, span: Span) -> R<()> {
         self.use_domain(opset, span)?;
+        self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs);
         let scope = self.scope();
         scope.produced.extend(outputs.iter().cloned());
         scope.nodes.push(Node { domain: opset.domain.clone(), op_type: op_type.into(), inputs, outputs, attrs });
         Ok(())
+    }
+
+    /// Records the element types of a node's outputs, where they follow from what is known.
+    fn infer_outputs(&mut self, opset: &Opset, op_type: &str, inputs: &[Option<String>], outputs: &[String], attrs: &[Attr]) {
+        let input_ty = |i: usize| inputs.get(i).cloned().flatten().and_then(|v| self.types.get(&v).cloned());
+        let attr = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
+        let onnx = opset.domain.is_empty();
+        let known: Vec<Option<Ty>> = match op_type {
+            "Constant" if onnx => vec![match attr("value") {
+                Some(AttrValue::Tensor(t)) => Some(Ty::Elem(t.elem)),
+                _ => match attrs.first().map(|a| a.name.as_str()) {
+                    Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
+                    Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
+                    Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
+                    _ => None,
+                },
+            }],
+            "Cast" if onnx => vec![match attr("to") {
+                Some(AttrValue::Int(code)) => ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(Ty::Elem),
+                _ => None,
+            }],
+            "CastLike" if onnx => vec![input_ty(1)],
+            "Identity" if onnx => vec![input_ty(0)],
+            "If" if onnx => {
+                let branch = |name: &str| match attr(name) {
+                    Some(AttrValue::Graph(g)) => g.outputs.iter().map(|o| self.types.get(o).cloned()).collect(),
+                    _ => vec![None; outputs.len()],
+                };
+                let (then, els): (Vec<Option<Ty>>, Vec<Option<Ty>>) = (branch("then_branch"), branch("else_branch"));
+                then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
+            }
+            _ => match schema::registry().resolve(&opset.domain, op_type, opset.version) {
+                Resolution::Found(schema) => {
+                    let args: Vec<Option<Ty>> = (0..inputs.len()).map(input_ty).collect();
+                    let refs: Vec<Option<&Ty>> = args.iter().map(Option::as_ref).collect();
+                    infer::check_call(schema, &refs, outputs.len()).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            },
+        };
+        for (o, t) in outputs.iter().zip(known) {
+            if let Some(t) = t {
+                self.types.insert(o.clone(), t);
+            }
+        }
+    }
+
+    /// Reports the first element-type contradiction among a call's inputs (E0601).
+    fn check_input_types(&mut self, schema: &OpSchema, inputs: &[Option<String>], spans: &[Span]) -> R<()> {
+        let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.types.get(v))).collect();
+        let Err(c) = infer::check_call(schema, &args, 0) else { return Ok(()) };
+        let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
+        let mut d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), c.message).primary(span_of(c.arg), c.label);
+        if let Some(j) = c.other {
+            let first = args[j].map(Ty::describe).unwrap_or_default();
+            d = d.secondary(span_of(j), format!("{first} here"));
+        }
+        d = d.help("cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`");
+        Err(self.push(d))
+    }
+
+    /// The schema of a default-opset op, for checks.
+    fn default_schema(&self, op_type: &str) -> Option<&'static OpSchema> {
+        let opset = self.default_opset.as_ref()?;
+        match schema::registry().resolve(&opset.domain, op_type, opset.version) {
+            Resolution::Found(s) => Some(s),
+            _ => None,
+        }
     }
 
     fn default_opset(&mut self, span: Span) -> R<Opset> {
@@ -430,6 +619,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let l = self.lower_expr(left, None)?;
         let r = self.lower_expr(right, None)?;
         let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
+        if let Some(schema) = self.default_schema(op_type) {
+            self.check_input_types(schema, &args, &[left.span, right.span])?;
+        }
         let name = self.fresh(target.unwrap_or("tmp"));
         self.emit_default(op_type, args, vec![name.clone()], attrs, span)?;
         Ok(name)
@@ -448,6 +640,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         };
         let x = self.lower_expr(operand, None)?;
+        if let Some(schema) = self.default_schema(op_type) {
+            self.check_input_types(schema, &[Some(x.clone())], &[operand.span])?;
+        }
         let name = self.fresh(target.unwrap_or("tmp"));
         self.emit_default(op_type, vec![Some(x)], vec![name.clone()], vec![], span)?;
         Ok(name)
@@ -477,6 +672,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let l = self.lower_expr(left, None)?;
         let r = self.lower_expr(right, None)?;
         let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
+        if let Some(schema) = self.default_schema(op_type) {
+            self.check_input_types(schema, &args, &[left.span, right.span])?;
+        }
         if *op == CmpOp::NotEq {
             let tmp = self.fresh("tmp");
             self.emit_default("Equal", args, vec![tmp.clone()], vec![], span)?;
@@ -755,6 +953,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         let inputs = self.autocast(schema, inputs, span)?;
+        if let Some(schema) = schema {
+            let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
+            self.check_input_types(schema, &inputs, &spans)?;
+        }
         // Trailing omitted inputs are dropped, as ONNX allows.
         let mut inputs = inputs;
         while inputs.last().is_some_and(|i| i.is_none()) {
@@ -1075,6 +1277,30 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
+    /// A returned value whose inferred element type contradicts the annotation (E0602).
+    fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
+        let (Some(Ty::Elem(actual)), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else { return Ok(()) };
+        let fits = match &want {
+            Ty::Elem(t) => *t == actual,
+            Ty::Var { allowed, .. } => allowed.is_empty() || allowed.contains(&actual),
+        };
+        if fits {
+            return Ok(());
+        }
+        let expected = match &want {
+            Ty::Elem(t) => t.script_name().to_string(),
+            Ty::Var { name, .. } => format!("`{name}`"),
+        };
+        let d = Diagnostic::error(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {expected}", actual.script_name()))
+            .primary(span, format!("{} here", actual.script_name()))
+            .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
+            .help(format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", match &want {
+                Ty::Elem(t) => t.script_name(),
+                Ty::Var { .. } => "FLOAT",
+            }));
+        Err(self.push(d))
+    }
+
     fn line_of(&self, span: Span) -> usize {
         let text = self.source_text;
         text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
@@ -1129,6 +1355,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Lowerer {
             source_text,
             reported_no_opset: false,
+            types: HashMap::new(),
             env,
             diags,
             function_domains,
@@ -1161,7 +1388,8 @@ fn describe_global(g: &Global) -> &'static str {
         Global::OpsetClass => "the `Opset` class",
         Global::TensorType(_) => "a tensor type",
         Global::TypeVar { .. } => "a type variable",
-        Global::ScriptDecorator | Global::GraphDecorator => "a decorator",
+        Global::TypeUnion(_) => "a union of tensor types",
+        Global::ScriptDecorator | Global::GraphDecorator | Global::TorchOpDecorator => "a decorator",
         Global::Typing(_) => "a typing construct",
         Global::Const(_) => "a constant",
         Global::Function(_) => "a function",
@@ -1361,6 +1589,9 @@ pub fn lower_function(
                 l.used_names.insert(p.name.name.clone());
                 l.inputs.insert(p.name.name.clone());
                 l.bind(&p.name.name, Binding::Value(p.name.name.clone()));
+                if let Some(t) = ty.as_deref().and_then(|t| declared_ty(env, t)) {
+                    l.types.insert(p.name.name.clone(), t);
+                }
                 let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
                 inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
             }
@@ -1400,6 +1631,10 @@ pub fn lower_function(
         None => None,
         Some(r) => match env::return_types(env, r) {
             Ok(ts) => Some(ts),
+            Err(_) if mentions_poison(env, r) => {
+                ok = false;
+                None
+            }
             Err((span, why)) => {
                 let d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
                     .primary(span, "not a tensor type");
@@ -1458,6 +1693,12 @@ pub fn lower_function(
                     let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
                     match l.lower_expr(e, Some(&hint)) {
                         Ok(mut v) => {
+                            let declared = declared_outputs.as_ref().and_then(|d| d.get(k).cloned().flatten());
+                            if let Some(declared) = declared {
+                                if l.check_return_type(&v, &declared, e.span, f).is_err() {
+                                    ok = false;
+                                }
+                            }
                             if l.inputs.contains(&v) {
                                 // A graph input cannot also be an output (it breaks ORT and inliners).
                                 match l.copy(&v, &hint, e.span) {
@@ -1520,6 +1761,17 @@ pub fn lower_function(
         nodes,
         opset_imports,
     })
+}
+
+/// What an annotation's type name says of a value: a tensor type or a TypeVar of the module.
+fn declared_ty(env: &ModuleEnv, name: &str) -> Option<Ty> {
+    if let Some(t) = ElemType::from_script_name(name) {
+        return Some(Ty::Elem(t));
+    }
+    match env.get(name) {
+        Some(Global::TypeVar { name, allowed }) => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
+        _ => None,
+    }
 }
 
 /// Whether an annotation uses a global whose definition already failed.

@@ -29,9 +29,13 @@ pub enum Global {
     TensorType(ElemType),
     /// `TypeVar("T", bound=Union[FLOAT, DOUBLE])`: the allowed element types (empty: any).
     TypeVar { name: String, allowed: Vec<ElemType> },
+    /// A type alias such as `RealType = Union[FLOAT, DOUBLE, INT64]`.
+    TypeUnion(Vec<ElemType>),
     /// The `script` decorator, `graph`, or another onnxscript helper.
     ScriptDecorator,
     GraphDecorator,
+    /// torchlib's `torch_op("aten::name.overload")`, which binds a translation to operators.
+    TorchOpDecorator,
     /// A name from `typing` (`Union`, `Optional`, `Sequence`, `TypeVar`, ...).
     Typing(String),
     Const(PyValue),
@@ -52,6 +56,19 @@ pub struct ModuleEnv<'m> {
     pub file: FileId,
     pub globals: HashMap<String, GlobalDef>,
     pub functions: Vec<&'m FunctionDef>,
+    /// Custom operators declared with `torch.library.define(NAME, SCHEMA)`, in source order.
+    pub custom_ops: Vec<CustomOpDecl>,
+}
+
+/// `torch.library.define("mylibrary::add_and_round_op", "(Tensor input) -> Tensor")`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CustomOpDecl {
+    pub qualname: String,
+    pub qualname_span: Span,
+    pub schema: String,
+    pub schema_span: Span,
+    /// Whether the schema literal's text is exactly its value, so offsets map one to one.
+    pub schema_is_verbatim: bool,
 }
 
 impl<'m> ModuleEnv<'m> {
@@ -64,7 +81,7 @@ const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 
 /// Builds the environment of a module, reporting module-level statements outside the language.
 pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
-    let mut env = ModuleEnv { file, globals: HashMap::new(), functions: Vec::new() };
+    let mut env = ModuleEnv { file, globals: HashMap::new(), functions: Vec::new(), custom_ops: Vec::new() };
     for stmt in &module.body {
         match &stmt.kind {
             StmtKind::Import(aliases) => {
@@ -139,11 +156,72 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
             }
             // A module docstring, or a bare string used as a comment.
             StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }) => {}
+            StmtKind::Expr(e) if is_library_define(&env, e) => {
+                if let Some(decl) = custom_op_declaration(file, e, diags) {
+                    env.custom_ops.push(decl);
+                }
+            }
             StmtKind::Pass => {}
             _ => diags.push(module_stmt_error(file, stmt.span)),
         }
     }
     env
+}
+
+/// `torch.library.define(...)`, with or without `import torch`.
+fn is_library_define(env: &ModuleEnv, e: &Expr) -> bool {
+    let ExprKind::Call { func, .. } = &e.kind else { return false };
+    let mut parts = Vec::new();
+    let mut cur = func.as_ref();
+    while let ExprKind::Attribute { value, attr } = &cur.kind {
+        parts.push(attr.name.as_str());
+        cur = value;
+    }
+    let ExprKind::Name(root) = &cur.kind else { return false };
+    parts.push(root);
+    parts.reverse();
+    match parts.as_slice() {
+        ["torch", "library", "define"] => matches!(env.get("torch"), None | Some(Global::Module(_) | Global::Opaque(_))),
+        ["library", "define"] => matches!(env.get("library"), Some(Global::Opaque(m)) if m == "torch.library"),
+        _ => false,
+    }
+}
+
+fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Option<CustomOpDecl> {
+    let ExprKind::Call { args, .. } = &e.kind else { return None };
+    let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
+    let keyword = |name: &str| args.iter().find(|a| a.keyword.as_ref().is_some_and(|k| k.name == name));
+    let qualname = positional.first().map(|a| &a.value).or(keyword("qualname").map(|a| &a.value));
+    let schema = positional.get(1).map(|a| &a.value).or(keyword("schema").map(|a| &a.value));
+    let bad = |span: Span, label: &str| {
+        Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, file, "`torch.library.define` needs the operator's name and schema as strings")
+            .primary(span, label)
+            .help("write `torch.library.define(\"mylibrary::my_op\", \"(Tensor x) -> Tensor\")`")
+    };
+    let (Some(q), Some(sch)) = (qualname, schema) else {
+        diags.push(bad(e.span, "missing the name or the schema"));
+        return None;
+    };
+    let (ExprKind::Str(qtext), ExprKind::Str(stext)) = (&q.kind, &sch.kind) else {
+        let which = if matches!(q.kind, ExprKind::Str(_)) { sch } else { q };
+        diags.push(bad(which.span, "not a string literal"));
+        return None;
+    };
+    if !qtext.contains("::") {
+        diags.push(
+            Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, file, format!("custom operator name `{qtext}` has no namespace"))
+                .primary(q.span, "expected `namespace::name`")
+                .help(format!("write it as `mylibrary::{qtext}`, as `torch.library.custom_op` does")),
+        );
+        return None;
+    }
+    Some(CustomOpDecl {
+        qualname: qtext.clone(),
+        qualname_span: q.span,
+        schema: stext.clone(),
+        schema_span: sch.span,
+        schema_is_verbatim: (sch.span.end - sch.span.start) as usize == stext.len() + 2,
+    })
 }
 
 fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
@@ -158,7 +236,7 @@ fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
 
 fn module_global(dotted: &str) -> Global {
     match dotted {
-        "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" => {
+        "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" | "torch" => {
             Global::Module(dotted.to_string())
         }
         other => Global::Opaque(other.to_string()),
@@ -203,10 +281,28 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
             _ => Ok(Global::Opaque(format!("{module}.{name}"))),
         };
     }
+    if module == TORCHLIB_REGISTRATION && name == "torch_op" {
+        return Ok(Global::TorchOpDecorator);
+    }
+    if module == TORCHLIB_TYPING {
+        return torchlib_type_var(name).ok_or_else(|| format!("`{module}` has no TypeVar `{name}`"));
+    }
     if module == "typing" || module == "collections.abc" || module == "typing_extensions" {
         return Ok(Global::Typing(name.to_string()));
     }
     Ok(Global::Opaque(format!("{module}.{name}")))
+}
+
+const TORCHLIB_REGISTRATION: &str = "onnxscript.function_libs.torch_lib.registration";
+const TORCHLIB_TYPING: &str = "onnxscript.function_libs.torch_lib.tensor_typing";
+
+/// The TypeVars of torchlib's `tensor_typing` (generated by `scripts/gen_schemas.py`).
+static TORCHLIB_TYPING_DATA: &str = include_str!("generated/torchlib_typing.txt");
+
+fn torchlib_type_var(name: &str) -> Option<Global> {
+    let line = TORCHLIB_TYPING_DATA.lines().filter(|l| !l.starts_with('#')).find(|l| l.split(' ').next() == Some(name))?;
+    let allowed = line.split(' ').skip(1).filter_map(ElemType::from_script_name).collect();
+    Some(Global::TypeVar { name: name.to_string(), allowed })
 }
 
 /// Resolves `a.b.c` against the globals: modules, opset attributes of modules, type names.
@@ -239,6 +335,18 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
             Some(Global::OpsetClass) => return opset_declaration(env, value.span, args, diags).map(Global::Opset),
             Some(Global::Typing(t)) if t == "TypeVar" => return type_var(env, value.span, args, diags),
             _ => {}
+        }
+    }
+    let is_union = match &value.kind {
+        ExprKind::Subscript { value: head, .. } => matches!(resolve_dotted(env, head), Some(Global::Typing(t)) if t == "Union"),
+        ExprKind::BinOp { op: BinOp::BitOr, .. } => true,
+        _ => false,
+    };
+    if is_union {
+        if let Some(mut types) = tensor_types(env, value) {
+            types.sort();
+            types.dedup();
+            return Some(Global::TypeUnion(types));
         }
     }
     if let Some(g) = resolve_dotted(env, value) {
@@ -370,6 +478,7 @@ fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
         _ => match resolve_dotted(env, e)? {
             Global::TensorType(t) => Some(vec![t]),
             Global::TypeVar { allowed, .. } => Some(allowed),
+            Global::TypeUnion(ts) => Some(ts),
             _ => None,
         },
     }
@@ -562,6 +671,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
     match resolve_dotted(env, e) {
         Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
         Some(Global::TypeVar { name, .. }) => Ok(ParamType::Input { ty: Some(name), optional: false }),
+        Some(Global::TypeUnion(_)) => Ok(ParamType::Input { ty: None, optional: false }),
         _ => bad("not a tensor or attribute type"),
     }
 }

@@ -1,0 +1,62 @@
+//! Diagnostics as JSON objects, one per line (`onnxsc check --format json`), for editors and CI.
+//!
+//! Lines and columns are 1-based; columns count characters (Unicode scalar values). The end
+//! position is exclusive, as in LSP ranges.
+
+use super::{Diagnostic, Severity};
+use crate::source::{SourceMap, Span};
+use serde_json::{json, Value};
+
+fn position(sources: &SourceMap, file: usize, span: Span) -> (usize, usize, usize, usize) {
+    let (line, column) = sources.line_col(file, span.start);
+    let (end_line, end_column) = sources.line_col(file, span.end);
+    (line, column, end_line, end_column)
+}
+
+/// One diagnostic as a JSON object: code, severity, message, the primary location, every label,
+/// help and notes.
+pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> Value {
+    let primary = d.labels.iter().find(|l| l.primary).or(d.labels.first());
+    let (line, column, end_line, end_column) = match primary {
+        Some(l) => position(sources, d.file, l.span),
+        None => (1, 1, 1, 1),
+    };
+    let labels: Vec<Value> = d
+        .labels
+        .iter()
+        .map(|l| {
+            let (line, column, end_line, end_column) = position(sources, d.file, l.span);
+            json!({
+                "primary": l.primary,
+                "message": l.message,
+                "line": line,
+                "column": column,
+                "end_line": end_line,
+                "end_column": end_column,
+            })
+        })
+        .collect();
+    json!({
+        "code": d.code,
+        "severity": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+        "message": d.message,
+        "file": sources.name(d.file),
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
+        "labels": labels,
+        "help": d.help,
+        "notes": d.notes,
+    })
+}
+
+/// JSON Lines: one compact object per diagnostic, each followed by a newline.
+pub fn to_json_lines(sources: &SourceMap, diags: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in diags {
+        out.push_str(&to_json(sources, d).to_string());
+        out.push('\n');
+    }
+    out
+}
