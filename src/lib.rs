@@ -5,6 +5,7 @@
 //! [`schema`] (operator schemas) → [`lower`] (IR) → [`emit`] (protobuf, text) → [`driver`] and the
 //! command line in `main.rs`.
 
+pub mod aten;
 pub mod diagnostics;
 pub mod driver;
 pub mod emit;

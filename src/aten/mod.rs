@@ -1,0 +1,30 @@
+//! PyTorch operator schemas: the `func:` grammar of native_functions.yaml.
+//!
+//! - [`model`]: [`FunctionSchema`] and its parts; `Display` prints torchgen's canonical
+//!   form, so every schema of native_functions.yaml prints back to exactly its text.
+//! - [`parse`]: [`parse_schema`], a hand-written parser with byte-span errors.
+//! - [`registry`]: [`AtenRegistry`], schemas by qualified name (`aten::add.Tensor`), built
+//!   from the embedded `generated/native_functions.txt` (from the pinned torch wheel by
+//!   `scripts/gen_native_functions.py`) or a user's YAML file, plus custom ops.
+//! - [`yaml`]: [`AtenRegistry::from_yaml`] and locating the active environment's YAML.
+//!
+//! ```
+//! use onnxsc::aten::AtenRegistry;
+//! let add = AtenRegistry::embedded().lookup("aten::add.Tensor").unwrap();
+//! assert_eq!(add.to_string(), "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+//! ```
+
+pub mod model;
+pub mod parse;
+pub mod registry;
+pub mod yaml;
+
+pub use model::{
+    Annotation, Argument, BaseType, DefaultValue, FunctionSchema, Return, Type, DEFAULT_NAMESPACE,
+};
+pub use parse::{parse_schema, SchemaError};
+pub use registry::AtenRegistry;
+pub use yaml::YamlSchemaError;
+
+#[cfg(test)]
+mod tests;
