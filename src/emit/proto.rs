@@ -80,10 +80,34 @@ fn node(n: &Node) -> onnx::NodeProto {
 fn graph(g: &Graph) -> onnx::GraphProto {
     onnx::GraphProto {
         name: Some(g.name.clone()),
+        doc_string: g.doc.clone(),
+        input: g.inputs.iter().map(graph_input).collect(),
         node: g.nodes.iter().map(node).collect(),
         output: g.outputs.iter().map(|o| onnx::ValueInfoProto { name: Some(o.clone()), ..Default::default() }).collect(),
         ..Default::default()
     }
+}
+
+/// A subgraph input, typed where its type is known.
+fn graph_input(i: &GraphInput) -> onnx::ValueInfoProto {
+    let r#type = i.ty.as_ref().map(|t| onnx::TypeProto {
+        value: Some(onnx::type_proto::Value::TensorType(onnx::type_proto::Tensor {
+            elem_type: Some(t.elem.code()),
+            shape: t.shape.as_ref().map(|dims| onnx::TensorShapeProto { dim: dims.iter().map(dimension).collect() }),
+        })),
+        ..Default::default()
+    });
+    onnx::ValueInfoProto { name: Some(i.name.clone()), r#type, ..Default::default() }
+}
+
+fn dimension(d: &Dim) -> onnx::tensor_shape_proto::Dimension {
+    use onnx::tensor_shape_proto::dimension::Value;
+    let value = match d {
+        Dim::Value(v) => Some(Value::DimValue(*v)),
+        Dim::Param(p) => Some(Value::DimParam(p.clone())),
+        Dim::Unknown => None,
+    };
+    onnx::tensor_shape_proto::Dimension { value, ..Default::default() }
 }
 
 /// The typed signature as JSON: what a consumer needs to call the function (attribute types are

@@ -3,7 +3,9 @@
 //! The meaning of every construct follows onnxscript's converter (see ARCHITECTURE.md and
 //! docs/onnx-facts §5): Python operators map to ONNX ops, literals become `Constant`s that are
 //! `CastLike`d to the tensor they meet, attribute parameters become attribute references, and
-//! `if` becomes `If` with the assigned-and-live variables as outputs, in source order.
+//! `if` becomes `If` with the assigned-and-live variables as outputs, in source order. Loops
+//! (`loops`: `for`/`while` to `Loop`) and nested `@graph()` functions (`graphs`: graph-valued
+//! attributes) are lowered in submodules.
 
 use super::ir::*;
 use super::liveness;
@@ -17,6 +19,9 @@ use crate::source::Span;
 use crate::syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod graphs;
+mod loops;
+
 /// Marks that a diagnostic was already reported; the caller abandons the construct.
 #[derive(Debug)]
 pub struct Reported;
@@ -25,12 +30,24 @@ type R<T> = Result<T, Reported>;
 /// The private domain of functions that name no opset of their own (onnxscript's default).
 pub const DEFAULT_FUNCTION_DOMAIN: &str = "this";
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum Binding {
     Value(String),
     /// A name whose definition failed (already reported): uses stay silent.
     Poison,
     Attr { name: String, ty: AttrType, as_bool: bool },
+    /// A nested `@graph()` function, usable only as a graph-valued attribute.
+    Graph(Box<NestedGraph>),
+}
+
+/// A nested function, lowered where it is defined.
+#[derive(Clone, Debug, PartialEq)]
+struct NestedGraph {
+    graph: Graph,
+    /// The outer variables it reads, with the binding each had at the definition: a use where one
+    /// has changed would not compute what the source says.
+    captures: Vec<(String, Binding)>,
+    header: Span,
 }
 
 #[derive(Default)]
@@ -51,6 +68,8 @@ pub struct Decoration {
     pub torch_ops: Vec<TorchBinding>,
     /// `@torch_op(..., complex=True)`: the translation of the complex-valued variant.
     pub complex: bool,
+    /// `@torch_op(..., private=True)`: a helper that torchlib does not register for export.
+    pub private: bool,
 }
 
 /// One operator named in `@torch_op`, e.g. `aten::add.Tensor`.
@@ -86,7 +105,11 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
         return Err(Reported);
     }
     let names: Vec<&Expr> = match &first.value.kind {
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().collect(),
+        ExprKind::Tuple(items) => items.iter().collect(),
+        ExprKind::List(_) => {
+            diags.push(bad(first.value.span, "several operator names must be a tuple, as torchlib requires", "a list"));
+            return Err(Reported);
+        }
         _ => vec![&first.value],
     };
     if names.is_empty() {
@@ -103,6 +126,14 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
             let (name, overload) = rest.split_once('.').unwrap_or((rest, "x"));
             ident(ns) && ident(name) && ident(overload)
         });
+        if let Some(base) = text.strip_suffix(".default").filter(|_| well_formed) {
+            diags.push(
+                Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`{text}` names the default overload with `.default`"))
+                    .primary(n.span, "torchlib rejects `.default`")
+                    .help(format!("write `{base}`")),
+            );
+            return Err(Reported);
+        }
         if !well_formed {
             diags.push(
                 Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`{text}` is not a qualified operator name"))
@@ -133,7 +164,8 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
                 return Err(Reported);
             }
             "complex" => out.complex = value,
-            "trace_only" | "private" | "traceable" => {}
+            "private" => out.private = value,
+            "trace_only" | "traceable" => {}
             other => {
                 diags.push(
                     Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`@torch_op` has no option `{other}`"))
@@ -150,7 +182,7 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
 /// Reads the `@script(...)` decorator of a function.
 pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> R<Decoration> {
     let file = env.file;
-    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None, torch_ops: Vec::new(), complex: false };
+    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None, torch_ops: Vec::new(), complex: false, private: false };
     let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {
@@ -257,7 +289,6 @@ pub struct Lowerer<'a, 'm> {
     castable: HashSet<String>,
     default_opset: Option<Opset>,
     imports: BTreeMap<String, (i64, Span)>,
-    inputs: HashSet<String>,
     live_out: HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
     source_text: &'a str,
@@ -265,6 +296,10 @@ pub struct Lowerer<'a, 'm> {
     reported_no_opset: bool,
     /// What is known of each value's element type (values are unique across scopes).
     types: HashMap<String, Ty>,
+    /// How many loops enclose the statement being lowered (in the current function or graph).
+    loop_depth: usize,
+    /// Nested graphs already used as an attribute, by definition: a second use gets fresh names.
+    graphs_used: HashSet<u32>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -352,6 +387,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 _ => None,
             }],
             "CastLike" if onnx => vec![input_ty(1)],
+            // Carried values (and scan outputs) have the types of the body's outputs after the
+            // condition.
+            "Loop" if onnx => match attr("body") {
+                Some(AttrValue::Graph(g)) => g.outputs.iter().skip(1).map(|o| self.types.get(o).cloned()).collect(),
+                _ => Vec::new(),
+            },
             "Identity" if onnx => vec![input_ty(0)],
             "If" if onnx => {
                 let branch = |name: &str| match attr(name) {
@@ -558,9 +599,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
         match self.lookup(n).cloned() {
-            Some(Binding::Value(v)) => Ok(v),
-            Some(Binding::Poison) => Err(Reported),
-            Some(Binding::Attr { name, ty, as_bool }) => self.attr_as_tensor(&name, ty, as_bool, target.unwrap_or(n), span),
+            Some(b) => self.binding_value(n, b, target.unwrap_or(n), span),
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison) => Err(Reported),
@@ -572,6 +611,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
                 None => Err(self.undefined(n, span)),
             },
+        }
+    }
+
+    /// The tensor that a variable's binding stands for; an attribute parameter becomes a
+    /// `Constant` named after `hint`.
+    fn binding_value(&mut self, var: &str, b: Binding, hint: &str, span: Span) -> R<String> {
+        match b {
+            Binding::Value(v) => Ok(v),
+            Binding::Poison => Err(Reported),
+            Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, hint, span),
+            Binding::Graph(_) => {
+                let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), format!("`{var}` is a nested function, not a tensor value"))
+                    .primary(span, "used as a value here")
+                    .help(format!("a `@graph()` function can only be passed as a graph attribute, e.g. `op.Scan(..., body={var})`"));
+                Err(self.push(d))
+            }
         }
     }
 
@@ -789,6 +844,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return self.lower_function_call(idx, n, args, span, outputs);
                 }
                 (None, None) => return Err(self.undefined(n, func.span)),
+                (Some(Binding::Graph(_)), _) => {
+                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
+                        .primary(func.span, "a `@graph()` function")
+                        .help(format!("pass it as a graph attribute of an op, e.g. `op.Scan(..., body={n})`; to reuse code, call a module-level function"));
+                    return Err(self.push(d));
+                }
+                (Some(Binding::Poison), _) => return Err(Reported),
                 _ => {
                     let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
                         .primary(func.span, "not an op or a function")
@@ -1025,6 +1087,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return Ok(Some(Attr { name: key.name.clone(), value: AttrValue::Ref { name, ty } }));
                 }
                 Some(Binding::Poison) => return Err(Reported),
+                Some(Binding::Graph(g)) => return self.graph_attr(op, key, n, *g, e.span, expected).map(Some),
                 Some(Binding::Value(_)) => {
                     let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` needs a script-time value, but `{n}` is a tensor", key.name))
                         .primary(e.span, "a tensor computed at run time")
@@ -1165,20 +1228,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             StmtKind::Pass => Ok(()),
             StmtKind::Break | StmtKind::Continue => {
                 let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
-                Err(self.err(codes::BREAK_OUTSIDE_LOOP, s.span, format!("`{word}` outside a loop"), format!("`{word}` must be inside a `for` or `while` loop")))
+                if self.loop_depth == 0 {
+                    return Err(self.err(codes::BREAK_OUTSIDE_LOOP, s.span, format!("`{word}` outside a loop"), format!("`{word}` must be inside a `for` or `while` loop")));
+                }
+                Err(self.misplaced_loop_exit(s))
             }
-            StmtKind::For { .. } | StmtKind::While { .. } => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "loops are not supported yet")
-                    .primary(s.span, "loop")
-                    .help("`for i in range(n)` and `while` lower to ONNX `Loop`; until onnxsc supports them, call `op.Loop` with a graph");
-                Err(self.push(d))
-            }
-            StmtKind::FunctionDef(f) => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "nested functions are not supported yet")
-                    .primary(f.header_span, "nested `def`")
-                    .help("define the function at module level");
-                Err(self.push(d))
-            }
+            StmtKind::For { target, iter, body, orelse } => self.lower_for(s, target, iter, body, orelse),
+            StmtKind::While { test, body, orelse } => self.lower_while(s, test, body, orelse),
+            StmtKind::FunctionDef(f) => self.lower_nested_function(f),
             StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
                 let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "imports belong at module level")
                     .primary(s.span, "import inside a function")
@@ -1277,7 +1334,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
-    /// A returned value whose inferred element type contradicts the annotation (E0602).
+    /// A returned value whose inferred element type contradicts the annotation (W0601). A
+    /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
     fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
         let (Some(Ty::Elem(actual)), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else { return Ok(()) };
         let fits = match &want {
@@ -1291,14 +1349,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Ty::Elem(t) => t.script_name().to_string(),
             Ty::Var { name, .. } => format!("`{name}`"),
         };
-        let d = Diagnostic::error(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {expected}", actual.script_name()))
+        let d = Diagnostic::warning(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {expected}", actual.script_name()))
             .primary(span, format!("{} here", actual.script_name()))
             .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
             .help(format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", match &want {
                 Ty::Elem(t) => t.script_name(),
                 Ty::Var { .. } => "FLOAT",
             }));
-        Err(self.push(d))
+        self.push(d);
+        Ok(())
     }
 
     fn line_of(&self, span: Span) -> usize {
@@ -1306,38 +1365,33 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
     }
 
+    /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
+    /// the subgraph did not compute it (an outer value or a graph input) or when it is already an
+    /// output (outputs are distinct names). `None` when `var` has no value at all.
+    fn subgraph_output(&mut self, var: &str, span: Span, outs: &[String]) -> R<Option<String>> {
+        let local = self.scope().vars.contains_key(var);
+        let Some(b) = self.lookup(var).cloned() else { return Ok(None) };
+        let v = self.binding_value(var, b, var, span)?;
+        if local && self.scope().produced.contains(&v) && !outs.contains(&v) {
+            return Ok(Some(v));
+        }
+        self.copy(&v, var, span).map(Some)
+    }
+
     fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
         self.scopes.push(Scope::default());
         let mut result = self.lower_block(stmts);
         let mut outs = Vec::new();
         for var in outputs {
-            let local = self.scopes.last().and_then(|s| s.vars.get(var)).cloned();
-            let out = match local {
-                Some(b) => {
-                    let v = match b {
-                        Binding::Value(v) => Ok(v),
-                        Binding::Poison => Err(Reported),
-                        Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, var, if_span),
-                    };
-                    match v {
-                        Ok(v) if self.scopes.last().is_some_and(|s| s.produced.contains(&v)) => Ok(v),
-                        Ok(v) => self.copy(&v, var, if_span),
-                        Err(e) => Err(e),
-                    }
+            let out = match self.subgraph_output(var, if_span, &outs) {
+                Ok(Some(o)) => Ok(o),
+                Ok(None) => {
+                    let d = Diagnostic::error(codes::CONDITIONALLY_DEFINED, self.file(), format!("`{var}` is assigned in only one branch of this `if`"))
+                        .primary(if_span, format!("`{var}` has no value when the other branch runs"))
+                        .help(format!("assign `{var}` before the `if`, or in every branch"));
+                    Err(self.push(d))
                 }
-                None => match self.lookup(var).cloned() {
-                    Some(Binding::Value(v)) => self.copy(&v, var, if_span),
-                    Some(Binding::Poison) => Err(Reported),
-                    Some(Binding::Attr { name, ty, as_bool }) => self
-                        .attr_as_tensor(&name, ty, as_bool, var, if_span)
-                        .and_then(|v| self.copy(&v, var, if_span)),
-                    None => {
-                        let d = Diagnostic::error(codes::CONDITIONALLY_DEFINED, self.file(), format!("`{var}` is assigned in only one branch of this `if`"))
-                            .primary(if_span, format!("`{var}` has no value when the other branch runs"))
-                            .help(format!("assign `{var}` before the `if`, or in every branch"));
-                        Err(self.push(d))
-                    }
-                },
+                Err(e) => Err(e),
             };
             match out {
                 Ok(o) => outs.push(o),
@@ -1346,7 +1400,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let scope = self.scopes.pop().expect("pushed above");
         result?;
-        Ok(Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs })
+        Ok(Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() })
     }
 }
 
@@ -1365,9 +1419,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             castable: HashSet::new(),
             default_opset: None,
             imports: BTreeMap::new(),
-            inputs: HashSet::new(),
             live_out: HashMap::new(),
             assigned_anywhere: HashSet::new(),
+            loop_depth: 0,
+            graphs_used: HashSet::new(),
         }
     }
 }
@@ -1587,7 +1642,6 @@ pub fn lower_function(
         match ty {
             ParamType::Input { ty, optional } => {
                 l.used_names.insert(p.name.name.clone());
-                l.inputs.insert(p.name.name.clone());
                 l.bind(&p.name.name, Binding::Value(p.name.name.clone()));
                 if let Some(t) = ty.as_deref().and_then(|t| declared_ty(env, t)) {
                     l.types.insert(p.name.name.clone(), t);
@@ -1648,99 +1702,15 @@ pub fn lower_function(
     // Body analysis.
     let mut assigned = Vec::new();
     liveness::assigned_in_order(&f.body, &|_| None, &mut assigned);
+    liveness::bound_in_nested_functions(&f.body, &mut assigned);
     l.assigned_anywhere = assigned.into_iter().collect();
     let live = {
         let is_static = |s: &Stmt| l.is_static_if(s);
-        liveness::live_out_of_ifs(&f.body, &is_static)
+        liveness::live_out_of_control_flow(&f.body, &is_static)
     };
     l.live_out = live;
 
-    let mut doc = None;
-    let mut outputs: Vec<String> = Vec::new();
-    let mut returned = false;
-    for (i, s) in f.body.iter().enumerate() {
-        if returned {
-            let d = Diagnostic::error(codes::UNREACHABLE, env.file, "code after `return` never runs")
-                .primary(s.span, "unreachable")
-                .help("remove it, or move the `return` to the end");
-            l.push(d);
-            ok = false;
-            break;
-        }
-        match &s.kind {
-            StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. }) if i == 0 => doc = Some(text.clone()),
-            StmtKind::Return(value) => {
-                returned = true;
-                let items: Vec<&Expr> = match value.as_ref().map(|v| &v.kind) {
-                    None => vec![],
-                    Some(ExprKind::Tuple(items)) => items.iter().collect(),
-                    Some(_) => value.iter().collect(),
-                };
-                let Some(value) = value.as_ref().filter(|_| !items.is_empty()) else {
-                    let (message, span, label) = match value {
-                        None => ("`return` without a value", s.span, "returns nothing"),
-                        Some(v) => ("`return ()` returns no tensor", v.span, "empty tuple"),
-                    };
-                    let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, message)
-                        .primary(span, label)
-                        .help("an ONNX function must return at least one tensor");
-                    l.push(d);
-                    ok = false;
-                    continue;
-                };
-                let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
-                for (k, e) in items.iter().enumerate() {
-                    let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
-                    match l.lower_expr(e, Some(&hint)) {
-                        Ok(mut v) => {
-                            let declared = declared_outputs.as_ref().and_then(|d| d.get(k).cloned().flatten());
-                            if let Some(declared) = declared {
-                                if l.check_return_type(&v, &declared, e.span, f).is_err() {
-                                    ok = false;
-                                }
-                            }
-                            if l.inputs.contains(&v) {
-                                // A graph input cannot also be an output (it breaks ORT and inliners).
-                                match l.copy(&v, &hint, e.span) {
-                                    Ok(c) => v = c,
-                                    Err(_) => ok = false,
-                                }
-                            } else if outputs.contains(&v) {
-                                match l.copy(&v, &format!("{v}_copy"), e.span) {
-                                    Ok(c) => v = c,
-                                    Err(_) => ok = false,
-                                }
-                            }
-                            outputs.push(v);
-                        }
-                        Err(_) => ok = false,
-                    }
-                }
-                if let Some(declared) = &declared_outputs {
-                    if declared.len() != items.len() && ok {
-                        let d = Diagnostic::error(codes::RETURN_COUNT, env.file, format!("the function is annotated with {} output{}, but returns {}", declared.len(), if declared.len() == 1 { "" } else { "s" }, items.len()))
-                            .primary(value.span, format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }))
-                            .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
-                        l.push(d);
-                        ok = false;
-                    }
-                }
-            }
-            _ => {
-                if l.lower_stmt(s).is_err() {
-                    l.poison_assigned(s);
-                    ok = false;
-                }
-            }
-        }
-    }
-    if !returned && ok {
-        let d = Diagnostic::error(codes::NO_RETURN_VALUE, env.file, format!("function `{}` returns nothing", f.name.name))
-            .primary(f.name.span, "no `return` at the end of this function")
-            .help("an ONNX function must return at least one tensor: end it with `return ...`");
-        l.push(d);
-        ok = false;
-    }
+    let Body { doc, outputs, ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
     if !ok {
         return None;
     }
@@ -1761,6 +1731,108 @@ pub fn lower_function(
         nodes,
         opset_imports,
     })
+}
+
+/// What lowering a function body gives.
+struct Body {
+    doc: Option<String>,
+    outputs: Vec<String>,
+    /// No errors, in the body or (as passed in) before it.
+    ok: bool,
+}
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    /// Lowers the statements of a function, module-level or nested, through its final `return`.
+    /// `ok` is false when the signature had errors; a return count mismatch is then not reported.
+    fn lower_body(&mut self, f: &FunctionDef, declared_outputs: Option<&[Option<String>]>, mut ok: bool) -> Body {
+        let mut doc = None;
+        let mut outputs: Vec<String> = Vec::new();
+        let mut returned = false;
+        for (i, s) in f.body.iter().enumerate() {
+            if returned {
+                let d = Diagnostic::error(codes::UNREACHABLE, self.file(), "code after `return` never runs")
+                    .primary(s.span, "unreachable")
+                    .help("remove it, or move the `return` to the end");
+                self.push(d);
+                ok = false;
+                break;
+            }
+            match &s.kind {
+                StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. }) if i == 0 => doc = Some(text.clone()),
+                StmtKind::Return(value) => {
+                    returned = true;
+                    let items: Vec<&Expr> = match value.as_ref().map(|v| &v.kind) {
+                        None => vec![],
+                        Some(ExprKind::Tuple(items)) => items.iter().collect(),
+                        Some(_) => value.iter().collect(),
+                    };
+                    let Some(value) = value.as_ref().filter(|_| !items.is_empty()) else {
+                        let (message, span, label) = match value {
+                            None => ("`return` without a value", s.span, "returns nothing"),
+                            Some(v) => ("`return ()` returns no tensor", v.span, "empty tuple"),
+                        };
+                        let d = Diagnostic::error(codes::NO_RETURN_VALUE, self.file(), message)
+                            .primary(span, label)
+                            .help("an ONNX function must return at least one tensor");
+                        self.push(d);
+                        ok = false;
+                        continue;
+                    };
+                    let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
+                    for (k, e) in items.iter().enumerate() {
+                        let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
+                        match self.lower_expr(e, Some(&hint)) {
+                            Ok(mut v) => {
+                                let declared = declared_outputs.and_then(|d| d.get(k).cloned().flatten());
+                                if let Some(declared) = declared {
+                                    if self.check_return_type(&v, &declared, e.span, f).is_err() {
+                                        ok = false;
+                                    }
+                                }
+                                if !self.scope().produced.contains(&v) {
+                                    // An input or outer value cannot also be an output (it breaks ORT and inliners).
+                                    match self.copy(&v, &hint, e.span) {
+                                        Ok(c) => v = c,
+                                        Err(_) => ok = false,
+                                    }
+                                } else if outputs.contains(&v) {
+                                    match self.copy(&v, &format!("{v}_copy"), e.span) {
+                                        Ok(c) => v = c,
+                                        Err(_) => ok = false,
+                                    }
+                                }
+                                outputs.push(v);
+                            }
+                            Err(_) => ok = false,
+                        }
+                    }
+                    if let Some(declared) = declared_outputs {
+                        if declared.len() != items.len() && ok {
+                            let d = Diagnostic::error(codes::RETURN_COUNT, self.file(), format!("the function is annotated with {} output{}, but returns {}", declared.len(), if declared.len() == 1 { "" } else { "s" }, items.len()))
+                                .primary(value.span, format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }))
+                                .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
+                            self.push(d);
+                            ok = false;
+                        }
+                    }
+                }
+                _ => {
+                    if self.lower_stmt(s).is_err() {
+                        self.poison_assigned(s);
+                        ok = false;
+                    }
+                }
+            }
+        }
+        if !returned && ok {
+            let d = Diagnostic::error(codes::NO_RETURN_VALUE, self.file(), format!("function `{}` returns nothing", f.name.name))
+                .primary(f.name.span, "no `return` at the end of this function")
+                .help("an ONNX function must return at least one tensor: end it with `return ...`");
+            self.push(d);
+            ok = false;
+        }
+        Body { doc, outputs, ok }
+    }
 }
 
 /// What an annotation's type name says of a value: a tensor type or a TypeVar of the module.
@@ -1829,6 +1901,7 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
                 .or_else(|| in_expr(env, iter))
                 .or_else(|| in_stmts(env, body))
                 .or_else(|| in_stmts(env, orelse)),
+            StmtKind::FunctionDef(nested) => in_stmts(env, &nested.body),
             _ => None,
         })
     }

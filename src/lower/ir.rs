@@ -65,12 +65,44 @@ pub struct Node {
     pub attrs: Vec<Attr>,
 }
 
-/// A subgraph (If branch): nodes and the names of its outputs.
+/// A subgraph: an `If` branch, a `Loop` body or a nested `@graph()` function. It may read values
+/// of the enclosing graphs by name (captures).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Graph {
     pub name: String,
+    pub doc: Option<String>,
+    pub inputs: Vec<GraphInput>,
     pub nodes: Vec<Node>,
     pub outputs: Vec<String>,
+}
+
+/// A subgraph input: a loop's iteration number, condition and carried values, or a parameter of
+/// a nested function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphInput {
+    pub name: String,
+    /// Its tensor type where it is known; otherwise the runtime takes the type of what is bound.
+    pub ty: Option<TensorType>,
+}
+
+/// A tensor type: element type and shape (`None`: unknown rank; no dimensions: a scalar).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorType {
+    pub elem: ElemType,
+    pub shape: Option<Vec<Dim>>,
+}
+
+impl TensorType {
+    pub fn scalar(elem: ElemType) -> TensorType {
+        TensorType { elem, shape: Some(Vec::new()) }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dim {
+    Value(i64),
+    Param(String),
+    Unknown,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,10 @@
-//! Which variables are live after each `if`, and which an `if` assigns, in source order.
+//! Which variables are live after each `if` and loop, which a block assigns (in source order),
+//! and which it reads before assigning them.
 //!
-//! This mirrors onnxscript's own analysis (so that the same variables become `If` outputs), but
-//! keeps the order of first assignment so that output is deterministic.
+//! This follows onnxscript's own analysis (so that the same variables become `If` outputs and
+//! loop-carried state), but keeps the order of first assignment so that output is
+//! deterministic, and treats loops as possibly running zero times (onnxscript's liveness does not,
+//! and then forgets values a loop needs).
 
 use crate::syntax::ast::*;
 use std::collections::{BTreeSet, HashMap};
@@ -100,103 +103,176 @@ pub fn assigned_in_order(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<boo
     }
 }
 
-/// The variables live after each `if` statement, keyed by the statement's span start.
-pub fn live_out_of_ifs(body: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> HashMap<u32, Live> {
+/// The variables live after each `if` and loop statement (those of nested functions included),
+/// keyed by the statement's span start.
+pub fn live_out_of_control_flow(body: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> HashMap<u32, Live> {
     let mut map = HashMap::new();
-    block(body, Live::new(), is_static, &mut map);
+    record_block(body, Live::new(), is_static, &mut map);
     map
 }
 
-fn block(stmts: &[Stmt], mut live: Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) -> Live {
-    for s in stmts.iter().rev() {
-        live = stmt(s, live, is_static, map);
+/// The variables a block reads before assigning them: its inputs.
+pub fn exposed_uses(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live {
+    block_effect(stmts, is_static).gen
+}
+
+/// The variables of enclosing scopes that a nested function reads.
+pub fn captured(f: &FunctionDef, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live {
+    let mut used = exposed_uses(&f.body, is_static);
+    for p in &f.params {
+        used.remove(&p.name.name);
     }
+    used
+}
+
+/// Every name that nested functions bind: their parameters and the variables they assign.
+pub fn bound_in_nested_functions(stmts: &[Stmt], out: &mut Vec<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::FunctionDef(f) => {
+                out.extend(f.params.iter().map(|p| p.name.name.clone()));
+                assigned_in_order(&f.body, &|_| None, out);
+                bound_in_nested_functions(&f.body, out);
+            }
+            StmtKind::If { body, orelse, .. } | StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                bound_in_nested_functions(body, out);
+                bound_in_nested_functions(orelse, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a statement or block does to liveness: the variables live before it are
+/// `gen ∪ (after − kill)`, or only `gen` when it always returns. Loops are summarised in closed
+/// form (a body may run zero or more times), so each statement is analysed a bounded number of
+/// times however deeply loops nest.
+struct Effect {
+    gen: Live,
+    kill: Live,
+    returns: bool,
+}
+
+impl Effect {
+    fn reads(gen: Live) -> Effect {
+        Effect { gen, kill: Live::new(), returns: false }
+    }
+
+    fn live_in(&self, after: &Live) -> Live {
+        let mut live = self.gen.clone();
+        if !self.returns {
+            live.extend(after.difference(&self.kill).cloned());
+        }
+        live
+    }
+
+    /// `self`, then `next`.
+    fn then(mut self, next: Effect) -> Effect {
+        if self.returns {
+            return self;
+        }
+        self.gen.extend(next.gen.difference(&self.kill).cloned());
+        self.kill.extend(next.kill);
+        self.returns = next.returns;
+        self
+    }
+
+    /// `self` or `other`, whichever path runs.
+    fn or(mut self, other: Effect) -> Effect {
+        self.gen.extend(other.gen);
+        self.kill = match (self.returns, other.returns) {
+            (true, true) | (false, true) => self.kill,
+            (true, false) => other.kill,
+            (false, false) => self.kill.intersection(&other.kill).cloned().collect(),
+        };
+        self.returns = self.returns && other.returns;
+        self
+    }
+}
+
+fn used_in(e: &Expr) -> Live {
+    let mut live = Live::new();
+    used_vars(e, &mut live);
     live
 }
 
-fn stmt(s: &Stmt, live_out: Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) -> Live {
+fn names_of(t: &Expr) -> Live {
+    let mut names = Vec::new();
+    target_names(t, &mut names);
+    names.into_iter().collect()
+}
+
+fn block_effect(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
+    stmts.iter().fold(Effect::reads(Live::new()), |e, s| e.then(effect(s, is_static)))
+}
+
+fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
     match &s.kind {
-        StmtKind::Assign { targets, value } => {
-            let mut live = live_out;
-            let mut names = Vec::new();
-            targets.iter().for_each(|t| target_names(t, &mut names));
-            for n in names {
-                live.remove(&n);
-            }
-            used_vars(value, &mut live);
-            live
-        }
-        StmtKind::AnnAssign { target, value, .. } => {
-            let mut live = live_out;
-            let mut names = Vec::new();
-            target_names(target, &mut names);
-            for n in names {
-                live.remove(&n);
-            }
-            if let Some(v) = value {
-                used_vars(v, &mut live);
-            }
-            live
-        }
-        StmtKind::AugAssign { target, value, .. } => {
-            let mut live = live_out;
-            used_vars(target, &mut live);
-            used_vars(value, &mut live);
-            live
-        }
-        StmtKind::Return(v) => {
-            let mut live = Live::new();
-            if let Some(v) = v {
-                used_vars(v, &mut live);
-            }
-            live
-        }
-        StmtKind::If { test, body, orelse } => {
-            map.insert(s.span.start, live_out.clone());
-            match is_static(s) {
-                Some(true) => block(body, live_out, is_static, map),
-                Some(false) => block(orelse, live_out, is_static, map),
-                None => {
-                    let mut live = block(body, live_out.clone(), is_static, map);
-                    live.extend(block(orelse, live_out, is_static, map));
-                    used_vars(test, &mut live);
-                    live
-                }
-            }
-        }
+        StmtKind::Assign { targets, value } => Effect { gen: used_in(value), kill: targets.iter().flat_map(names_of).collect(), returns: false },
+        StmtKind::AnnAssign { target, value, .. } => Effect { gen: value.as_ref().map(used_in).unwrap_or_default(), kill: names_of(target), returns: false },
+        StmtKind::AugAssign { target, value, .. } => Effect::reads(used_in(target).union(&used_in(value)).cloned().collect()),
+        StmtKind::Return(v) => Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true },
+        StmtKind::If { test, body, orelse } => match is_static(s) {
+            Some(true) => block_effect(body, is_static),
+            Some(false) => block_effect(orelse, is_static),
+            None => Effect::reads(used_in(test)).then(block_effect(body, is_static).or(block_effect(orelse, is_static))),
+        },
+        // Live before a loop: what is live after it (it may run zero times), what its body reads
+        // before assigning, and its header.
         StmtKind::For { target, iter, body, .. } => {
-            let mut loop_vars = Vec::new();
-            target_names(target, &mut loop_vars);
-            let mut prev: Option<Live> = None;
-            let mut curr = live_out;
-            while prev.as_ref() != Some(&curr) {
-                prev = Some(curr.clone());
-                let mut next = block(body, curr.clone(), is_static, map);
-                for v in &loop_vars {
-                    next.remove(v);
-                }
-                curr = next;
-            }
-            used_vars(iter, &mut curr);
-            curr
+            let mut gen: Live = block_effect(body, is_static).gen.difference(&names_of(target)).cloned().collect();
+            gen.extend(used_in(iter));
+            Effect::reads(gen)
         }
         StmtKind::While { test, body, .. } => {
-            let mut cond = Live::new();
-            used_vars(test, &mut cond);
-            let mut prev: Option<Live> = None;
-            let mut curr: Live = live_out.union(&cond).cloned().collect();
-            while prev.as_ref() != Some(&curr) {
-                prev = Some(curr.clone());
-                let next = block(body, curr.clone(), is_static, map);
-                curr = next.union(&cond).cloned().collect();
+            let mut gen = block_effect(body, is_static).gen;
+            gen.extend(used_in(test));
+            Effect::reads(gen)
+        }
+        // The graph is built where the function is defined, from the values its captured
+        // variables have there.
+        StmtKind::FunctionDef(f) => Effect { gen: captured(f, is_static), kill: Live::from([f.name.name.clone()]), returns: false },
+        StmtKind::Expr(e) => Effect::reads(used_in(e)),
+        _ => Effect::reads(Live::new()),
+    }
+}
+
+/// Walks a block backwards from what is live after it, recording what is live after each `if`
+/// and loop.
+fn record_block(stmts: &[Stmt], mut live: Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) {
+    for s in stmts.iter().rev() {
+        record_stmt(s, &live, is_static, map);
+        live = effect(s, is_static).live_in(&live);
+    }
+}
+
+fn record_stmt(s: &Stmt, live_out: &Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) {
+    match &s.kind {
+        StmtKind::If { body, orelse, .. } => {
+            map.insert(s.span.start, live_out.clone());
+            if is_static(s) != Some(false) {
+                record_block(body, live_out.clone(), is_static, map);
             }
-            curr
+            if is_static(s) != Some(true) {
+                record_block(orelse, live_out.clone(), is_static, map);
+            }
         }
-        StmtKind::Expr(e) => {
-            let mut live = live_out;
-            used_vars(e, &mut live);
-            live
+        // At the end of an iteration, what the loop needs afterwards and what the next iteration
+        // reads are live.
+        StmtKind::For { target, body, .. } => {
+            map.insert(s.span.start, live_out.clone());
+            let mut end = live_out.clone();
+            end.extend(block_effect(body, is_static).gen.difference(&names_of(target)).cloned());
+            record_block(body, end, is_static, map);
         }
-        _ => live_out,
+        StmtKind::While { test, body, .. } => {
+            map.insert(s.span.start, live_out.clone());
+            let mut end = live_out.clone();
+            end.extend(used_in(test));
+            end.extend(block_effect(body, is_static).gen);
+            record_block(body, end, is_static, map);
+        }
+        StmtKind::FunctionDef(f) => record_block(&f.body, Live::new(), is_static, map),
+        _ => {}
     }
 }
