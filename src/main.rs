@@ -1,10 +1,11 @@
-//! The `onnxsc` command line: `check`, `build`.
+//! The `onnxsc` command line: `check`, `build`, `schema`, `explain`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use onnxsc::diagnostics::{render_to_stderr, ColorMode};
-use onnxsc::driver::{self, Compilation};
+use onnxsc::aten::AtenRegistry;
+use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
+use onnxsc::driver::{self, Compilation, Options};
 use onnxsc::emit;
 use prost::Message;
 use std::io::Write;
@@ -37,13 +38,45 @@ enum Color {
     Never,
 }
 
+/// Where PyTorch operator schemas come from (for `@torch_op` bindings).
+#[derive(clap::Args, Clone)]
+struct SchemaArgs {
+    /// A native_functions.yaml to check `aten::` bindings against, instead of the embedded one
+    /// (from torch 2.15). `auto` finds the one of the torch installed in the active Python
+    /// environment ($VIRTUAL_ENV or $CONDA_PREFIX).
+    #[arg(long, value_name = "PATH", env = "ONNXSC_NATIVE_FUNCTIONS")]
+    native_functions: Option<PathBuf>,
+    /// More operator schemas (e.g. custom ops), in native_functions.yaml format:
+    /// `- func: mylibrary::my_op(Tensor x, float alpha=1.0) -> Tensor`. Repeatable.
+    #[arg(long = "schema", value_name = "FILE")]
+    schema_files: Vec<PathBuf>,
+}
+
+impl SchemaArgs {
+    fn options(&self) -> Options {
+        Options { native_functions: self.native_functions.clone(), schema_files: self.schema_files.clone() }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check `.onnxs` files and report every problem, without writing anything.
+    ///
+    /// Checks syntax, names, op calls against the ONNX and ONNX Runtime schemas of the declared
+    /// opsets, element types, and each `@torch_op` binding against its PyTorch schema.
     Check {
         /// `.onnxs` files, or directories searched recursively for them.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
+        /// How to print diagnostics: `human` (to stderr) or `json` (one object per line, to
+        /// stdout, for editors and CI).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        /// Treat warnings as errors (exit status 1).
+        #[arg(long)]
+        deny_warnings: bool,
+        #[command(flatten)]
+        schemas: SchemaArgs,
     },
     /// Compile `.onnxs` files into a function library.
     ///
@@ -61,7 +94,38 @@ enum Command {
         /// The output format.
         #[arg(long, value_enum, default_value_t = Emit::Proto)]
         emit: Emit,
+        /// Treat warnings as errors: nothing is written when there are any.
+        #[arg(long)]
+        deny_warnings: bool,
+        #[command(flatten)]
+        schemas: SchemaArgs,
     },
+    /// Print a PyTorch operator schema and how each argument maps to ONNX.
+    ///
+    /// The first line is the schema exactly as native_functions.yaml writes it; then each
+    /// argument with its type and how a translation receives it (tensor input or attribute).
+    Schema {
+        /// The operator, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload.
+        #[arg(value_name = "QUALNAME")]
+        qualname: String,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// Explain a diagnostic code, with an example, e.g. `onnxsc explain E0601`.
+    Explain {
+        /// The code, as printed in brackets: `E0601`, `W0501`.
+        #[arg(value_name = "CODE")]
+        code: String,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Rendered diagnostics with source excerpts, on stderr.
+    Human,
+    /// JSON Lines on stdout: code, severity, message, file, line, column, end_line,
+    /// end_column, labels, help, notes.
+    Json,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,9 +177,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn compile(paths: &[PathBuf], color: ColorMode) -> Result<Compilation, AppError> {
-    let c = driver::compile_paths(paths).map_err(|e| AppError { message: e.to_string(), help: None })?;
-    render_to_stderr(&c.sources, &c.diagnostics, color);
+fn compile(paths: &[PathBuf], options: &Options, deny_warnings: bool) -> Result<Compilation, AppError> {
+    let mut c = driver::compile_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    if deny_warnings {
+        for d in &mut c.diagnostics {
+            if d.severity == Severity::Warning {
+                d.severity = Severity::Error;
+                d.notes.push("`--deny-warnings` makes this warning an error".into());
+            }
+        }
+    }
     Ok(c)
 }
 
@@ -137,19 +208,26 @@ fn summary(c: &Compilation) {
 
 fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
-        Command::Check { paths } => {
-            let c = compile(&paths, color)?;
+        Command::Check { paths, format, deny_warnings, schemas } => {
+            let c = compile(&paths, &schemas.options(), deny_warnings)?;
+            match format {
+                Format::Human => render_to_stderr(&c.sources, &c.diagnostics, color),
+                Format::Json => write_stdout(diagnostics::json::to_json_lines(&c.sources, &c.diagnostics).as_bytes())?,
+            }
             summary(&c);
             Ok(if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
-        Command::Build { paths, output, emit } => {
+        Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
+        Command::Explain { code } => explain(&code),
+        Command::Build { paths, output, emit, deny_warnings, schemas } => {
             if emit == Emit::Proto && output.is_none() {
                 return Err(AppError {
                     message: "`build` needs an output file for `--emit proto`".into(),
                     help: Some("pass `-o library.onnx`, or `--emit text` to print the functions".into()),
                 });
             }
-            let c = compile(&paths, color)?;
+            let c = compile(&paths, &schemas.options(), deny_warnings)?;
+            render_to_stderr(&c.sources, &c.diagnostics, color);
             if c.has_errors() {
                 summary(&c);
                 return Ok(ExitCode::from(1));
@@ -163,17 +241,63 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             };
             match &output {
                 Some(out) => write_atomically(out, &bytes)?,
-                None => {
-                    let mut stdout = std::io::stdout().lock();
-                    stdout.write_all(&bytes).and_then(|_| stdout.flush()).map_err(|e| AppError {
-                        message: format!("cannot write to stdout: {e}"),
-                        help: None,
-                    })?;
-                }
+                None => write_stdout(&bytes)?,
             }
             summary(&c);
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes).and_then(|_| stdout.flush()).map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
+}
+
+/// `onnxsc schema QUALNAME`.
+fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+    // Compiling no sources loads the schema files exactly as `check` would.
+    let c = driver::compile_inputs(Vec::new(), options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    if c.has_errors() {
+        render_to_stderr(&c.sources, &c.diagnostics, color);
+        return Ok(ExitCode::from(1));
+    }
+    let registry = driver::schemas_for(options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    match registry.lookup(qualname) {
+        Some(s) => {
+            write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Err(AppError { message: format!("no operator schema `{qualname}`"), help: Some(schema_hint(qualname, &registry)) }),
+    }
+}
+
+fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {
+    let (ns, rest) = qualname.split_once("::").unwrap_or(("aten", qualname));
+    let (name, _) = rest.split_once('.').unwrap_or((rest, ""));
+    let overloads = registry.overloads(&format!("{ns}::{name}"));
+    if !overloads.is_empty() {
+        let list: Vec<String> = overloads.iter().map(|o| if o.is_empty() { format!("{ns}::{name}") } else { format!("{ns}::{name}.{o}") }).collect();
+        return format!("its overloads are {}", list.join(", "));
+    }
+    let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, n)| n);
+    match onnxsc::lower::function::did_you_mean(name, candidates) {
+        Some(s) => format!("did you mean `{ns}::{s}`?"),
+        None => "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload".into(),
+    }
+}
+
+/// `onnxsc explain CODE`.
+fn explain(code: &str) -> Result<ExitCode, AppError> {
+    match diagnostics::explain::explanation(code) {
+        Some(text) => {
+            write_stdout(text.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => Err(AppError {
+            message: format!("`{code}` is not an onnxsc diagnostic code"),
+            help: Some(format!("codes look like `E0601` or `W0501`; known codes: {}", diagnostics::explain::all_codes().collect::<Vec<_>>().join(", "))),
+        }),
     }
 }
 

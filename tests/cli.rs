@@ -118,3 +118,125 @@ fn help_explains_commands() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("--emit") && out.contains("atomically"), "{out}");
 }
+
+/// Every bad-input case: exit 1, a located diagnostic, and `build` writes nothing.
+#[test]
+fn every_error_case_fails_cleanly_and_builds_nothing() {
+    let dir = scratch("error-cases");
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/errors");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&cases).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "onnxs") {
+            continue;
+        }
+        count += 1;
+        let out = dir.join("out.onnx");
+        let o = onnxsc(&["--color", "never", "build", path.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+        assert_eq!(o.status.code(), Some(1), "{}: {}", path.display(), stderr(&o));
+        assert!(!out.exists(), "{}: a failed build wrote output", path.display());
+        let err = stderr(&o);
+        assert!(err.contains("error[E") && err.contains(&format!("{}:", path.file_name().unwrap().to_string_lossy())), "{}: no located error:\n{err}", path.display());
+        assert!(!err.contains("panicked"), "{}: {err}", path.display());
+    }
+    assert!(count >= 60, "the bad-input suite has {count} cases");
+}
+
+#[test]
+fn json_format_has_one_object_per_diagnostic() {
+    let dir = scratch("json");
+    let bad = write(&dir, "bad.onnxs", BAD);
+    let o = onnxsc(&["check", "--format", "json", bad.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).expect("valid JSON");
+    assert_eq!(v["code"], "E0402");
+    assert_eq!(v["severity"], "error");
+    assert_eq!(v["file"], bad.to_str().unwrap());
+    assert_eq!((v["line"].as_u64(), v["column"].as_u64()), (Some(4), Some(15)));
+    assert_eq!((v["end_line"].as_u64(), v["end_column"].as_u64()), (Some(4), Some(17)));
+    assert_eq!(v["help"], "did you mean `Add`?");
+    assert_eq!(v["labels"][0]["primary"], true);
+}
+
+const WARNS: &str = "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"aten::mul.Tensor\")\ndef mul(x: FLOAT, other: FLOAT) -> FLOAT:\n    return op.Mul(x, other)\n";
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let dir = scratch("deny");
+    let f = write(&dir, "warns.onnxs", WARNS);
+    let o = onnxsc(&["--color", "never", "check", f.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning[W0501]"), "{}", stderr(&o));
+    let o = onnxsc(&["--color", "never", "check", "--deny-warnings", f.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("error[W0501]"), "{}", stderr(&o));
+    let out = dir.join("lib.onnx");
+    let o = onnxsc(&["build", "--deny-warnings", f.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+}
+
+#[test]
+fn explain_prints_every_code_and_rejects_unknown_ones() {
+    let codes = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/diagnostics/codes.rs")).unwrap();
+    let mut n = 0;
+    for code in codes.split('"').filter(|s| s.len() == 5 && (s.starts_with('E') || s.starts_with('W')) && s[1..].chars().all(|c| c.is_ascii_digit())) {
+        let o = onnxsc(&["explain", code], &[]);
+        assert_eq!(o.status.code(), Some(0), "explain {code}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.lines().count() > 3, "explain {code} is too short:\n{text}");
+        n += 1;
+    }
+    assert!(n > 60, "found {n} codes");
+    assert_eq!(onnxsc(&["explain", "E9999"], &[]).status.code(), Some(2));
+}
+
+#[test]
+fn schema_prints_the_yaml_text_and_the_onnx_mapping() {
+    let o = onnxsc(&["schema", "aten::add.Tensor"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let yaml = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/pytorch/native_functions.yaml")).ok();
+    let first = out.lines().next().unwrap();
+    assert_eq!(first, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+    if let Some(yaml) = yaml {
+        assert!(yaml.contains(&format!("- func: {first}\n")), "printed exactly as the yaml writes it");
+    }
+    assert!(out.contains("alpha") && out.contains("attribute `float` or `int`"), "{out}");
+    let o = onnxsc(&["schema", "aten::gelo"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("aten::gelu"), "{}", stderr(&o));
+}
+
+#[test]
+fn schema_files_declare_custom_ops_and_replace_native_functions() {
+    let dir = scratch("schemas");
+    let src = write(
+        &dir,
+        "custom.onnxs",
+        "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"mylib::scale\")\ndef scale(x: FLOAT, factor: float = 2.0) -> FLOAT:\n    return op.Mul(x, factor)\n",
+    );
+    let o = onnxsc(&["--color", "never", "check", src.to_str().unwrap()], &[]);
+    assert!(stderr(&o).contains("W0504"), "unknown namespace is only a warning: {}", stderr(&o));
+    let schema = write(&dir, "schema.yaml", "- func: mylib::scale(Tensor x, float factor=3.0) -> Tensor\n");
+    let o = onnxsc(&["--color", "never", "check", src.to_str().unwrap(), "--schema", schema.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("W0502"), "the default differs from the declared 3.0: {}", stderr(&o));
+
+    let bad = write(&dir, "bad.yaml", "- func: mylib::scale(Tensor x, float factor=3.0 -> Tensor\n");
+    let o = onnxsc(&["--color", "never", "check", src.to_str().unwrap(), "--schema", bad.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("error[E0701]") && stderr(&o).contains("bad.yaml:1:"), "{}", stderr(&o));
+
+    // A native_functions.yaml without `mul.Tensor`, through the environment variable.
+    let native = write(&dir, "native.yaml", "- func: relu(Tensor self) -> Tensor\n");
+    let mul = write(&dir, "mul.onnxs", WARNS);
+    let o = onnxsc(&["--color", "never", "check", mul.to_str().unwrap()], &[("ONNXSC_NATIVE_FUNCTIONS", native.to_str().unwrap())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("E0501"), "{}", stderr(&o));
+    let o = onnxsc(&["check", mul.to_str().unwrap(), "--native-functions", "no/such.yaml"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}

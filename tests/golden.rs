@@ -4,16 +4,25 @@
 //! `tests/snapshots/`. Review changes with `INSTA_UPDATE=always cargo test` and `git diff`.
 
 use onnxsc::diagnostics::{render_plain, Severity};
-use onnxsc::driver::compile_sources;
+use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Input, Options};
 use onnxsc::emit;
 use onnxsc::syntax::{layout::layout, parse};
 use std::path::Path;
 
+fn case_name(path: &Path) -> String {
+    format!("tests/cases/{}", path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display())
+        .replace("tests/cases/tests/cases/", "tests/cases/")
+}
+
 fn read(path: &Path) -> (String, String) {
     let text = std::fs::read_to_string(path).expect("case file is readable");
-    let name = format!("tests/cases/{}", path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display())
-        .replace("tests/cases/tests/cases/", "tests/cases/");
-    (name, text)
+    (case_name(path), text)
+}
+
+/// Compiles one case from its bytes (some error cases are deliberately not UTF-8).
+fn compile_case(path: &Path) -> Compilation {
+    let bytes = std::fs::read(path).expect("case file is readable");
+    compile_inputs(vec![Input { name: case_name(path), bytes }], &Options::default()).expect("no schema files to read")
 }
 
 /// The layout tokens of a file, one per line, with their source text.
@@ -51,13 +60,53 @@ fn ast() {
 #[test]
 fn diagnostics() {
     insta::glob!("cases/errors/*.onnxs", |path| {
-        let (name, text) = read(path);
-        let c = compile_sources(vec![(name, text)]);
+        let c = compile_case(path);
         assert!(
             c.diagnostics.iter().any(|d| d.severity == Severity::Error),
             "{} should fail to compile",
             path.display()
         );
+        let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
+        insta::assert_snapshot!(rendered);
+    });
+}
+
+/// `tests/cases/errors/expected.txt` names, for every error case, the code and line of its first
+/// error: the suite's contract, independent of how diagnostics are worded.
+#[test]
+fn error_cases_report_their_expected_code_and_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/errors");
+    let manifest = std::fs::read_to_string(dir.join("expected.txt")).expect("expected.txt");
+    let mut listed = std::collections::BTreeSet::new();
+    for line in manifest.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let [file, code, line_no] = parts[..] else { panic!("malformed line in expected.txt: {line}") };
+        let line_no: usize = line_no.parse().expect("a line number");
+        listed.insert(file.to_string());
+        let c = compile_case(&dir.join(file));
+        let first = c.diagnostics.iter().find(|d| d.severity == Severity::Error).unwrap_or_else(|| panic!("{file}: no error"));
+        let span = first.labels.iter().find(|l| l.primary).map(|l| l.span).expect("a primary label");
+        let (got_line, _) = c.sources.line_col(first.file, span.start);
+        assert_eq!((first.code, got_line), (code, line_no), "{file}: first error");
+    }
+    let on_disk: std::collections::BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("errors dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".onnxs"))
+        .collect();
+    let unlisted: Vec<_> = on_disk.difference(&listed).collect();
+    let missing: Vec<_> = listed.difference(&on_disk).collect();
+    assert!(unlisted.is_empty() && missing.is_empty(), "expected.txt out of date: unlisted {unlisted:?}, missing {missing:?}");
+}
+
+/// Warning cases compile (exit 0) but must warn; the rendering is the snapshot.
+#[test]
+fn warnings() {
+    insta::glob!("cases/warnings/*.onnxs", |path| {
+        let c = compile_case(path);
+        assert!(!c.has_errors(), "{} should compile", path.display());
+        assert!(c.diagnostics.iter().any(|d| d.severity == Severity::Warning), "{} should warn", path.display());
         let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
         insta::assert_snapshot!(rendered);
     });

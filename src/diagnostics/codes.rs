@@ -69,7 +69,6 @@ pub const BAD_TORCH_OP: &str = "E0510";
 pub const BAD_CUSTOM_SCHEMA: &str = "E0511";
 
 pub const TYPE_MISMATCH: &str = "E0601";
-pub const RETURN_TYPE_MISMATCH: &str = "E0602";
 
 pub const BAD_SCHEMA_FILE: &str = "E0701";
 
@@ -78,3 +77,5 @@ pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
 pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";
 pub const UNCHECKED_NAMESPACE: &str = "W0504";
+pub const LEGACY_GETITEM_NAME: &str = "W0505";
+pub const RETURN_TYPE_MISMATCH: &str = "W0601";

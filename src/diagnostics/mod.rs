@@ -5,6 +5,7 @@
 //! label at the exact span, and a help line where one is possible.
 
 pub mod codes;
+pub mod explain;
 pub mod json;
 mod render;
 

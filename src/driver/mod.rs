@@ -1,9 +1,13 @@
 //! The driver: files in, functions and diagnostics out. The command line and tests call this.
 
-use crate::diagnostics::{Diagnostic, Diagnostics};
+mod schemas;
+
+use crate::aten::AtenRegistry;
+use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::lower::{self, ir::Function};
-use crate::sema::env;
-use crate::source::SourceMap;
+use crate::sema::{binding, calls};
+use crate::sema::env::{self, ModuleEnv};
+use crate::source::{SourceMap, Span};
 use crate::syntax;
 use std::path::{Path, PathBuf};
 
@@ -80,63 +84,124 @@ impl Compilation {
     }
 }
 
+/// Where the PyTorch operator schemas come from.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// A native_functions.yaml to use instead of the embedded one.
+    pub native_functions: Option<PathBuf>,
+    /// More schemas (custom operators), in native_functions.yaml format.
+    pub schema_files: Vec<PathBuf>,
+}
+
+/// One input file: its name and bytes as read.
+pub struct Input {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
 /// Reads and compiles the given files.
-pub fn compile_paths(paths: &[PathBuf]) -> Result<Compilation, InputError> {
+pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation, InputError> {
     let files = collect_inputs(paths)?;
-    let mut texts = Vec::new();
+    let mut inputs = Vec::new();
     for f in &files {
         let bytes = std::fs::read(f).map_err(|e| InputError { path: f.clone(), message: io_message(&e) })?;
-        let text = String::from_utf8(bytes).map_err(|_| InputError { path: f.clone(), message: "not valid UTF-8 text".into() })?;
-        texts.push((f.display().to_string(), text));
+        inputs.push(Input { name: f.display().to_string(), bytes });
     }
-    Ok(compile_sources(texts))
+    compile_inputs(inputs, options)
+}
+
+/// Compiles in-memory sources (name, text) with the embedded schemas; used by tests.
+pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
+    let inputs = inputs.into_iter().map(|(name, text)| Input { name, bytes: text.into_bytes() }).collect();
+    compile_inputs(inputs, &Options::default()).expect("the default options read no files")
+}
+
+/// The operator schemas the options select, without the modules' custom operators.
+pub fn schemas_for(options: &Options) -> Result<std::borrow::Cow<'static, AtenRegistry>, InputError> {
+    schemas::load(options, &mut SourceMap::new(), &mut Diagnostics::new())
 }
 
 /// Stack for the compiler thread: the AST is walked recursively, and a pathological input (a
 /// sum of 100,000 terms is a tree that deep) must get diagnostics, not a stack overflow.
 const COMPILER_STACK: usize = 1 << 30;
 
-/// Compiles in-memory sources (name, text); used by tests and the command line alike.
-pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
+/// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
+pub fn compile_inputs(inputs: Vec<Input>, options: &Options) -> Result<Compilation, InputError> {
     std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || compile_on_this_thread(&inputs));
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || compile_on_this_thread(&inputs, options));
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had: compile here, with the stack we have.
-            Err(_) => compile_on_this_thread(&inputs),
+            Err(_) => compile_on_this_thread(&inputs, options),
         }
     })
 }
 
-fn compile_on_this_thread(inputs: &[(String, String)]) -> Compilation {
+fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
-    let mut functions = Vec::new();
-    for (name, text) in inputs {
-        // Python accepts a UTF-8 byte-order mark at the start of a file.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let file = sources.add(name.clone(), text.to_string());
-        let text = sources.text(file).to_string();
-        functions.extend(compile_file(file, &text, &mut diags));
+    let base = schemas::load(options, &mut sources, &mut diags)?;
+
+    // Parse every file first: custom operators declared in one module bind functions in all.
+    let mut parsed = Vec::new();
+    for input in inputs {
+        let file = match std::str::from_utf8(&input.bytes) {
+            Ok(text) => {
+                // Python accepts a UTF-8 byte-order mark at the start of a file.
+                let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+                sources.add(input.name.clone(), text.to_string())
+            }
+            Err(e) => {
+                let file = sources.add(input.name.clone(), String::from_utf8_lossy(&input.bytes).into_owned());
+                diags.push(invalid_utf8(file, &input.bytes, e));
+                continue;
+            }
+        };
+        let result = syntax::parse(file, sources.text(file));
+        diags.extend(result.diagnostics);
+        if let Some(module) = result.module {
+            parsed.push((file, module));
+        }
     }
-    Compilation { sources, diagnostics: diags.into_sorted(), functions }
+    let envs: Vec<_> = parsed.iter().map(|(file, module)| env::build(*file, module, &mut diags)).collect();
+    let (registry, invalid) = schemas::with_custom_ops(base, &envs, &mut diags);
+
+    let mut functions = Vec::new();
+    for env in &envs {
+        let text = sources.text(env.file).to_string();
+        functions.extend(compile_module(env, &text, &registry, &invalid, &mut diags));
+    }
+    Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions })
 }
 
-/// Compiles the functions of one file.
-pub fn compile_file(file: usize, text: &str, diags: &mut Diagnostics) -> Vec<Function> {
-    let parsed = syntax::parse(file, text);
-    diags.extend(parsed.diagnostics);
-    let Some(module) = parsed.module else { return Vec::new() };
-    let env = env::build(file, &module, diags);
+/// The first invalid byte of a file that is not UTF-8 (E0009).
+fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
+    let at = e.valid_up_to();
+    // The lossy text replaces the bad bytes with U+FFFD (3 bytes) at the same offset.
+    let bad = e.error_len().unwrap_or(bytes.len() - at);
+    let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    Diagnostic::error(codes::INVALID_UTF8, file, "this file is not valid UTF-8")
+        .primary(Span::new(at, at + 3), format!("invalid byte{} here", if bad == 1 { "" } else { "s" }))
+        .help(format!("save the file as UTF-8 (Python source files are UTF-8); the first invalid byte is 0x{:02X} on line {line}", bytes[at]))
+}
+
+/// Compiles the functions of one module and checks their PyTorch bindings.
+fn compile_module(env: &ModuleEnv, text: &str, registry: &AtenRegistry, invalid: &[String], diags: &mut Diagnostics) -> Vec<Function> {
     // Decorators first: a call to another function needs the callee's domain.
-    let decorations: Vec<_> = env.functions.iter().map(|f| lower::function::decoration(&env, f, diags).ok()).collect();
+    let decorations: Vec<_> = env.functions.iter().map(|f| lower::function::decoration(env, f, diags).ok()).collect();
     let domains: Vec<String> = decorations
         .iter()
         .map(|d| d.as_ref().map(|d| d.domain.clone()).unwrap_or_else(|| lower::DEFAULT_FUNCTION_DOMAIN.into()))
         .collect();
-    env.functions
-        .iter()
-        .zip(&decorations)
-        .filter_map(|(f, deco)| lower::lower_function(&env, f, deco.as_ref()?, &domains, text, diags))
-        .collect()
+    calls::check_module(env, diags);
+    let mut out = Vec::new();
+    for (f, deco) in env.functions.iter().zip(&decorations) {
+        let Some(deco) = deco else { continue };
+        // Private helpers are compiled but not registered for export: no binding to check.
+        if !deco.private {
+            binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
+        }
+        out.extend(lower::lower_function(env, f, deco, &domains, text, diags));
+    }
+    out
 }

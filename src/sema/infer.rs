@@ -124,15 +124,15 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                 };
                 if clash {
                     let first_formal = formal_of(schema, *j).map(|f| f.name.as_str()).unwrap_or("?");
+                    let which = if first_formal == formal.name {
+                        format!("all its `{first_formal}`")
+                    } else {
+                        format!("`{first_formal}` and `{}`", formal.name)
+                    };
                     return Err(Conflict {
                         arg: i,
                         other: Some(*j),
-                        message: format!(
-                            "`{op}` needs `{first_formal}` and `{}` to have the same element type, but they are {} and {}",
-                            formal.name,
-                            first.describe(),
-                            ty.describe()
-                        ),
+                        message: format!("`{op}` needs {which} to have the same element type, but they are {} and {}", first.describe(), ty.describe()),
                         label: format!("{} here", ty.describe()),
                     });
                 }

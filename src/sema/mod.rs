@@ -1,5 +1,7 @@
 //! Semantic analysis: the meaning of module-level names, annotations and constants.
 
+pub mod binding;
+pub mod calls;
 pub mod env;
 pub mod infer;
 pub mod types;

@@ -264,3 +264,86 @@ impl Expr {
         }
     }
 }
+
+impl Expr {
+    /// Calls `f` on each direct subexpression, in source order.
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => f(value),
+            ExprKind::Call { func, args } => {
+                f(func);
+                args.iter().for_each(|a| f(&a.value));
+            }
+            ExprKind::BinOp { left, right, .. } => {
+                f(left);
+                f(right);
+            }
+            ExprKind::BoolOp { values: items, .. } | ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
+                items.iter().for_each(f)
+            }
+            ExprKind::Compare { left, comparisons } => {
+                f(left);
+                comparisons.iter().for_each(|(_, c)| f(c));
+            }
+            ExprKind::Subscript { value, index } => {
+                f(value);
+                f(index);
+            }
+            ExprKind::Slice { lower, upper, step } => [lower, upper, step].into_iter().flatten().for_each(|e| f(e)),
+            ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
+                f(k);
+                f(v);
+            }),
+            ExprKind::IfExp { test, body, orelse } => {
+                f(test);
+                f(body);
+                f(orelse);
+            }
+            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Ellipsis => {}
+        }
+    }
+}
+
+impl Stmt {
+    /// Calls `f` on each expression of the statement itself (not of nested blocks).
+    pub fn for_each_expr<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match &self.kind {
+            StmtKind::Expr(e) => f(e),
+            StmtKind::Assign { targets, value } => {
+                targets.iter().for_each(&mut *f);
+                f(value);
+            }
+            StmtKind::AnnAssign { target, annotation, value } => {
+                f(target);
+                f(annotation);
+                if let Some(v) = value {
+                    f(v);
+                }
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                f(target);
+                f(value);
+            }
+            StmtKind::Return(Some(v)) => f(v),
+            StmtKind::If { test, .. } | StmtKind::While { test, .. } => f(test),
+            StmtKind::For { target, iter, .. } => {
+                f(target);
+                f(iter);
+            }
+            StmtKind::FunctionDef(def) => def.decorators.iter().for_each(f),
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue | StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {}
+        }
+    }
+
+    /// Calls `f` on each nested block: branches, loop bodies, nested function bodies.
+    pub fn for_each_block<'a>(&'a self, f: &mut dyn FnMut(&'a [Stmt])) {
+        match &self.kind {
+            StmtKind::If { body, orelse, .. } | StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                f(body);
+                f(orelse);
+            }
+            StmtKind::FunctionDef(def) => f(&def.body),
+            _ => {}
+        }
+    }
+}

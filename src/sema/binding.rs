@@ -1,0 +1,520 @@
+//! Checking a translation against the PyTorch schema of each operator it is bound to.
+//!
+//! `@torch_op("aten::add.Tensor")` promises that the function can stand in for that operator in
+//! `torch.onnx.export`. The exporter checks nothing: it calls the translation with the aten
+//! arguments — positional ones by position, keyword-only ones by name, trailing defaults
+//! omitted — so any disagreement silently yields a wrong model. This pass compares the two
+//! signatures the way the exporter will use them (see docs/onnx-facts §6).
+
+use crate::aten::{AtenRegistry, Argument, BaseType, DefaultValue, FunctionSchema, Type};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::lower::function::{did_you_mean, TorchBinding};
+use crate::sema::env::{self, eval_const, ModuleEnv};
+use crate::sema::types::{AttrKind, ParamType};
+use crate::sema::value::PyValue;
+use crate::source::Span;
+use crate::syntax::ast::*;
+
+/// A translation parameter as the exporter sees it.
+struct TParam<'f> {
+    name: &'f str,
+    span: Span,
+    kind: Kind,
+    /// The default, when there is one and it is a constant (`None` included).
+    default: Option<PyValue>,
+    has_default: bool,
+    default_span: Option<Span>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// A tensor input; `optional` when annotated `Optional[...]` or defaulting to `None`.
+    Input { optional: bool },
+    Attr(AttrKind),
+    /// The annotation is invalid; already reported elsewhere.
+    Unknown,
+}
+
+fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>> {
+    let mut out = Vec::new();
+    for p in f.params.iter().filter(|p| p.kind == ParamKind::Normal) {
+        let default = p.default.as_ref().and_then(|d| eval_const(env, d).ok());
+        let defaults_to_none = matches!(default, Some(PyValue::None));
+        let kind = match &p.annotation {
+            None => Kind::Input { optional: defaults_to_none },
+            Some(a) => match env::param_type(env, a) {
+                Ok(ParamType::Input { optional, .. }) => Kind::Input { optional: optional || defaults_to_none },
+                Ok(ParamType::Attr { ty, .. }) => Kind::Attr(ty),
+                Err(_) => Kind::Unknown,
+            },
+        };
+        out.push(TParam {
+            name: &p.name.name,
+            span: p.name.span,
+            kind,
+            default,
+            has_default: p.default.is_some(),
+            default_span: p.default.as_ref().map(|d| d.span),
+        });
+    }
+    out
+}
+
+/// How many outputs the translation has: its return annotation, else its final `return`.
+fn translation_outputs(env: &ModuleEnv, f: &FunctionDef) -> Option<(usize, Span)> {
+    if let Some(r) = &f.returns {
+        return env::return_types(env, r).ok().map(|t| (t.len(), r.span));
+    }
+    f.body.iter().rev().find_map(|s| match &s.kind {
+        StmtKind::Return(Some(v)) => Some(match &v.kind {
+            ExprKind::Tuple(items) => (items.len(), v.span),
+            _ => (1, v.span),
+        }),
+        _ => None,
+    })
+}
+
+/// Arguments that never change the computed values, so a translation may leave them out.
+fn may_be_omitted(a: &Argument) -> bool {
+    a.is_out()
+        || a.name == "pin_memory"
+        || matches!(a.ty.base_type(), BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator)
+}
+
+/// `float alpha=1`, the way the help line suggests a parameter for it.
+fn suggested_parameter(a: &Argument) -> String {
+    let ty = a.ty.strip_optional();
+    let py = if ty.is_tensor_like() {
+        None
+    } else {
+        match ty {
+            Type::Base(BaseType::Float) => Some("float"),
+            Type::Base(BaseType::Scalar) => Some("float"),
+            Type::Base(BaseType::Int | BaseType::SymInt | BaseType::ScalarType) => Some("int"),
+            Type::Base(BaseType::Bool) => Some("bool"),
+            Type::Base(BaseType::Str) => Some("str"),
+            Type::List(..) if matches!(ty.base_type(), BaseType::Int | BaseType::SymInt) => Some("Sequence[int]"),
+            Type::List(..) if ty.base_type() == BaseType::Float => Some("Sequence[float]"),
+            _ => None,
+        }
+    };
+    let default = a.default.as_deref().map(|d| match (py, DefaultValue::parse(d)) {
+        // `float alpha=1` is `alpha: float = 1.0` in Python.
+        (Some("float"), Some(DefaultValue::Int(i))) => format!("{i}.0"),
+        _ => python_default(d),
+    });
+    match (py, default) {
+        (Some(t), Some(d)) => format!("{}: {t} = {d}", a.name),
+        (Some(t), None) => format!("{}: {t}", a.name),
+        (None, Some(d)) => format!("{} = {d}", a.name),
+        (None, None) => a.name.clone(),
+    }
+}
+
+/// An aten default as Python source.
+fn python_default(text: &str) -> String {
+    match DefaultValue::parse(text) {
+        Some(DefaultValue::Name(n)) => match named_default(&n) {
+            Some(v) => v.to_string(),
+            None => format!("\"{n}\""),
+        },
+        Some(DefaultValue::Str(s)) => format!("\"{s}\""),
+        _ => text.to_string(),
+    }
+}
+
+/// Enum-like aten defaults as the integers the exporter passes: reductions, and scalar types as
+/// ONNX data types.
+fn named_default(name: &str) -> Option<i64> {
+    Some(match name {
+        "Mean" => 1,
+        "Sum" => 2,
+        "float" => 1,
+        "long" => 7,
+        "int" => 6,
+        "bool" => 9,
+        "double" => 11,
+        "half" => 10,
+        _ => return None,
+    })
+}
+
+/// Whether an aten default and a translation default mean the same value.
+fn same_default(aten: &DefaultValue, py: &PyValue) -> bool {
+    fn num(v: &PyValue) -> Option<f64> {
+        match v {
+            PyValue::Int(i) => Some(*i as f64),
+            PyValue::Float(f) => Some(*f),
+            PyValue::Bool(b) => Some(f64::from(u8::from(*b))),
+            _ => None,
+        }
+    }
+    let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+    match aten {
+        DefaultValue::None => matches!(py, PyValue::None),
+        DefaultValue::Bool(b) => num(py).is_some_and(|n| close(n, f64::from(u8::from(*b)))),
+        DefaultValue::Int(i) => match py {
+            // A sized list accepts a scalar default: `int[2] padding=0`.
+            PyValue::List(items) => !items.is_empty() && items.iter().all(|v| same_default(aten, v)),
+            _ => num(py).is_some_and(|n| close(n, *i as f64)),
+        },
+        DefaultValue::Float(f) => num(py).is_some_and(|n| close(n, *f)),
+        DefaultValue::Str(s) => matches!(py, PyValue::Str(p) if p == s),
+        DefaultValue::List(items) => match py {
+            PyValue::List(p) => p.len() == items.len() && items.iter().zip(p).all(|(a, b)| same_default(a, b)),
+            _ => false,
+        },
+        DefaultValue::Name(n) => match (named_default(n), py) {
+            (Some(v), _) => num(py).is_some_and(|x| close(x, v as f64)),
+            (None, PyValue::Str(s)) => s == n,
+            _ => false,
+        },
+    }
+}
+
+/// Whether an attribute of Python type `kind` can hold every value of aten type `ty`.
+fn attribute_holds(kind: AttrKind, ty: &Type) -> bool {
+    let ty = ty.strip_optional();
+    match ty {
+        Type::Base(b) => match b {
+            BaseType::Int | BaseType::SymInt | BaseType::ScalarType | BaseType::DeviceIndex => kind == AttrKind::Int,
+            BaseType::Float => kind == AttrKind::Float,
+            BaseType::Scalar => matches!(kind, AttrKind::Float | AttrKind::Int),
+            BaseType::Bool | BaseType::SymBool => matches!(kind, AttrKind::Bool | AttrKind::Int),
+            BaseType::Str => kind == AttrKind::Str,
+            // Passed as strings or opaque values; translations ignore them.
+            BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator => true,
+            _ => true,
+        },
+        Type::List(elem, _) => match elem.strip_optional().base_type() {
+            BaseType::Int | BaseType::SymInt => kind == AttrKind::Ints,
+            BaseType::Float => kind == AttrKind::Floats,
+            BaseType::Bool => matches!(kind, AttrKind::Bools | AttrKind::Ints),
+            BaseType::Scalar => matches!(kind, AttrKind::Floats | AttrKind::Ints),
+            BaseType::Str => kind == AttrKind::Strs,
+            _ => true,
+        },
+        Type::Optional(_) => true,
+    }
+}
+
+fn python_type_name(kind: AttrKind) -> &'static str {
+    kind.python_name()
+}
+
+/// Checks one function against every operator its `@torch_op` names.
+///
+/// `invalid` names custom operators whose declaration failed (already reported).
+pub fn check_function(env: &ModuleEnv, f: &FunctionDef, bindings: &[TorchBinding], registry: &AtenRegistry, invalid: &[String], diags: &mut Diagnostics) {
+    if bindings.is_empty() {
+        return;
+    }
+    let params = translation_params(env, f);
+    let outputs = translation_outputs(env, f);
+    for b in bindings {
+        match registry.lookup(&b.qualname) {
+            Some(schema) => check_against(env, f, &params, outputs, b, schema, diags),
+            None if invalid.contains(&b.qualname) => {}
+            None => unknown_op(env, b, registry, diags),
+        }
+    }
+}
+
+fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags: &mut Diagnostics) {
+    let (ns, rest) = b.qualname.split_once("::").unwrap_or(("aten", &b.qualname));
+    // torch's exporter skips unknown `*getitem` names on purpose: torchlib registered
+    // `aten::getitem` by mistake and keeps it for compatibility.
+    if rest == "getitem" && registry.has_namespace(ns) {
+        diags.push(
+            Diagnostic::warning(codes::LEGACY_GETITEM_NAME, env.file, format!("`{}` is not a PyTorch operator; the exporter ignores this name", b.qualname))
+                .primary(b.span, "never looked up")
+                .help("`x[i]` on a tuple reaches translations as `_operator::getitem`"),
+        );
+        return;
+    }
+    if !registry.has_namespace(ns) {
+        diags.push(
+            Diagnostic::warning(codes::UNCHECKED_NAMESPACE, env.file, format!("no schema is known for `{}`; its signature is not checked", b.qualname))
+                .primary(b.span, format!("no operator of namespace `{ns}` is declared"))
+                .help(format!("declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`, or pass its schema with `--schema FILE`", b.qualname)),
+        );
+        return;
+    }
+    let (name, overload) = rest.split_once('.').unwrap_or((rest, ""));
+    let base = format!("{ns}::{name}");
+    let overloads = registry.overloads(&base);
+    let mut d;
+    if !overloads.is_empty() {
+        let shown = if overload.is_empty() { "default overload".to_string() } else { format!("overload `{overload}`") };
+        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("`{base}` has no {shown}")).primary(b.span, "unknown overload");
+        let list: Vec<String> = overloads.iter().map(|o| if o.is_empty() { format!("`{base}`") } else { format!("`{base}.{o}`") }).collect();
+        d = match did_you_mean(overload, overloads.iter().copied()) {
+            Some(s) if !s.is_empty() => d.help(format!("did you mean `{base}.{s}`?")),
+            _ => d.help(format!("its overloads are {}", list.join(", "))),
+        };
+    } else {
+        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("there is no operator `{}`", b.qualname)).primary(b.span, "unknown operator");
+        let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
+        if let Some(s) = did_you_mean(name, candidates) {
+            d = d.help(format!("did you mean `{ns}::{s}`?"));
+        } else if ns != "aten" {
+            d = d.help(format!("declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`", b.qualname));
+        }
+    }
+    diags.push(d);
+}
+
+fn check_against(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    params: &[TParam],
+    outputs: Option<(usize, Span)>,
+    b: &TorchBinding,
+    schema: &FunctionSchema,
+    diags: &mut Diagnostics,
+) {
+    let file = env.file;
+    let q = &b.qualname;
+    let mut used = vec![false; params.len()];
+    let mut matched: Vec<(&Argument, usize)> = Vec::new();
+    let mut missing: Vec<&Argument> = Vec::new();
+    let positional: Vec<&Argument> = schema.positional_arguments().collect();
+    for (i, a) in positional.iter().enumerate() {
+        match params.get(i) {
+            Some(p) if !a.is_out() => {
+                used[i] = true;
+                matched.push((a, i));
+                if p.name != a.name {
+                    diags.push(
+                        Diagnostic::warning(codes::POSITIONAL_NAME_MISMATCH, file, format!("parameter `{}` receives `{q}`'s argument `{}`", p.name, a.name))
+                            .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+                            .secondary(b.span, "bound here")
+                            .help(format!("rename the parameter to `{}` to match the schema", a.name)),
+                    );
+                }
+            }
+            _ => missing.push(a),
+        }
+    }
+    for (k, a) in schema.kwarg_only_arguments().enumerate() {
+        if let Some(i) = params.iter().enumerate().position(|(i, p)| !used[i] && p.name == a.name) {
+            used[i] = true;
+            matched.push((a, i));
+            continue;
+        }
+        if a.is_out() {
+            continue;
+        }
+        // The parameter in the keyword argument's place, if it answers to no other aten name.
+        let slot = positional.len() + k;
+        let renamed = params.get(slot).filter(|p| !used[slot] && schema.argument(p.name).is_none());
+        match renamed {
+            Some(p) => {
+                used[slot] = true;
+                diags.push(
+                    Diagnostic::error(codes::KEYWORD_NAME_MISMATCH, file, format!("`{q}` passes its keyword-only argument `{}` by name, but the parameter is called `{}`", a.name, p.name))
+                        .primary(p.span, format!("should be `{}`", a.name))
+                        .secondary(b.span, "bound here")
+                        .help(format!("rename the parameter to `{}`", a.name)),
+                );
+            }
+            None => missing.push(a),
+        }
+    }
+
+    for a in missing {
+        if a.default.is_none() && !a.is_out() {
+            diags.push(
+                Diagnostic::error(codes::MISSING_ATEN_ARGUMENT, file, format!("the translation of `{q}` has no parameter for its argument `{}`", a.name))
+                    .primary(f.name.span, format!("lacks `{a}`"))
+                    .secondary(b.span, "bound here")
+                    .help(format!("add the parameter `{}`", suggested_parameter(a))),
+            );
+        } else if a.default.is_some() && !may_be_omitted(a) {
+            diags.push(
+                Diagnostic::error(codes::IGNORED_ATEN_ARGUMENT, file, format!("the translation of `{q}` ignores its argument `{}`", a.name))
+                    .primary(f.name.span, format!("lacks `{a}`"))
+                    .secondary(b.span, "bound here")
+                    .help(format!("a call with a non-default `{}` would be translated wrongly; add the parameter `{}`", a.name, suggested_parameter(a))),
+            );
+        }
+    }
+
+    for (a, i) in matched {
+        let p = &params[i];
+        match p.kind {
+            Kind::Attr(kind) if a.ty.is_tensor_like() => {
+                diags.push(
+                    Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, python_type_name(kind)))
+                        .primary(p.span, "an attribute parameter")
+                        .secondary(b.span, "bound here")
+                        .help("tensors reach the translation as inputs: annotate the parameter with a tensor type such as `FLOAT` or a TypeVar"),
+                );
+                continue;
+            }
+            Kind::Attr(kind) if !attribute_holds(kind, &a.ty) => {
+                diags.push(
+                    Diagnostic::error(codes::ATTRIBUTE_CANNOT_HOLD, file, format!("{} `{}` attribute cannot hold `{q}`'s `{} {}`", if python_type_name(kind).starts_with('i') { "an" } else { "a" }, python_type_name(kind), a.ty, a.name))
+                        .primary(p.span, format!("declared `{}`", python_type_name(kind)))
+                        .secondary(b.span, "bound here")
+                        .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
+                );
+                continue;
+            }
+            Kind::Input { optional: false } if a.ty.is_optional() && a.ty.is_single_tensor() => {
+                diags.push(
+                    Diagnostic::error(codes::OPTIONAL_TENSOR_REQUIRED, file, format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty))
+                        .primary(p.span, "a required input")
+                        .secondary(b.span, "bound here")
+                        .help(format!("make it optional: `{}: Optional[FLOAT] = None`", p.name)),
+                );
+                continue;
+            }
+            _ => {}
+        }
+        match (&a.default, p.has_default) {
+            (Some(text), false) => {
+                diags.push(
+                    Diagnostic::warning(codes::ATEN_DEFAULT_REQUIRED, file, format!("`{q}` gives `{}` the default `{text}`, but the translation requires a value", a.name))
+                        .primary(p.span, "no default")
+                        .secondary(b.span, "bound here")
+                        .help(format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))),
+                );
+            }
+            (Some(text), true) => {
+                let same = match (DefaultValue::parse(text), &p.default) {
+                    // torchlib's convention: `dtype: int = -1` stands for `ScalarType? dtype=None`.
+                    (Some(DefaultValue::None), Some(PyValue::Int(-1))) => a.ty.base_type() == BaseType::ScalarType,
+                    (Some(aten), Some(py)) => same_default(&aten, py),
+                    // A default that is not a plain constant cannot be compared.
+                    _ => true,
+                };
+                if !same {
+                    diags.push(
+                        Diagnostic::warning(codes::DEFAULT_MISMATCH, file, format!("the default of `{}` differs from `{q}`'s `{text}`", a.name))
+                            .primary(p.default_span.unwrap_or(p.span), "differs from the schema")
+                            .secondary(b.span, "bound here")
+                            .help(format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text))),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    for (i, p) in params.iter().enumerate() {
+        if !used[i] && !p.has_default && p.kind != Kind::Unknown {
+            diags.push(
+                Diagnostic::error(codes::EXTRA_PARAMETER, file, format!("parameter `{}` matches no argument of `{q}`", p.name))
+                    .primary(p.span, "the exporter never passes this")
+                    .secondary(b.span, "bound here")
+                    .help(format!("give it a default, or remove it; `{q}` takes {}", argument_list(schema))),
+            );
+        }
+    }
+
+    if let Some((n, span)) = outputs {
+        let want = schema.returns.len();
+        if n != want && want > 0 {
+            diags.push(
+                Diagnostic::error(codes::ATEN_OUTPUT_COUNT, file, format!("`{q}` returns {want} value{}, but the translation returns {n}", if want == 1 { "" } else { "s" }))
+                    .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+                    .secondary(b.span, "bound here")
+                    .help(format!("the schema returns `{}`", returns_text(schema))),
+            );
+        }
+    }
+}
+
+fn argument_list(schema: &FunctionSchema) -> String {
+    let names: Vec<String> = schema.arguments.iter().filter(|a| !a.is_out()).map(|a| format!("`{}`", a.name)).collect();
+    if names.is_empty() {
+        "no arguments".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn returns_text(schema: &FunctionSchema) -> String {
+    let text = schema.to_string();
+    text.rsplit_once(" -> ").map(|(_, r)| r.to_string()).unwrap_or_default()
+}
+
+/// How an aten argument reaches a translation, for `onnxsc schema`.
+pub fn onnx_mapping(a: &Argument) -> String {
+    if a.is_out() {
+        return "not passed: the exporter translates the functional overload".into();
+    }
+    let ty = a.ty.strip_optional();
+    let optional = a.ty.is_optional();
+    let mapping = match ty {
+        Type::Base(BaseType::Tensor) if optional => "optional tensor input (None when absent)".to_string(),
+        Type::Base(BaseType::Tensor) => "tensor input".to_string(),
+        Type::List(elem, _) if elem.base_type() == BaseType::Tensor => {
+            if elem.is_optional() { "input: a sequence of optional tensors" } else { "input: a sequence of tensors (Sequence[...])" }.to_string()
+        }
+        Type::Base(b) => match b {
+            BaseType::Int | BaseType::SymInt => "attribute `int` (INT), or an INT64 tensor input".into(),
+            BaseType::Float => "attribute `float` (FLOAT)".into(),
+            BaseType::Scalar => "attribute `float` or `int`, or a tensor input".into(),
+            BaseType::Bool | BaseType::SymBool => "attribute `bool` or `int` (INT)".into(),
+            BaseType::Str => "attribute `str` (STRING)".into(),
+            BaseType::ScalarType => "attribute `int`: an ONNX data type such as `INT64.dtype`".into(),
+            BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator => {
+                "unused by translations; may be left out".into()
+            }
+            other => format!("no ONNX counterpart (`{}`)", other.as_str()),
+        },
+        Type::List(elem, _) => match elem.strip_optional().base_type() {
+            BaseType::Int | BaseType::SymInt => "attribute `Sequence[int]` (INTS), or an INT64 tensor input".into(),
+            BaseType::Float => "attribute `Sequence[float]` (FLOATS)".into(),
+            BaseType::Bool => "attribute `Sequence[bool]` (INTS)".into(),
+            BaseType::Scalar => "attribute `Sequence[float]` or `Sequence[int]`".into(),
+            BaseType::Str => "attribute `Sequence[str]` (STRINGS)".into(),
+            other => format!("no ONNX counterpart (`{}[]`)", other.as_str()),
+        },
+        Type::Optional(_) => "optional value".into(),
+    };
+    let mut notes = Vec::new();
+    if optional && !ty.is_tensor_like() {
+        notes.push("may be None".to_string());
+    }
+    if a.kwarg_only {
+        notes.push("keyword-only: passed by name".to_string());
+    }
+    if let Some(d) = &a.default {
+        notes.push(format!("default {d}"));
+    }
+    if notes.is_empty() {
+        mapping
+    } else {
+        format!("{mapping}; {}", notes.join("; "))
+    }
+}
+
+/// `onnxsc schema`: the schema exactly as native_functions.yaml writes it, then how each argument
+/// and return maps to ONNX.
+pub fn describe_schema(schema: &FunctionSchema) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "{schema}");
+    let _ = writeln!(out);
+    let rows: Vec<(String, String, String)> = schema
+        .arguments
+        .iter()
+        .map(|a| (a.name.clone(), a.ty.to_string(), onnx_mapping(a)))
+        .collect();
+    let name_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
+    let ty_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(4);
+    let _ = writeln!(out, "{:name_w$}  {:ty_w$}  onnx", "argument", "type");
+    for (n, t, m) in &rows {
+        let _ = writeln!(out, "{n:name_w$}  {t:ty_w$}  {m}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "returns: {} output{}", schema.returns.len(), if schema.returns.len() == 1 { "" } else { "s" });
+    for (i, r) in schema.returns.iter().enumerate() {
+        let name = r.name.clone().unwrap_or_else(|| format!("#{i}"));
+        let _ = writeln!(out, "  {name}: {}", r.ty);
+    }
+    out
+}
