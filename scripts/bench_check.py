@@ -24,7 +24,7 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_FILES = ["examples/aten_add.onnxs", "examples/aten_gelu.onnxs", "examples/add_and_round.onnxs"]
+DEFAULT_FILES = ["examples/tutorial.onnxs", "examples/language_tour.onnxs"]
 
 ONNXSCRIPT_COMPILE = """
 import sys, types

@@ -201,7 +201,13 @@ fn compile_module(env: &ModuleEnv, text: &str, registry: &AtenRegistry, invalid:
         if !deco.private {
             binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
         }
-        out.extend(lower::lower_function(env, f, deco, &domains, text, diags));
+        if let Some(mut function) = lower::lower_function(env, f, deco, &domains, text, diags) {
+            // The exporter needs each bound operator's output count, annotation or not.
+            for op in &mut function.torch_ops {
+                op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
+            }
+            out.push(function);
+        }
     }
     out
 }

@@ -146,7 +146,17 @@ pub fn signature_json(f: &Function) -> String {
         .zip(&f.output_types)
         .map(|(o, t)| json!({"name": o, "type": t}))
         .collect();
-    json!({"inputs": inputs, "attributes": attributes, "outputs": outputs}).to_string()
+    let mut sig = json!({"inputs": inputs, "attributes": attributes, "outputs": outputs, "parameters": f.parameters});
+    if !f.type_vars.is_empty() {
+        sig["type_vars"] = json!(f.type_vars);
+    }
+    if !f.torch_ops.is_empty() {
+        sig["torch_ops"] = f.torch_ops.iter().map(|t| json!({"name": t.qualname, "outputs": t.outputs})).collect();
+    }
+    if f.complex {
+        sig["complex"] = true.into();
+    }
+    sig.to_string()
 }
 
 pub fn function(f: &Function) -> onnx::FunctionProto {

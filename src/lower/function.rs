@@ -1720,6 +1720,17 @@ pub fn lower_function(
     };
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
+    let parameters = f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.clone()).collect();
+    let type_vars = inputs
+        .iter()
+        .filter_map(|i| i.ty.as_deref())
+        .chain(output_types.iter().flatten().map(String::as_str))
+        .filter_map(|t| match declared_ty(env, t) {
+            Some(Ty::Var { name, allowed }) => Some((name, allowed.iter().map(|t| t.script_name().to_string()).collect())),
+            _ => None,
+        })
+        .collect();
+    let torch_ops = deco.torch_ops.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
     Some(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
@@ -1730,6 +1741,10 @@ pub fn lower_function(
         output_types,
         nodes,
         opset_imports,
+        parameters,
+        type_vars,
+        torch_ops,
+        complex: deco.complex,
     })
 }
 

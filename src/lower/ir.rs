@@ -133,4 +133,20 @@ pub struct Function {
     pub nodes: Vec<Node>,
     /// Every domain the body uses (subgraphs and callees included), with its version.
     pub opset_imports: BTreeMap<String, i64>,
+    /// Every parameter (inputs and attributes) in source order: how Python calls the function.
+    pub parameters: Vec<String>,
+    /// The allowed element types of each TypeVar named in the signature.
+    pub type_vars: BTreeMap<String, Vec<String>>,
+    /// The PyTorch operators `@torch_op` binds the function to.
+    pub torch_ops: Vec<TorchOp>,
+    /// `@torch_op(..., complex=True)`.
+    pub complex: bool,
+}
+
+/// A PyTorch operator a function translates, with the number of values the operator returns
+/// (from its schema; `None` when no schema is known).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TorchOp {
+    pub qualname: String,
+    pub outputs: Option<usize>,
 }

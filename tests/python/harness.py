@@ -423,7 +423,8 @@ def ast_expected_domain(path: Path, function: str) -> str | None:
     """The domain a function should get, read from the source's syntax: the domain of
     the Opset given to ``@script(opset)`` / ``@onnxscript.script(opset)`` when that opset
     is a module-level ``NAME = ...Opset("domain", version)`` (or ``domain=...``), "this"
-    for ``@script()`` and for undecorated functions; None if it cannot be told."""
+    for ``@script()`` and for undecorated functions, torchlib's domain for ``@torch_op``;
+    None if it cannot be told."""
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     opsets: dict[str, str] = {}
     for node in tree.body:
@@ -456,6 +457,10 @@ def ast_expected_domain(path: Path, function: str) -> str | None:
                     if isinstance(first, ast.Name):
                         return opsets.get(first.id)
                     return None
+            for deco in node.decorator_list:
+                # torchlib's decorator scripts into torchlib's own domain.
+                if isinstance(deco, ast.Call) and _ast_name(deco.func) == "torch_op":
+                    return "pkg.onnxscript.torch_lib"
             return "this" if not node.decorator_list else None
     raise KeyError(f"{path}: no top-level function {function!r}")
 
