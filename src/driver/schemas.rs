@@ -68,7 +68,7 @@ pub fn load(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics)
 ///
 /// Also returns the names whose declaration is invalid, so bindings to them stay silent.
 pub fn with_custom_ops<'r>(mut registry: Cow<'r, AtenRegistry>, envs: &[ModuleEnv], diags: &mut Diagnostics) -> (Cow<'r, AtenRegistry>, Vec<String>) {
-    let mut declared: Vec<(String, usize, Span)> = Vec::new();
+    let mut declared: Vec<(String, usize, Span, crate::aten::FunctionSchema)> = Vec::new();
     let mut invalid = Vec::new();
     for env in envs {
         for decl in &env.custom_ops {
@@ -106,16 +106,25 @@ pub fn with_custom_ops<'r>(mut registry: Cow<'r, AtenRegistry>, envs: &[ModuleEn
                 continue;
             }
             let qualname = schema.qualified_name();
-            if let Some((_, file, span)) = declared.iter().find(|(q, _, _)| *q == qualname) {
-                let mut d = Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared twice"))
-                    .primary(decl.qualname_span, "declared again here");
+            if let Some((_, file, span, first)) = declared.iter().find(|(q, _, _, _)| *q == qualname) {
+                // Translation files are independent: each may declare the operator it
+                // translates, as long as they agree on its schema.
+                if *file != env.file && *first == schema {
+                    continue;
+                }
+                let mut d = if *first == schema {
+                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared twice")).primary(decl.qualname_span, "declared again here")
+                } else {
+                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared with two different schemas"))
+                        .primary(decl.schema_span, format!("differs from `{first}`"))
+                };
                 if *file == env.file {
                     d = d.secondary(*span, "first declared here");
                 }
                 diags.push(d);
                 continue;
             }
-            declared.push((qualname, env.file, decl.qualname_span));
+            declared.push((qualname, env.file, decl.qualname_span, schema.clone()));
             registry.to_mut().add(schema);
         }
     }
