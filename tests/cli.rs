@@ -240,3 +240,43 @@ fn schema_files_declare_custom_ops_and_replace_native_functions() {
     let o = onnxsc(&["check", mul.to_str().unwrap(), "--native-functions", "no/such.yaml"], &[]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Every construct, built twice in separate processes: each process hashes with its own random
+/// seed (Rust's `RandomState`), so any output that followed hash order would differ.
+#[test]
+fn output_does_not_depend_on_hash_seeds() {
+    let dir = scratch("seeds");
+    let inputs = ["tests/cases/ok", "tests/python/differential", "examples"];
+    let mut builds = Vec::new();
+    for run in 0..3 {
+        let out = dir.join(format!("run{run}.onnx"));
+        let mut args = vec!["build"];
+        args.extend(inputs);
+        args.extend(["-o", out.to_str().unwrap()]);
+        let o = onnxsc(&args, &[]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        builds.push(std::fs::read(&out).unwrap());
+        let text = onnxsc(&[&["build", "--emit", "text"][..], &inputs[..]].concat(), &[]);
+        assert_eq!(text.status.code(), Some(0));
+        builds.push(text.stdout);
+    }
+    assert!(builds[0].len() > 10_000, "the build covers the cases");
+    assert_eq!(builds[0], builds[2]);
+    assert_eq!(builds[0], builds[4]);
+    assert_eq!(builds[1], builds[3]);
+    assert_eq!(builds[1], builds[5]);
+}
+
+#[test]
+fn custom_ops_may_be_declared_in_several_files_if_they_agree() {
+    let dir = scratch("custom-ops");
+    let decl = |schema: &str| format!("torch.library.define(\"mylib::twice\", \"{schema}\")\n");
+    let a = write(&dir, "a.onnxs", &decl("(Tensor x) -> Tensor"));
+    let b = write(&dir, "b.onnxs", &decl("(Tensor x) -> Tensor"));
+    let c = write(&dir, "c.onnxs", &decl("(Tensor x, int n) -> Tensor"));
+    let o = onnxsc(&["--color", "never", "check", a.to_str().unwrap(), b.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = onnxsc(&["--color", "never", "check", a.to_str().unwrap(), c.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("declared with two different schemas"), "{}", stderr(&o));
+}
