@@ -246,25 +246,24 @@ fn schema_files_declare_custom_ops_and_replace_native_functions() {
 #[test]
 fn output_does_not_depend_on_hash_seeds() {
     let dir = scratch("seeds");
-    let inputs = ["tests/cases/ok", "tests/python/differential", "examples"];
-    let mut builds = Vec::new();
-    for run in 0..3 {
-        let out = dir.join(format!("run{run}.onnx"));
-        let mut args = vec!["build"];
-        args.extend(inputs);
-        args.extend(["-o", out.to_str().unwrap()]);
-        let o = onnxsc(&args, &[]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        builds.push(std::fs::read(&out).unwrap());
-        let text = onnxsc(&[&["build", "--emit", "text"][..], &inputs[..]].concat(), &[]);
-        assert_eq!(text.status.code(), Some(0));
-        builds.push(text.stdout);
+    // Built one directory at a time: their function names overlap, which one library forbids.
+    for input in ["tests/cases/ok", "tests/python/differential", "examples"] {
+        let mut builds = Vec::new();
+        for run in 0..3 {
+            let out = dir.join(format!("run{run}.onnx"));
+            let o = onnxsc(&["build", input, "-o", out.to_str().unwrap()], &[]);
+            assert_eq!(o.status.code(), Some(0), "{input}: {}", stderr(&o));
+            builds.push(std::fs::read(&out).unwrap());
+            let text = onnxsc(&["build", "--emit", "text", input], &[]);
+            assert_eq!(text.status.code(), Some(0));
+            builds.push(text.stdout);
+        }
+        assert!(builds[0].len() > 1_000, "{input}: the build covers the cases");
+        assert_eq!(builds[0], builds[2], "{input}");
+        assert_eq!(builds[0], builds[4], "{input}");
+        assert_eq!(builds[1], builds[3], "{input}");
+        assert_eq!(builds[1], builds[5], "{input}");
     }
-    assert!(builds[0].len() > 10_000, "the build covers the cases");
-    assert_eq!(builds[0], builds[2]);
-    assert_eq!(builds[0], builds[4]);
-    assert_eq!(builds[1], builds[3]);
-    assert_eq!(builds[1], builds[5]);
 }
 
 #[test]

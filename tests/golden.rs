@@ -136,3 +136,157 @@ fn emitted_examples() {
         insta::assert_snapshot!(emitted(path));
     });
 }
+
+/// The inputs of a multi-module scenario (`tests/cases/modules/{ok,errors}/NAME/`): the files its
+/// `inputs.txt` lists, else its `main*.onnxs` files. The other modules of the directory are
+/// found through imports, as `onnxsc build main.onnxs` finds them.
+fn scenario_inputs(dir: &Path) -> Vec<Input> {
+    let listed = std::fs::read_to_string(dir.join("inputs.txt")).ok();
+    let mut files: Vec<std::path::PathBuf> = match listed {
+        Some(list) => list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(|l| dir.join(l)).collect(),
+        None => {
+            let mut found: Vec<_> = std::fs::read_dir(dir)
+                .expect("scenario directory")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "onnxs") && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("main")))
+                .collect();
+            found.sort();
+            found
+        }
+    };
+    assert!(!files.is_empty(), "{}: no inputs (add main.onnxs or inputs.txt)", dir.display());
+    files.dedup();
+    files.into_iter().map(|p| Input { name: case_name(&p), bytes: std::fs::read(&p).expect("scenario file is readable") }).collect()
+}
+
+/// The files a compilation read, in order (inputs, then modules found through imports),
+/// relative to the scenario directory.
+fn files_read(c: &Compilation, dir: &Path) -> String {
+    let prefix = format!("{}/", case_name(dir));
+    let names: Vec<String> = (0..c.sources.len()).map(|f| c.sources.name(f).trim_start_matches(&prefix).to_string()).collect();
+    format!("# files: {}\n", names.join(", "))
+}
+
+/// Multi-module scenarios that compile: the files read, the warnings, and every function of the
+/// library in order.
+#[test]
+fn modules_ok() {
+    insta::glob!("cases/modules/ok/*", |dir| {
+        if !dir.is_dir() {
+            return;
+        }
+        let c = compile_inputs(scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
+        assert!(!c.has_errors(), "{} should compile:\n{rendered}", dir.display());
+        let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
+        insta::assert_snapshot!(format!("{}{rendered}{}", files_read(&c, dir), emit::text::functions_to_text(&protos)));
+    });
+}
+
+/// Multi-module scenarios that fail: the files read and the diagnostics.
+#[test]
+fn modules_errors() {
+    insta::glob!("cases/modules/errors/*", |dir| {
+        if !dir.is_dir() {
+            return;
+        }
+        let c = compile_inputs(scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        assert!(c.has_errors(), "{} should fail to compile", dir.display());
+        let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
+        insta::assert_snapshot!(format!("{}{rendered}", files_read(&c, dir)));
+    });
+}
+
+/// A module's library does not depend on which of its files are given: giving every file of a
+/// scenario, in any order, builds the same functions as giving its entry point (each once).
+#[test]
+fn modules_found_or_given_build_the_same_functions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/modules/ok");
+    for entry in std::fs::read_dir(&root).expect("modules/ok") {
+        let dir = entry.expect("entry").path();
+        if !dir.is_dir() || dir.join("inputs.txt").exists() {
+            continue;
+        }
+        let found = compile_inputs(scenario_inputs(&dir), &Options::default()).expect("no schema files");
+        let mut all = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("dir") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|e| e == "onnxs") {
+                    all.push(p);
+                }
+            }
+        }
+        all.sort();
+        all.reverse();
+        let given = compile_inputs(all.iter().map(|p| Input { name: case_name(p), bytes: std::fs::read(p).expect("readable") }).collect(), &Options::default()).expect("no schema files");
+        assert!(!given.has_errors(), "{}", dir.display());
+        let key = |c: &Compilation| {
+            let mut v: Vec<String> = c.functions.iter().map(|f| emit::text::functions_to_text(&[emit::proto::function(f)])).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(key(&found), key(&given), "{}", dir.display());
+    }
+}
+
+/// No panic whatever the modules contain: each file of each scenario cut at every few
+/// characters (the others intact, the scenario copied to a scratch directory so that imports
+/// still find its modules) compiles or reports.
+#[test]
+fn modules_cut_anywhere_compile_or_report() {
+    fn files_of(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                files_of(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/modules");
+    let scratch = std::env::temp_dir().join(format!("onnxsc-modules-cut-{}", std::process::id()));
+    for group in ["ok", "errors"] {
+        for entry in std::fs::read_dir(root.join(group)).expect("group") {
+            let dir = entry.expect("entry").path();
+            if !dir.is_dir() {
+                continue;
+            }
+            let mut files = Vec::new();
+            files_of(&dir, &mut files);
+            files.sort();
+            let inputs: Vec<String> = scenario_inputs(&dir).iter().map(|i| i.name.clone()).collect();
+            for cut in files.iter().filter(|f| f.extension().is_some_and(|e| e == "onnxs")) {
+                let text = std::fs::read_to_string(cut).expect("readable");
+                let ends: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(5).collect();
+                for end in ends {
+                    let _ = std::fs::remove_dir_all(&scratch);
+                    for f in &files {
+                        let rel = f.strip_prefix(&dir).expect("inside");
+                        let to = scratch.join(rel);
+                        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+                        let bytes = std::fs::read(f).expect("readable");
+                        std::fs::write(&to, if f == cut { &bytes[..end] } else { &bytes[..] }).expect("write");
+                    }
+                    let scenario_inputs: Vec<Input> = inputs
+                        .iter()
+                        .map(|name| {
+                            let rel = Path::new(name).strip_prefix(case_name(&dir)).expect("inside");
+                            let p = scratch.join(rel);
+                            Input { name: p.display().to_string(), bytes: std::fs::read(&p).expect("readable") }
+                        })
+                        .collect();
+                    let c = compile_inputs(scenario_inputs, &Options::default()).expect("no schema files");
+                    for d in &c.diagnostics {
+                        let _ = render_plain(&c.sources, d);
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

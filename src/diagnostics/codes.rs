@@ -3,7 +3,8 @@
 //! E00xx: lexical and syntax errors; E01xx: module structure (imports, opsets, names);
 //! E02xx: function signatures; E03xx: statements and expressions; E04xx: op calls;
 //! E05xx: translations against their PyTorch operator schema; E06xx: element types;
-//! E07xx: schema files given on the command line; W0xxx: warnings.
+//! E07xx: schema files given on the command line; E08xx: linking models (`onnxsc link`);
+//! W0xxx: warnings.
 //!
 //! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
 
@@ -27,6 +28,7 @@ pub const NOT_A_VALUE: &str = "E0107";
 pub const OPSET_CONFLICT: &str = "E0108";
 pub const NO_DEFAULT_OPSET: &str = "E0109";
 pub const RECURSION: &str = "E0110";
+pub const MODULE_NOT_FOUND: &str = "E0111";
 
 pub const BAD_ANNOTATION: &str = "E0201";
 pub const DUPLICATE_PARAMETER: &str = "E0202";
@@ -72,6 +74,14 @@ pub const TYPE_MISMATCH: &str = "E0601";
 
 pub const BAD_SCHEMA_FILE: &str = "E0701";
 
+pub const UNRESOLVED_CALL: &str = "E0801";
+pub const INVALID_MODEL: &str = "E0802";
+pub const CALL_SIGNATURE_MISMATCH: &str = "E0803";
+pub const DUPLICATE_FUNCTION_DEFINITION: &str = "E0804";
+pub const OPSET_VERSION_CONFLICT: &str = "E0805";
+pub const RECURSIVE_FUNCTIONS: &str = "E0806";
+
+
 pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
@@ -79,3 +89,5 @@ pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";
 pub const UNCHECKED_NAMESPACE: &str = "W0504";
 pub const LEGACY_GETITEM_NAME: &str = "W0505";
 pub const RETURN_TYPE_MISMATCH: &str = "W0601";
+
+pub const MODEL_FUNCTION_KEPT: &str = "W0801";

@@ -1,11 +1,13 @@
 //! The driver: files in, functions and diagnostics out. The command line and tests call this.
 
+mod modules;
 mod schemas;
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::lower::{self, ir::Function};
-use crate::sema::{binding, calls};
+use crate::sema::calls::{self, Callee};
+use crate::sema::binding;
 use crate::sema::env::{self, ModuleEnv};
 use crate::source::{SourceMap, Span};
 use crate::syntax;
@@ -143,35 +145,99 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
     let base = schemas::load(options, &mut sources, &mut diags)?;
 
     // Parse every file first: custom operators declared in one module bind functions in all.
-    let mut parsed = Vec::new();
+    // Then follow the imports of other `.onnxs` modules, compiling those in too.
+    let mut mods = modules::Modules::default();
     for input in inputs {
-        let file = match std::str::from_utf8(&input.bytes) {
-            Ok(text) => {
-                // Python accepts a UTF-8 byte-order mark at the start of a file.
-                let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-                sources.add(input.name.clone(), text.to_string())
-            }
-            Err(e) => {
-                let file = sources.add(input.name.clone(), String::from_utf8_lossy(&input.bytes).into_owned());
-                diags.push(invalid_utf8(file, &input.bytes, e));
-                continue;
-            }
-        };
-        let result = syntax::parse(file, sources.text(file));
-        diags.extend(result.diagnostics);
-        if let Some(module) = result.module {
-            parsed.push((file, module));
-        }
+        let key = modules::identity(Path::new(&input.name));
+        mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
     }
-    let envs: Vec<_> = parsed.iter().map(|(file, module)| env::build(*file, module, &mut diags)).collect();
+    mods.discover(&mut sources, &mut diags);
+
+    // Environments, each after the modules it imports (their names must be known).
+    let (mut interfaces, firsts) = mods.interfaces();
+    let keys: Vec<String> = mods.units.iter().map(|u| format!("module:{}", u.name)).collect();
+    let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
+    for u in mods.build_order() {
+        let unit = &mods.units[u];
+        let Some(module) = &unit.module else { continue };
+        let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
+        let ctx = env::ImportContext { first_function: firsts[u], resolve: &resolve, modules: &interfaces, keys: &keys };
+        let e = env::build_in(unit.file, module, &ctx, &mut diags);
+        interfaces[u].exports = Some(env::Exports::of(&e));
+        built[u] = Some(e);
+    }
+    let envs: Vec<ModuleEnv> = built.into_iter().flatten().collect();
     let (registry, invalid) = schemas::with_custom_ops(base, &envs, &mut diags);
 
+    // Decorators first: a call to another function needs the callee's domain and signature.
+    let decorations: Vec<Vec<Option<lower::function::Decoration>>> =
+        envs.iter().map(|env| env.functions.iter().map(|f| lower::function::decoration(env, f, &mut diags).ok()).collect()).collect();
+    let mut callees: Vec<Callee> = Vec::new();
+    for (env, decos) in envs.iter().zip(&decorations) {
+        for (f, deco) in env.functions.iter().zip(decos) {
+            let (domain, version) = match deco {
+                Some(d) => (d.domain.clone(), d.domain_version),
+                None => (lower::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
+            };
+            callees.push(Callee::new(env, f, domain, version));
+        }
+    }
+    report_duplicate_functions(&envs, &decorations, &callees, &sources, &mut diags);
+    calls::check_calls(&envs, &callees, &mut diags);
+
     let mut functions = Vec::new();
-    for env in &envs {
+    for (env, decos) in envs.iter().zip(&decorations) {
         let text = sources.text(env.file).to_string();
-        functions.extend(compile_module(env, &text, &registry, &invalid, &mut diags));
+        functions.extend(compile_module(env, decos, &callees, &text, &registry, &invalid, &mut diags));
     }
     Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions })
+}
+
+/// Reads one file's text (E0009 if it is not UTF-8) and parses it.
+fn parse_input(name: &str, bytes: &[u8], sources: &mut SourceMap, diags: &mut Diagnostics) -> (crate::source::FileId, Option<syntax::ast::Module>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            // Python accepts a UTF-8 byte-order mark at the start of a file.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            let file = sources.add(name.to_string(), text.to_string());
+            let result = syntax::parse(file, sources.text(file));
+            diags.extend(result.diagnostics);
+            (file, result.module)
+        }
+        Err(e) => {
+            let file = sources.add(name.to_string(), String::from_utf8_lossy(bytes).into_owned());
+            diags.push(invalid_utf8(file, bytes, e));
+            (file, None)
+        }
+    }
+}
+
+/// E0104 across files: two functions of the library with the same domain and name, which ONNX
+/// cannot tell apart (onnx.checker rejects a model that holds both, and the library is one).
+fn report_duplicate_functions(envs: &[ModuleEnv], decorations: &[Vec<Option<lower::function::Decoration>>], callees: &[Callee], sources: &SourceMap, diags: &mut Diagnostics) {
+    let mut seen: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
+    for (env, decos) in envs.iter().zip(decorations) {
+        for (k, deco) in decos.iter().enumerate() {
+            if deco.is_none() {
+                continue;
+            }
+            let Some(c) = callees.get(env.first_function + k) else { continue };
+            match seen.get(&(c.domain.as_str(), c.name.as_str())) {
+                Some(&first) if callees[first].file != c.file => {
+                    let other = sources.name(callees[first].file);
+                    diags.push(
+                        Diagnostic::error(codes::DUPLICATE_FUNCTION, env.file, format!("function `{}` in domain `{}` is also defined in `{other}`", c.name, c.domain))
+                            .primary(c.name_span, "defined again here")
+                            .help("ONNX tells functions apart by domain and name, so a model cannot hold both (onnx.checker rejects it): rename one, or give one a domain of its own with `@script(Opset(\"my.domain\", 1))`"),
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert((c.domain.as_str(), c.name.as_str()), env.first_function + k);
+                }
+            }
+        }
+    }
 }
 
 /// The first invalid byte of a file that is not UTF-8 (E0009).
@@ -186,22 +252,23 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 }
 
 /// Compiles the functions of one module and checks their PyTorch bindings.
-fn compile_module(env: &ModuleEnv, text: &str, registry: &AtenRegistry, invalid: &[String], diags: &mut Diagnostics) -> Vec<Function> {
-    // Decorators first: a call to another function needs the callee's domain.
-    let decorations: Vec<_> = env.functions.iter().map(|f| lower::function::decoration(env, f, diags).ok()).collect();
-    let domains: Vec<String> = decorations
-        .iter()
-        .map(|d| d.as_ref().map(|d| d.domain.clone()).unwrap_or_else(|| lower::DEFAULT_FUNCTION_DOMAIN.into()))
-        .collect();
-    calls::check_module(env, diags);
+fn compile_module(
+    env: &ModuleEnv,
+    decorations: &[Option<lower::function::Decoration>],
+    callees: &[Callee],
+    text: &str,
+    registry: &AtenRegistry,
+    invalid: &[String],
+    diags: &mut Diagnostics,
+) -> Vec<Function> {
     let mut out = Vec::new();
-    for (f, deco) in env.functions.iter().zip(&decorations) {
+    for (f, deco) in env.functions.iter().zip(decorations) {
         let Some(deco) = deco else { continue };
         // Private helpers are compiled but not registered for export: no binding to check.
         if !deco.private {
             binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
         }
-        if let Some(mut function) = lower::lower_function(env, f, deco, &domains, text, diags) {
+        if let Some(mut function) = lower::lower_function(env, f, deco, callees, text, diags) {
             // The exporter needs each bound operator's output count, annotation or not.
             for op in &mut function.torch_ops {
                 op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());

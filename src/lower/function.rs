@@ -4,8 +4,10 @@
 //! docs/onnx-facts §5): Python operators map to ONNX ops, literals become `Constant`s that are
 //! `CastLike`d to the tensor they meet, attribute parameters become attribute references, and
 //! `if` becomes `If` with the assigned-and-live variables as outputs, in source order. Loops
-//! (`loops`: `for`/`while` to `Loop`) and nested `@graph()` functions (`graphs`: graph-valued
-//! attributes) are lowered in submodules.
+//! (`loops`: `for`/`while` to `Loop`), nested `@graph()` functions (`graphs`: graph-valued
+//! attributes) and subscripts (`subscripts`: `x[i]`, `x[a:b]` to Gather, Slice, Concat and
+//! Squeeze) are lowered in submodules. Values are tensors, sequences (`Sequence[FLOAT]`, the
+//! sequence ops) or optional values; `sema::infer` tracks which, and their element types.
 
 use super::ir::*;
 use super::liveness;
@@ -21,6 +23,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod graphs;
 mod loops;
+mod subscripts;
 
 /// Marks that a diagnostic was already reported; the caller abandons the construct.
 #[derive(Debug)]
@@ -63,6 +66,9 @@ pub const TORCHLIB_DOMAIN: &str = "pkg.onnxscript.torch_lib";
 /// What a function's decorators say.
 pub struct Decoration {
     pub domain: String,
+    /// The version of the function's opset (`@script(Opset("my.lib", 3))`: 3; otherwise 1):
+    /// callers import the domain at this version, as onnxscript does.
+    pub domain_version: i64,
     pub default_opset: Option<Opset>,
     /// The PyTorch operators that `@torch_op(...)` binds the function to.
     pub torch_ops: Vec<TorchBinding>,
@@ -182,7 +188,7 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
 /// Reads the `@script(...)` decorator of a function.
 pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> R<Decoration> {
     let file = env.file;
-    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), default_opset: None, torch_ops: Vec::new(), complex: false, private: false };
+    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), domain_version: 1, default_opset: None, torch_ops: Vec::new(), complex: false, private: false };
     let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {
@@ -262,6 +268,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                     return Err(Reported);
                 }
                 out.domain = opset.domain;
+                out.domain_version = opset.version;
             } else {
                 if !opset.domain.is_empty() {
                     diags.push(
@@ -282,7 +289,7 @@ pub struct Lowerer<'a, 'm> {
     env: &'a ModuleEnv<'m>,
     diags: &'a mut Diagnostics,
     /// Domain of each function in the module, for calls between them.
-    function_domains: &'a [String],
+    function_domains: &'a [crate::sema::calls::Callee],
     used_names: HashSet<String>,
     counter: usize,
     scopes: Vec<Scope>,
@@ -387,6 +394,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 _ => None,
             }],
             "CastLike" if onnx => vec![input_ty(1)],
+            // The sequence's tensors have type `dtype` (float by default).
+            "SequenceEmpty" if onnx => vec![match attr("dtype") {
+                Some(AttrValue::Int(code)) => ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
+                None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
+                _ => Some(Ty::Seq(None)),
+            }],
             // Carried values (and scan outputs) have the types of the body's outputs after the
             // condition.
             "Loop" if onnx => match attr("body") {
@@ -428,7 +441,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let first = args[j].map(Ty::describe).unwrap_or_default();
             d = d.secondary(span_of(j), format!("{first} here"));
         }
-        d = d.help("cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`");
+        d = d.help(c.help.unwrap_or_else(|| "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`".to_string()));
         Err(self.push(d))
     }
 
@@ -563,12 +576,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .primary(e.span, "list with non-constant items")
                     .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
             )),
-            ExprKind::Subscript { .. } => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "indexing and slicing (`x[i]`, `x[a:b]`) are not supported yet")
-                    .primary(e.span, "not supported yet")
-                    .help("write `op.Gather` or `op.Slice` for now");
-                Err(self.push(d))
-            }
+            ExprKind::Subscript { value, index } => self.lower_subscript(e, value, index, target),
             ExprKind::BoolOp { op, .. } => {
                 let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
                 Err(self.unsupported(e.span, &format!("`{word}` is"), &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" })))
@@ -818,6 +826,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return Err(self.unsupported(a.span, what, "pass each input and attribute explicitly"));
             }
         }
+        if let Some(idx) = self.module_function(func)? {
+            return self.lower_function_call(idx, "", args, span, outputs);
+        }
         let (opset, op_name, op_span) = match &func.kind {
             ExprKind::Attribute { value, attr } => match value.as_ref() {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
@@ -844,6 +855,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return self.lower_function_call(idx, n, args, span, outputs);
                 }
                 (None, None) => return Err(self.undefined(n, func.span)),
+                // An import that failed (already reported).
+                (None, Some(Global::Poison)) => return Err(Reported),
                 (Some(Binding::Graph(_)), _) => {
                     let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
                         .primary(func.span, "a `@graph()` function")
@@ -1054,21 +1067,131 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
-    fn lower_function_call(&mut self, idx: usize, name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
-        self.check_argument_order(args)?;
-        let domain = self.function_domains.get(idx).cloned().unwrap_or_else(|| DEFAULT_FUNCTION_DOMAIN.into());
-        let mut inputs = Vec::new();
-        for a in args.iter().filter(|a| a.keyword.is_none()) {
-            inputs.push(self.lower_opt_expr(&a.value)?);
+    /// `mylib.f` where `mylib` is an imported `.onnxs` module: the id of its function `f`.
+    /// `None` when the callee is not of that form (an op, a function named directly).
+    fn module_function(&mut self, func: &Expr) -> R<Option<usize>> {
+        let ExprKind::Attribute { value, attr } = &func.kind else { return Ok(None) };
+        // The root of `a.b.f` must be a global, not a local variable.
+        let mut root = value.as_ref();
+        while let ExprKind::Attribute { value, .. } = &root.kind {
+            root = value;
         }
-        let mut attrs = Vec::new();
-        for a in args.iter().filter(|a| a.keyword.is_some()) {
-            let k = a.keyword.as_ref().expect("filtered");
-            if let Some(at) = self.lower_attr(name, k, &a.value, None)? {
-                attrs.push(at);
+        match &root.kind {
+            ExprKind::Name(n) if self.lookup(n).is_none() => {}
+            _ => return Ok(None),
+        }
+        let Some(Global::Module(key)) = resolve_dotted(self.env, value) else { return Ok(None) };
+        let Some(ns) = self.env.namespaces.get(&key) else { return Ok(None) };
+        match ns.get(&attr.name) {
+            Some(Global::Function(idx)) => Ok(Some(idx)),
+            Some(Global::Poison) => Err(Reported),
+            Some(_) => Ok(None),
+            None => {
+                let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("module `{}` has no `{}`", ns.display, attr.name))
+                    .primary(attr.span, "not defined in that module");
+                if let Some(s) = did_you_mean(&attr.name, ns.names.keys().map(String::as_str)) {
+                    d = d.help(format!("did you mean `{s}`?"));
+                }
+                Err(self.push(d))
             }
         }
-        self.emit(&Opset { domain, version: 1 }, name, inputs, outputs, attrs, span)
+    }
+
+    /// A call to a function of the compilation (function id `idx`): a node in the callee's
+    /// domain, named as the callee is defined. As onnxscript does with the callee's signature,
+    /// arguments bind to parameters by position, then by keyword; those that bind to attribute
+    /// parameters become the node's attributes (typed as the parameter), the rest its inputs,
+    /// in parameter order. An omitted optional input before a given one is `""` (onnxscript
+    /// drops it and shifts the later inputs: not copied). A literal passed for an input typed by
+    /// a TypeVar is `CastLike`d to another argument of that TypeVar.
+    fn lower_function_call(&mut self, idx: usize, _name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        self.check_argument_order(args)?;
+        let Some(callee) = self.function_domains.get(idx).cloned() else { return Err(Reported) };
+        if let Some(n) = callee.outputs {
+            if n != outputs.len() {
+                let used = if outputs.len() == 1 { "it is used as one value".to_string() } else { format!("{} are unpacked", outputs.len()) };
+                let d = Diagnostic::error(codes::OUTPUT_COUNT, self.file(), format!("`{}` returns {n} output{}, but {used}", callee.name, if n == 1 { "" } else { "s" }))
+                    .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+                    .help(format!("assign its outputs to {n} name{}", if n == 1 { "" } else { "s" }));
+                return Err(self.push(d));
+            }
+        }
+        // Bind the arguments to the parameters (E0409 reported the mismatches already).
+        let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
+        let mut bound: Vec<Option<&Arg>> = vec![None; callee.params.len()];
+        for (i, a) in positional.iter().enumerate() {
+            match bound.get_mut(i) {
+                Some(slot) => *slot = Some(a),
+                None => return Err(Reported),
+            }
+        }
+        for a in args.iter().filter(|a| a.keyword.is_some()) {
+            let k = a.keyword.as_ref().expect("filtered");
+            match callee.params.iter().position(|p| p.name == k.name) {
+                Some(i) if bound[i].is_none() => bound[i] = Some(a),
+                _ => return Err(Reported),
+            }
+        }
+        let mut inputs: Vec<Option<String>> = Vec::new();
+        let mut type_vars: Vec<Option<String>> = Vec::new();
+        let mut attrs = Vec::new();
+        let mut failed = false;
+        for (p, a) in callee.params.iter().zip(&bound) {
+            match (p.attr, a) {
+                (Some(ty), Some(a)) => {
+                    let key = Ident { name: p.name.clone(), span: a.keyword.as_ref().map(|k| k.span).unwrap_or(a.span) };
+                    match self.lower_attr(&callee.name, &key, &a.value, Some(ty)) {
+                        Ok(Some(at)) => attrs.push(at),
+                        Ok(None) => {}
+                        Err(_) => failed = true,
+                    }
+                }
+                (Some(_), None) => {}
+                (None, a) => {
+                    let value = match a {
+                        Some(a) => match self.lower_opt_expr(&a.value) {
+                            Ok(v) => v,
+                            Err(_) => {
+                                failed = true;
+                                None
+                            }
+                        },
+                        None => None,
+                    };
+                    inputs.push(value);
+                    type_vars.push(p.type_var.clone());
+                }
+            }
+        }
+        if failed {
+            return Err(Reported);
+        }
+        // Trailing omitted inputs are left out.
+        while inputs.last().is_some_and(|i| i.is_none()) {
+            inputs.pop();
+            type_vars.pop();
+        }
+        // onnxscript's autocast: the last non-literal argument of each TypeVar is the target.
+        let mut targets: HashMap<&str, String> = HashMap::new();
+        for (i, tv) in inputs.iter().zip(&type_vars) {
+            if let (Some(i), Some(tv)) = (i, tv) {
+                if !self.castable.contains(i) {
+                    targets.insert(tv.as_str(), i.clone());
+                }
+            }
+        }
+        let mut cast_inputs = Vec::with_capacity(inputs.len());
+        for (i, tv) in inputs.iter().zip(&type_vars) {
+            match (i, tv.as_deref().and_then(|t| targets.get(t))) {
+                (Some(i), Some(like)) if self.castable.contains(i) => {
+                    let cast = self.fresh(&format!("{i}_cast"));
+                    self.emit_default("CastLike", vec![Some(i.clone()), Some(like.clone())], vec![cast.clone()], vec![], span)?;
+                    cast_inputs.push(Some(cast));
+                }
+                (i, _) => cast_inputs.push(i.clone()),
+            }
+        }
+        self.emit(&Opset { domain: callee.domain.clone(), version: callee.version }, &callee.name, cast_inputs, outputs, attrs, span)
     }
 
     /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
@@ -1337,25 +1460,21 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A returned value whose inferred element type contradicts the annotation (W0601). A
     /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
     fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
-        let (Some(Ty::Elem(actual)), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else { return Ok(()) };
-        let fits = match &want {
-            Ty::Elem(t) => *t == actual,
-            Ty::Var { allowed, .. } => allowed.is_empty() || allowed.contains(&actual),
-        };
-        if fits {
+        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else { return Ok(()) };
+        if !infer::contradicts(&actual, &want) {
             return Ok(());
         }
-        let expected = match &want {
-            Ty::Elem(t) => t.script_name().to_string(),
-            Ty::Var { name, .. } => format!("`{name}`"),
+        let help = match (actual.is_tensor(), want.is_tensor(), &want) {
+            (true, true, Ty::Elem(t)) => format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", t.script_name()),
+            (true, true, _) => "cast the result, e.g. `op.Cast(x, to=FLOAT.dtype)`, or fix the annotation".to_string(),
+            (false, true, _) => "fix the annotation, or return a tensor, e.g. `op.ConcatFromSequence(seq, axis=0)`".to_string(),
+            (true, false, _) => "fix the annotation, or return a sequence, e.g. `op.SequenceConstruct(x)`".to_string(),
+            (false, false, _) => "fix the annotation".to_string(),
         };
-        let d = Diagnostic::warning(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {expected}", actual.script_name()))
-            .primary(span, format!("{} here", actual.script_name()))
+        let d = Diagnostic::warning(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {}", actual.describe(), want.describe()))
+            .primary(span, format!("{} here", actual.describe()))
             .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
-            .help(format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", match &want {
-                Ty::Elem(t) => t.script_name(),
-                Ty::Var { .. } => "FLOAT",
-            }));
+            .help(help);
         self.push(d);
         Ok(())
     }
@@ -1405,7 +1524,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
-    fn new(env: &'a ModuleEnv<'m>, diags: &'a mut Diagnostics, function_domains: &'a [String], source_text: &'a str) -> Self {
+    fn new(env: &'a ModuleEnv<'m>, diags: &'a mut Diagnostics, function_domains: &'a [crate::sema::calls::Callee], source_text: &'a str) -> Self {
         Lowerer {
             source_text,
             reported_no_opset: false,
@@ -1559,7 +1678,7 @@ pub fn lower_function(
     env: &ModuleEnv,
     f: &FunctionDef,
     deco: &Decoration,
-    function_domains: &[String],
+    function_domains: &[crate::sema::calls::Callee],
     source_text: &str,
     diags: &mut Diagnostics,
 ) -> Option<Function> {
@@ -1644,6 +1763,8 @@ pub fn lower_function(
                 l.used_names.insert(p.name.name.clone());
                 l.bind(&p.name.name, Binding::Value(p.name.name.clone()));
                 if let Some(t) = ty.as_deref().and_then(|t| declared_ty(env, t)) {
+                    // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
+                    let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
                     l.types.insert(p.name.name.clone(), t);
                 }
                 let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
@@ -1850,8 +1971,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 }
 
-/// What an annotation's type name says of a value: a tensor type or a TypeVar of the module.
+/// What an annotation's type name says of a value: a tensor type, a TypeVar of the module, or a
+/// sequence of either (`Sequence[FLOAT]`, as `env::param_type` spells it).
 fn declared_ty(env: &ModuleEnv, name: &str) -> Option<Ty> {
+    if let Some(inner) = name.strip_prefix("Sequence[").and_then(|r| r.strip_suffix(']')) {
+        return Some(Ty::seq(declared_ty(env, inner).filter(Ty::is_tensor)));
+    }
     if let Some(t) = ElemType::from_script_name(name) {
         return Some(Ty::Elem(t));
     }
@@ -1898,6 +2023,7 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
                 children.extend(comparisons.iter().map(|(_, c)| c));
             }
             ExprKind::Subscript { value, index } => children.extend([value.as_ref(), index.as_ref()]),
+            ExprKind::Slice { lower, upper, step } => children.extend([lower, upper, step].into_iter().flatten().map(|b| b.as_ref())),
             ExprKind::Tuple(items) | ExprKind::List(items) => children.extend(items.iter()),
             _ => {}
         }

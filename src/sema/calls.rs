@@ -1,13 +1,108 @@
-//! Calls between the functions of a module: arguments against the callee's signature, and
-//! recursion, which ONNX functions cannot express (a function body is expanded, not called).
+//! Calls between functions, in one module or across the modules of a compilation: arguments
+//! against the callee's signature, and recursion, which ONNX functions cannot express (a
+//! function body is expanded, not called).
+//!
+//! Functions are numbered across the compilation (see [`Global::Function`]); [`Callee`] is what
+//! a call needs to know of the function it calls, whichever module defines it.
 
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::schema::AttrType;
 use crate::sema::env::{self, Global, ModuleEnv};
 use crate::sema::types::ParamType;
-use crate::source::Span;
+use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 
-/// A call to a function of the module: callee index and the call's spans.
+/// A function as its callers see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Callee {
+    /// The name it is defined with: the call node's `op_type`, whatever name the caller uses.
+    pub name: String,
+    pub domain: String,
+    /// The version of the callee's opset, at which the caller imports its domain: onnxscript
+    /// takes the version of the `Opset` given to `@script(...)` (1 for `@script()`'s `this`).
+    pub version: i64,
+    pub params: Vec<CalleeParam>,
+    /// How many outputs it has, when the source says (return annotation or final `return`).
+    pub outputs: Option<usize>,
+    /// Where it is defined, for labels in the same file.
+    pub file: FileId,
+    pub name_span: Span,
+}
+
+/// One parameter of a callee, in declaration order (inputs and attributes interleaved).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalleeParam {
+    pub name: String,
+    pub span: Span,
+    /// The attribute type, for an attribute parameter; `None` for an input.
+    pub attr: Option<AttrType>,
+    pub has_default: bool,
+    /// The TypeVar annotating an input: onnxscript casts a literal argument (`CastLike`) to
+    /// another argument of the same TypeVar.
+    pub type_var: Option<String>,
+}
+
+impl Callee {
+    /// The callee view of `f`, a function of `env`, in `domain` at `version`.
+    pub fn new(env: &ModuleEnv, f: &FunctionDef, domain: String, version: i64) -> Callee {
+        let params = f
+            .params
+            .iter()
+            .filter(|p| p.kind == ParamKind::Normal)
+            .map(|p| {
+                let ty = p.annotation.as_ref().and_then(|a| env::param_type(env, a).ok());
+                let attr = match ty {
+                    Some(ParamType::Attr { ty, .. }) => Some(ty.onnx_type()),
+                    _ => None,
+                };
+                let type_var = match p.annotation.as_ref().and_then(|a| env::resolve_dotted(env, a)) {
+                    Some(Global::TypeVar { name, .. }) if attr.is_none() => Some(name),
+                    _ => None,
+                };
+                CalleeParam { name: p.name.name.clone(), span: p.name.span, attr, has_default: p.default.is_some(), type_var }
+            })
+            .collect();
+        let declared = f.returns.as_ref().and_then(|r| env::return_types(env, r).ok()).map(|ts| ts.len());
+        let returned = match f.body.last().map(|s| &s.kind) {
+            Some(StmtKind::Return(Some(Expr { kind: ExprKind::Tuple(items), .. }))) => Some(items.len()),
+            Some(StmtKind::Return(Some(_))) => Some(1),
+            _ => None,
+        };
+        Callee {
+            name: f.name.name.clone(),
+            domain,
+            version,
+            params,
+            outputs: declared.or(returned),
+            file: env.file,
+            name_span: f.name.span,
+        }
+    }
+
+    /// `name(a, b)`, for messages.
+    pub fn signature(&self) -> String {
+        let ps: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+        format!("`{}({})`", self.name, ps.join(", "))
+    }
+}
+
+/// The function id a call expression's callee names, if it names a function: `f` (a function
+/// of the module or imported with `from mylib import f`) or `mylib.f` (`import mylib`).
+pub fn callee_of(env: &ModuleEnv, func: &Expr) -> Option<usize> {
+    match &func.kind {
+        ExprKind::Name(n) => match env.get(n) {
+            Some(Global::Function(id)) => Some(*id),
+            _ => None,
+        },
+        ExprKind::Attribute { .. } => match env::resolve_dotted(env, func) {
+            Some(Global::Function(id)) => Some(id),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A call to a function: callee id and the call's spans.
 struct Call<'a> {
     callee: usize,
     span: Span,
@@ -17,10 +112,8 @@ struct Call<'a> {
 
 fn calls_in_expr<'a>(env: &ModuleEnv, e: &'a Expr, out: &mut Vec<Call<'a>>) {
     if let ExprKind::Call { func, args } = &e.kind {
-        if let ExprKind::Name(n) = &func.kind {
-            if let Some(Global::Function(idx)) = env.get(n) {
-                out.push(Call { callee: *idx, span: e.span, func_span: func.span, args });
-            }
+        if let Some(callee) = callee_of(env, func) {
+            out.push(Call { callee, span: e.span, func_span: func.span, args });
         }
     }
     e.for_each_child(&mut |c| calls_in_expr(env, c, out));
@@ -33,42 +126,45 @@ fn calls_in_stmts<'a>(env: &ModuleEnv, stmts: &'a [Stmt], out: &mut Vec<Call<'a>
     }
 }
 
-/// Checks every call between the module's functions, and reports recursion.
-pub fn check_module(env: &ModuleEnv, diags: &mut Diagnostics) {
-    let calls: Vec<Vec<Call>> = env
-        .functions
-        .iter()
-        .map(|f| {
+/// Checks every call between the functions of the compilation against its callee's signature,
+/// and reports recursion, within a module or across modules. `callees[id]` describes the
+/// function with that id.
+pub fn check_calls(envs: &[ModuleEnv], callees: &[Callee], diags: &mut Diagnostics) {
+    // The calls of each function, by id, with the module it is in.
+    let total = envs.iter().map(|e| e.first_function + e.functions.len()).max().unwrap_or(0);
+    let mut calls: Vec<Vec<Call>> = (0..total).map(|_| Vec::new()).collect();
+    let mut owner: Vec<Option<usize>> = vec![None; total];
+    for (m, env) in envs.iter().enumerate() {
+        for (k, f) in env.functions.iter().enumerate() {
+            let id = env.first_function + k;
             let mut out = Vec::new();
             calls_in_stmts(env, &f.body, &mut out);
-            out
-        })
-        .collect();
-    for (caller, cs) in calls.iter().enumerate() {
-        for c in cs {
-            check_arguments(env, env.functions[caller], env.functions[c.callee], c, diags);
+            for c in &out {
+                if let Some(callee) = callees.get(c.callee) {
+                    check_arguments(env, callee, c, diags);
+                }
+            }
+            calls[id] = out;
+            owner[id] = Some(m);
         }
     }
-    report_cycles(env, &calls, diags);
+    report_cycles(envs, &owner, &calls, callees, diags);
 }
 
-fn check_arguments(env: &ModuleEnv, _caller: &FunctionDef, callee: &FunctionDef, call: &Call, diags: &mut Diagnostics) {
+/// Python's binding of arguments to parameters, as onnxscript applies it to a function's
+/// signature: positional arguments fill the parameters in order, keywords by name.
+fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Diagnostics) {
     let file = env.file;
-    let params: Vec<&Param> = callee.params.iter().filter(|p| p.kind == ParamKind::Normal).collect();
-    let name = &callee.name.name;
+    let same_file = callee.file == file;
+    let params = &callee.params;
+    let name = &callee.name;
+    let defined_here = |d: Diagnostic| if same_file { d.secondary(callee.name_span, "defined here") } else { d };
     let positional: Vec<&Arg> = call.args.iter().filter(|a| a.keyword.is_none() && a.kind == ArgKind::Plain).collect();
-    let signature = || {
-        let ps: Vec<&str> = params.iter().map(|p| p.name.name.as_str()).collect();
-        format!("`{name}({})`", ps.join(", "))
-    };
     if positional.len() > params.len() {
         let extra = positional[params.len()];
-        diags.push(
-            Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` takes {} argument{}, but {} were given", params.len(), if params.len() == 1 { "" } else { "s" }, positional.len()))
-                .primary(extra.span, "unexpected argument")
-                .secondary(callee.name.span, "defined here")
-                .help(format!("its signature is {}", signature())),
-        );
+        let d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` takes {} argument{}, but {} were given", params.len(), if params.len() == 1 { "" } else { "s" }, positional.len()))
+            .primary(extra.span, "unexpected argument");
+        diags.push(defined_here(d).help(format!("its signature is {}", callee.signature())));
         return;
     }
     let mut given: Vec<bool> = vec![false; params.len()];
@@ -77,15 +173,22 @@ fn check_arguments(env: &ModuleEnv, _caller: &FunctionDef, callee: &FunctionDef,
     }
     for a in call.args.iter().filter(|a| a.keyword.is_some()) {
         let k = a.keyword.as_ref().expect("filtered");
-        match params.iter().position(|p| p.name.name == k.name) {
+        match params.iter().position(|p| p.name == k.name) {
+            Some(i) if given[i] && i < positional.len() => {
+                let d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` is given `{}` twice", k.name))
+                    .primary(k.span, "given again by keyword")
+                    .secondary(positional[i].span, "given here by position");
+                diags.push(d.help(format!("its signature is {}", callee.signature())));
+                return;
+            }
             Some(i) => given[i] = true,
             None => {
                 let mut d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` has no parameter `{}`", k.name))
-                    .primary(k.span, "unknown keyword")
-                    .secondary(callee.name.span, "defined here");
-                d = match crate::lower::function::did_you_mean(&k.name, params.iter().map(|p| p.name.name.as_str())) {
+                    .primary(k.span, "unknown keyword");
+                d = defined_here(d);
+                d = match crate::lower::function::did_you_mean(&k.name, params.iter().map(|p| p.name.as_str())) {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!("its signature is {}", signature())),
+                    None => d.help(format!("its signature is {}", callee.signature())),
                 };
                 diags.push(d);
                 return;
@@ -93,23 +196,22 @@ fn check_arguments(env: &ModuleEnv, _caller: &FunctionDef, callee: &FunctionDef,
         }
     }
     for (i, p) in params.iter().enumerate() {
-        if given[i] || p.default.is_some() {
+        if given[i] || p.has_default {
             continue;
         }
-        let is_attr = p.annotation.as_ref().is_some_and(|a| matches!(env::param_type(env, a), Ok(ParamType::Attr { .. })));
-        let what = if is_attr { "attribute" } else { "input" };
-        diags.push(
-            Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("call to `{name}` is missing its {what} `{}`", p.name.name))
-                .primary(call.span, format!("`{}` not given", p.name.name))
-                .secondary(p.name.span, "declared here")
-                .help(format!("its signature is {}", signature())),
-        );
+        let what = if p.attr.is_some() { "attribute" } else { "input" };
+        let mut d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("call to `{name}` is missing its {what} `{}`", p.name))
+            .primary(call.span, format!("`{}` not given", p.name));
+        if same_file {
+            d = d.secondary(p.span, "declared here");
+        }
+        diags.push(d.help(format!("its signature is {}", callee.signature())));
         return;
     }
 }
 
 /// Finds each cycle in the call graph once and reports it at the call that closes it.
-fn report_cycles(env: &ModuleEnv, calls: &[Vec<Call>], diags: &mut Diagnostics) {
+fn report_cycles(envs: &[ModuleEnv], owner: &[Option<usize>], calls: &[Vec<Call>], callees: &[Callee], diags: &mut Diagnostics) {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         New,
@@ -118,6 +220,7 @@ fn report_cycles(env: &ModuleEnv, calls: &[Vec<Call>], diags: &mut Diagnostics) 
     }
     let n = calls.len();
     let mut state = vec![State::New; n];
+    let name = |id: usize| callees.get(id).map(|c| c.name.as_str()).unwrap_or("?");
     // Iterative depth-first search: (function, index of the next call to follow).
     for root in 0..n {
         if state[root] != State::New {
@@ -132,6 +235,9 @@ fn report_cycles(env: &ModuleEnv, calls: &[Vec<Call>], diags: &mut Diagnostics) 
                 continue;
             };
             *next += 1;
+            if c.callee >= n {
+                continue;
+            }
             match state[c.callee] {
                 State::New => {
                     state[c.callee] = State::Active;
@@ -139,8 +245,10 @@ fn report_cycles(env: &ModuleEnv, calls: &[Vec<Call>], diags: &mut Diagnostics) 
                 }
                 State::Active => {
                     let start = stack.iter().position(|(g, _)| *g == c.callee).unwrap_or(0);
-                    let cycle: Vec<&str> = stack[start..].iter().map(|(g, _)| env.functions[*g].name.name.as_str()).collect();
-                    diags.push(cycle_diagnostic(env, &cycle, c));
+                    let cycle: Vec<&str> = stack[start..].iter().map(|(g, _)| name(*g)).collect();
+                    if let Some(env) = owner[f].and_then(|m| envs.get(m)) {
+                        diags.push(cycle_diagnostic(env.file, &cycle, name(c.callee), c));
+                    }
                 }
                 State::Done => {}
             }
@@ -148,8 +256,7 @@ fn report_cycles(env: &ModuleEnv, calls: &[Vec<Call>], diags: &mut Diagnostics) 
     }
 }
 
-fn cycle_diagnostic(env: &ModuleEnv, cycle: &[&str], closing: &Call) -> Diagnostic {
-    let callee = env.functions[closing.callee].name.name.as_str();
+fn cycle_diagnostic(file: FileId, cycle: &[&str], callee: &str, closing: &Call) -> Diagnostic {
     let (message, label) = if cycle.len() == 1 {
         (format!("function `{callee}` calls itself"), "recursive call".to_string())
     } else {
@@ -157,7 +264,7 @@ fn cycle_diagnostic(env: &ModuleEnv, cycle: &[&str], closing: &Call) -> Diagnost
         path.push(format!("`{callee}`"));
         (format!("functions call each other in a cycle: {}", path.join(" → ")), format!("closes the cycle back to `{callee}`"))
     };
-    Diagnostic::error(codes::RECURSION, env.file, message)
+    Diagnostic::error(codes::RECURSION, file, message)
         .primary(closing.func_span, label)
         .help("ONNX functions are expanded where they are called, so they cannot recurse; use `op.Loop` or a `for` loop")
 }

@@ -9,7 +9,7 @@ use super::value::PyValue;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -20,7 +20,8 @@ pub struct Opset {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Global {
-    /// An imported module such as `onnxscript` or `onnxscript.values`.
+    /// An imported module such as `onnxscript` or `onnxscript.values`, or another `.onnxs`
+    /// module (`import mylib`), whose names are in [`ModuleEnv::namespaces`] under this key.
     Module(String),
     Opset(Opset),
     /// `onnxscript.values.Opset`, the opset constructor.
@@ -39,7 +40,9 @@ pub enum Global {
     /// A name from `typing` (`Union`, `Optional`, `Sequence`, `TypeVar`, ...).
     Typing(String),
     Const(PyValue),
-    /// A function defined in this module; the index is into [`ModuleEnv::functions`].
+    /// A function of the compilation, by its compilation-wide id: this module's own functions
+    /// are [`ModuleEnv::functions`], numbered from [`ModuleEnv::first_function`]; an imported
+    /// function has the id its own module gave it.
     Function(usize),
     /// Something imported from a module onnxsc does not model (e.g. `torch`).
     Opaque(String),
@@ -55,9 +58,79 @@ pub struct GlobalDef {
 pub struct ModuleEnv<'m> {
     pub file: FileId,
     pub globals: HashMap<String, GlobalDef>,
+    /// The module's own functions, in source order.
     pub functions: Vec<&'m FunctionDef>,
+    /// The compilation-wide id of `functions[0]`; `functions[i]` is `first_function + i`.
+    pub first_function: usize,
+    /// The names of the `.onnxs` modules imported as modules (`import mylib`, `from . import
+    /// helpers`), by the key of their [`Global::Module`].
+    pub namespaces: HashMap<String, Namespace>,
     /// Custom operators declared with `torch.library.define(NAME, SCHEMA)`, in source order.
     pub custom_ops: Vec<CustomOpDecl>,
+}
+
+/// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Namespace {
+    /// How messages name it: `mylib`, `.helpers`.
+    pub display: String,
+    pub names: BTreeMap<String, Global>,
+    /// The module did not parse (already reported): every name of it is poison.
+    pub broken: bool,
+}
+
+/// What a module named by an import is, as the driver resolved it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ModuleLookup {
+    /// A `.onnxs` module of the compilation: an index into [`ImportContext::modules`].
+    Onnxs(usize),
+    /// A directory with no `.onnxs` file of its name: only its modules can be imported from it.
+    Package,
+    /// A module that is not compiled: onnxscript, typing, torch, the standard library.
+    External,
+    /// No such module; the paths tried, for the message.
+    NotFound { tried: Vec<String> },
+    /// Several input files could be the module.
+    Ambiguous { candidates: Vec<String> },
+}
+
+/// A `.onnxs` module as the modules that import it see it.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleInterface {
+    /// Its functions with their compilation-wide ids, known before any environment is built.
+    pub functions: Vec<(String, usize)>,
+    /// Its global names once its environment is built; `None` while it is being built (the
+    /// importer is part of an import cycle with it): then only its functions are visible.
+    pub exports: Option<Exports>,
+    /// The file did not parse (already reported): every name imported from it is poison.
+    pub broken: bool,
+}
+
+/// The global names of a built module, and the namespaces they refer to.
+#[derive(Clone, Debug, Default)]
+pub struct Exports {
+    pub globals: BTreeMap<String, Global>,
+    pub namespaces: HashMap<String, Namespace>,
+}
+
+impl Exports {
+    pub fn of(env: &ModuleEnv) -> Exports {
+        Exports {
+            globals: env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+            namespaces: env.namespaces.clone(),
+        }
+    }
+}
+
+/// What a module's imports of other `.onnxs` modules resolve to.
+pub struct ImportContext<'c> {
+    /// The compilation-wide id of the module's first function.
+    pub first_function: usize,
+    /// Resolves a module as written in this module: (number of leading dots, dotted name).
+    pub resolve: &'c dyn Fn(usize, &str) -> ModuleLookup,
+    pub modules: &'c [ModuleInterface],
+    /// The key of each module's namespace ([`Global::Module`]), unique in the compilation.
+    pub keys: &'c [String],
 }
 
 /// `torch.library.define("mylibrary::add_and_round_op", "(Tensor input) -> Tensor")`.
@@ -75,29 +148,120 @@ impl<'m> ModuleEnv<'m> {
     pub fn get(&self, name: &str) -> Option<&Global> {
         self.globals.get(name).map(|g| &g.value)
     }
+
+    /// The index into [`ModuleEnv::functions`] of a function id, if the function is this module's.
+    pub fn local_function(&self, id: usize) -> Option<usize> {
+        id.checked_sub(self.first_function).filter(|i| *i < self.functions.len())
+    }
+}
+
+/// The module's functions, in source order: the `def`s at module level, less those that
+/// redefine a function defined earlier in the module (E0104, reported by [`build`]).
+pub fn function_defs(module: &Module) -> Vec<&FunctionDef> {
+    // Whether each name is bound, at this point of the module, to one of its own functions.
+    let mut local: HashSet<&str> = HashSet::new();
+    let mut out = Vec::new();
+    for stmt in &module.body {
+        match &stmt.kind {
+            StmtKind::FunctionDef(f) => {
+                let first = local.insert(&f.name.name);
+                if first {
+                    out.push(f);
+                }
+            }
+            StmtKind::Import(aliases) => {
+                for a in aliases {
+                    let bound = a.alias.as_ref().map(|i| i.name.as_str()).unwrap_or(a.name.parts[0].name.as_str());
+                    local.remove(bound);
+                }
+            }
+            StmtKind::ImportFrom { names, .. } => {
+                for a in names {
+                    local.remove(a.alias.as_ref().unwrap_or(&a.name.parts[0]).name.as_str());
+                }
+            }
+            StmtKind::Assign { targets, .. } if targets.len() == 1 => {
+                if let ExprKind::Name(n) = &targets[0].kind {
+                    local.remove(n.as_str());
+                }
+            }
+            StmtKind::AnnAssign { target: Expr { kind: ExprKind::Name(n), .. }, value: Some(_), .. } => {
+                local.remove(n.as_str());
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 
-/// Builds the environment of a module, reporting module-level statements outside the language.
+/// Builds the environment of a module compiled on its own: imports of other `.onnxs` modules
+/// are not resolved (they are opaque).
 pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
-    let mut env = ModuleEnv { file, globals: HashMap::new(), functions: Vec::new(), custom_ops: Vec::new() };
+    let ctx = ImportContext { first_function: 0, resolve: &|_, _| ModuleLookup::External, modules: &[], keys: &[] };
+    build_in(file, module, &ctx, diags)
+}
+
+/// Builds the environment of a module, reporting module-level statements outside the language;
+/// `ctx` resolves its imports of other `.onnxs` modules.
+pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags: &mut Diagnostics) -> ModuleEnv<'m> {
+    let mut env = ModuleEnv {
+        file,
+        globals: HashMap::new(),
+        functions: Vec::new(),
+        first_function: ctx.first_function,
+        namespaces: HashMap::new(),
+        custom_ops: Vec::new(),
+    };
+    let accepted = function_defs(module);
     for stmt in &module.body {
         match &stmt.kind {
             StmtKind::Import(aliases) => {
                 for a in aliases {
                     let dotted = a.name.dotted();
-                    match &a.alias {
-                        Some(alias) => define(&mut env, alias, module_global(&dotted)),
-                        None => {
-                            let top = &a.name.parts[0];
-                            define(&mut env, top, module_global(&top.name));
+                    match (ctx.resolve)(0, &dotted) {
+                        ModuleLookup::External => match &a.alias {
+                            Some(alias) => define(&mut env, alias, module_global(&dotted)),
+                            None => {
+                                let top = &a.name.parts[0];
+                                define(&mut env, top, module_global(&top.name));
+                            }
+                        },
+                        found @ (ModuleLookup::Onnxs(_) | ModuleLookup::Package) => {
+                            let key = bind_module(&mut env, ctx, &found, &dotted);
+                            match &a.alias {
+                                Some(alias) => define(&mut env, alias, Global::Module(key)),
+                                None => {
+                                    // `import a.b.c` binds `a`, whose `b` is `a.b`, whose `c` is the module.
+                                    let mut child = Global::Module(key);
+                                    for depth in (1..a.name.parts.len()).rev() {
+                                        let prefix: Vec<&str> = a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
+                                        let prefix = prefix.join(".");
+                                        let ns_key = format!("package:{prefix}");
+                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| Namespace { display: prefix.clone(), ..Default::default() });
+                                        ns.names.insert(a.name.parts[depth].name.clone(), child);
+                                        child = Global::Module(ns_key);
+                                    }
+                                    define(&mut env, &a.name.parts[0], child);
+                                }
+                            }
+                        }
+                        missing => {
+                            diags.push(module_not_found(file, &dotted, a.name.span, &missing));
+                            let bound = a.alias.as_ref().unwrap_or(&a.name.parts[0]);
+                            define(&mut env, bound, Global::Poison);
                         }
                     }
                 }
             }
-            StmtKind::ImportFrom { module: m, names, star } => {
+            StmtKind::ImportFrom { level, module: m, names, star } => {
                 let module_name = m.dotted();
+                let lookup = if *level == 0 { (ctx.resolve)(0, &module_name) } else { (ctx.resolve)(*level, &module_name) };
+                if lookup != ModuleLookup::External {
+                    import_from_onnxs(&mut env, ctx, stmt.span, *level, m, names, *star, lookup, diags);
+                    continue;
+                }
                 if *star {
                     diags.push(
                         Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, "`import *` is not supported")
@@ -139,20 +303,21 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
                 }
             }
             StmtKind::FunctionDef(f) => {
-                if let Some(prev) = env.globals.get(&f.name.name) {
-                    if matches!(prev.value, Global::Function(_)) {
-                        diags.push(
-                            Diagnostic::error(codes::DUPLICATE_FUNCTION, file, format!("function `{}` is defined twice", f.name.name))
-                                .primary(f.name.span, "defined again here")
-                                .secondary(prev.span, "first defined here")
-                                .help("rename one of the functions"),
-                        );
-                        continue;
+                // A `def` that redefines one of the module's functions (an imported function
+                // may be shadowed, as in Python).
+                if !accepted.iter().any(|a| std::ptr::eq(*a, f)) {
+                    let mut d = Diagnostic::error(codes::DUPLICATE_FUNCTION, file, format!("function `{}` is defined twice", f.name.name))
+                        .primary(f.name.span, "defined again here")
+                        .help("rename one of the functions");
+                    if let Some(prev) = env.globals.get(&f.name.name) {
+                        d = d.secondary(prev.span, "first defined here");
                     }
+                    diags.push(d);
+                    continue;
                 }
-                let idx = env.functions.len();
+                let id = env.first_function + env.functions.len();
                 env.functions.push(f);
-                define(&mut env, &f.name, Global::Function(idx));
+                define(&mut env, &f.name, Global::Function(id));
             }
             // A module docstring, or a bare string used as a comment.
             StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }) => {}
@@ -166,6 +331,173 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
         }
     }
     env
+}
+
+impl Namespace {
+    /// The meaning of `module.name`.
+    pub fn get(&self, name: &str) -> Option<Global> {
+        if self.broken {
+            return Some(Global::Poison);
+        }
+        self.names.get(name).cloned()
+    }
+}
+
+/// Binds the namespace of an imported `.onnxs` module (or directory) in `env`; returns its key.
+fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, shown: &str) -> String {
+    match lookup {
+        ModuleLookup::Onnxs(i) => {
+            let key = ctx.keys.get(*i).cloned().unwrap_or_else(|| format!("module:{shown}"));
+            let iface = ctx.modules.get(*i).cloned().unwrap_or_default();
+            let names = match &iface.exports {
+                _ if iface.broken => BTreeMap::new(),
+                Some(ex) => {
+                    merge_namespaces(env, &ex.namespaces);
+                    ex.globals.clone()
+                }
+                // The module imports this one, directly or not, and is not built yet.
+                None => iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect(),
+            };
+            let ns = Namespace { display: shown.to_string(), names, broken: false };
+            let ns = if iface.broken { poisoned(ns) } else { ns };
+            merge_namespaces(env, &HashMap::from([(key.clone(), ns)]));
+            key
+        }
+        _ => {
+            let key = format!("package:{shown}");
+            env.namespaces.entry(key.clone()).or_insert_with(|| Namespace { display: shown.to_string(), ..Default::default() });
+            key
+        }
+    }
+}
+
+/// Brings the namespaces another module's globals refer to into `env`. The same module may be
+/// known twice, once complete and once as the functions-only view of a module still being
+/// built (an import cycle): the fuller view wins, whatever the order.
+fn merge_namespaces(env: &mut ModuleEnv, from: &HashMap<String, Namespace>) {
+    for (k, ns) in from {
+        match env.namespaces.get(k) {
+            Some(have) if have.names.len() >= ns.names.len() => {}
+            _ => {
+                env.namespaces.insert(k.clone(), ns.clone());
+            }
+        }
+    }
+}
+
+/// A namespace whose module did not parse: its names are unknown, and their uses stay silent.
+fn poisoned(mut ns: Namespace) -> Namespace {
+    ns.names.clear();
+    ns.broken = true;
+    ns
+}
+
+/// `from MODULE import a, b` where MODULE is a `.onnxs` module or a directory of them (or was
+/// looked for as one and not found).
+#[allow(clippy::too_many_arguments)]
+fn import_from_onnxs(
+    env: &mut ModuleEnv,
+    ctx: &ImportContext,
+    stmt_span: Span,
+    level: usize,
+    m: &DottedName,
+    names: &[ImportAlias],
+    star: bool,
+    lookup: ModuleLookup,
+    diags: &mut Diagnostics,
+) {
+    let file = env.file;
+    let module_name = m.dotted();
+    let dots = ".".repeat(level);
+    let shown = format!("{dots}{module_name}");
+    let module_span = if m.parts.is_empty() { stmt_span } else { m.span };
+    if star {
+        diags.push(
+            Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, "`import *` is not supported")
+                .primary(stmt_span, "star import")
+                .help(format!("import the names you use: `from {shown} import f, g`")),
+        );
+    }
+    if !matches!(lookup, ModuleLookup::Onnxs(_) | ModuleLookup::Package) {
+        diags.push(module_not_found(file, &shown, module_span, &lookup));
+        for a in names {
+            define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison);
+        }
+        return;
+    }
+    for a in names {
+        let name = &a.name.parts[0];
+        let bound = a.alias.as_ref().unwrap_or(name);
+        // A name the module defines.
+        if let ModuleLookup::Onnxs(i) = lookup {
+            let iface = ctx.modules.get(i).cloned().unwrap_or_default();
+            if iface.broken {
+                define(env, bound, Global::Poison);
+                continue;
+            }
+            let found = match &iface.exports {
+                Some(ex) => ex.globals.get(&name.name).cloned().inspect(|g| {
+                    if matches!(g, Global::Module(_)) {
+                        merge_namespaces(env, &ex.namespaces);
+                    }
+                }),
+                None => iface.functions.iter().find(|(n, _)| *n == name.name).map(|(_, id)| Global::Function(*id)),
+            };
+            if let Some(g) = found {
+                define(env, bound, g);
+                continue;
+            }
+        }
+        // A module of the package: `from pkg import mod`, `from . import helpers`.
+        let sub = if module_name.is_empty() { name.name.clone() } else { format!("{module_name}.{}", name.name) };
+        let sub_lookup = (ctx.resolve)(level, &sub);
+        if matches!(sub_lookup, ModuleLookup::Onnxs(_)) {
+            let key = bind_module(env, ctx, &sub_lookup, &format!("{dots}{sub}"));
+            define(env, bound, Global::Module(key));
+            continue;
+        }
+        let d = match lookup {
+            ModuleLookup::Onnxs(i) => match ctx.modules.get(i).and_then(|m| m.exports.as_ref()) {
+                Some(ex) => {
+                    let mut d = Diagnostic::error(codes::UNDEFINED_NAME, file, format!("module `{shown}` has no `{}`", name.name))
+                        .primary(name.span, "not defined in that module");
+                    d = match crate::lower::function::did_you_mean(&name.name, ex.globals.keys().map(String::as_str)) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help(format!("`{shown}` defines no function, constant, opset or type named `{}`", name.name)),
+                    };
+                    d
+                }
+                None => Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, format!("cannot import `{}` from `{shown}`, which imports this module", name.name))
+                    .primary(name.span, "not a function of that module")
+                    .help("across an import cycle only functions can be imported; move the constant, opset or type to a module that both import"),
+            },
+            _ => module_not_found(file, &format!("{dots}{sub}"), name.span, &sub_lookup),
+        };
+        diags.push(d);
+        define(env, bound, Global::Poison);
+    }
+}
+
+/// E0111: an imported module is not a `.onnxs` file of the compilation or beside the importer.
+fn module_not_found(file: FileId, shown: &str, span: Span, lookup: &ModuleLookup) -> Diagnostic {
+    match lookup {
+        ModuleLookup::Ambiguous { candidates } => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` is ambiguous"))
+            .primary(span, "several input files could be this module")
+            .help(format!(
+                "it could be {}; import it relatively (`from .{} import ...`), or give only one of them",
+                candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "),
+                shown.trim_start_matches('.')
+            )),
+        ModuleLookup::NotFound { tried } if !tried.is_empty() => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
+            .primary(span, "no such `.onnxs` module")
+            .help(format!(
+                "looked for {}; give the module's file as an input, or put it next to the file that imports it",
+                tried.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
+            )),
+        _ => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
+            .primary(span, "no such `.onnxs` module")
+            .help("give the module's file as an input, or put it next to the file that imports it"),
+    }
 }
 
 /// `torch.library.define(...)`, with or without `import torch`.
@@ -310,6 +642,7 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
     match &expr.kind {
         ExprKind::Name(n) => env.get(n).cloned(),
         ExprKind::Attribute { value, attr } => match resolve_dotted(env, value)? {
+            Global::Module(m) if env.namespaces.contains_key(&m) => env.namespaces[&m].get(&attr.name),
             Global::Module(m) => {
                 let full = format!("{m}.{}", attr.name);
                 match full.as_str() {
@@ -502,6 +835,11 @@ pub fn eval_const(env: &ModuleEnv, e: &Expr) -> Result<PyValue, Span> {
         },
         ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(env, value) {
             Some(Global::TensorType(t)) => PyValue::Int(t.code() as i64),
+            _ => return Err(e.span),
+        },
+        // A constant of an imported `.onnxs` module: `mylib.SCALE`.
+        ExprKind::Attribute { .. } => match resolve_dotted(env, e) {
+            Some(Global::Const(v)) => v,
             _ => return Err(e.span),
         },
         ExprKind::UnaryOp { op, operand } => {

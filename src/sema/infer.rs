@@ -1,30 +1,104 @@
-//! Element-type inference for one op call.
+//! Type inference for one op call: element types, and whether a value is a tensor, a sequence
+//! of tensors or an optional value.
 //!
-//! The lowerer tracks what it knows about each value's element type ([`Ty`]) and asks
-//! [`check_call`] whether an op's inputs fit its schema: each type variable of the schema
-//! (`T` in `Add(A: T, B: T)`) must take one element type within its allowed set. What nobody can
-//! know statically (a TypeVar of the signature, an unannotated input) is never an error: only
-//! contradictions between facts are reported, so real translations check without false errors.
+//! The lowerer tracks what it knows about each value ([`Ty`]) and asks [`check_call`] whether an
+//! op's inputs fit its schema: each type variable of the schema (`T` in `Add(A: T, B: T)`) must
+//! take one type within its allowed set, a tensor cannot stand where the schema wants a sequence
+//! (`SequenceAt`'s `input_sequence`) and a sequence cannot stand where it wants a tensor. Element
+//! types flow through the sequence ops (`SequenceConstruct`, `SequenceAt`, `SequenceInsert`,
+//! `ConcatFromSequence`, `SplitToSequence`, ...) and the optional ones (`Optional`,
+//! `OptionalGetElement`). What nobody can know statically (a TypeVar of the signature, an
+//! unannotated input) is never an error: only contradictions between facts are reported, so real
+//! translations check without false errors.
 
 use crate::schema::{FormalOption, FormalParam, OpSchema};
 use crate::sema::types::ElemType;
 
-/// What is known about a tensor value's element type.
+/// What is known about a value's type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
-    /// Exactly this element type.
+    /// A tensor of exactly this element type.
     Elem(ElemType),
-    /// A type variable of the function's signature: fixed but unknown, within `allowed`
-    /// (empty: any type).
+    /// A tensor whose element type is a type variable of the function's signature: fixed but
+    /// unknown, within `allowed` (empty: any type).
     Var { name: String, allowed: Vec<ElemType> },
+    /// A sequence of tensors (`Sequence[FLOAT]`), with what is known of its tensors (`None`:
+    /// nothing).
+    Seq(Option<Box<Ty>>),
+    /// An optional value (made by `op.Optional`), with what is known of its content.
+    Opt(Option<Box<Ty>>),
+    /// An input annotated `Optional[X]`: an `X` that callers may omit, or an optional value
+    /// holding an `X` (`op.Optional`); which of the two, only the callers know.
+    MaybeOpt(Box<Ty>),
+}
+
+/// The shape of a type, without its element type: ONNX's `tensor(..)`, `seq(tensor(..))`,
+/// `optional(tensor(..))` and `optional(seq(tensor(..)))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Tensor,
+    Seq,
+    OptTensor,
+    OptSeq,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Tensor => "a tensor",
+            Kind::Seq => "a sequence of tensors",
+            Kind::OptTensor | Kind::OptSeq => "an optional value",
+        }
+    }
 }
 
 impl Ty {
+    /// A sequence of tensors of type `t`, if known.
+    pub fn seq(t: Option<Ty>) -> Ty {
+        Ty::Seq(t.map(Box::new))
+    }
+
+    /// An optional value holding a `t`, if known.
+    pub fn opt(t: Option<Ty>) -> Ty {
+        Ty::Opt(t.map(Box::new))
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Ty::Elem(t) => t.script_name().to_string(),
             Ty::Var { name, .. } => format!("`{name}`"),
+            Ty::Seq(Some(t)) => format!("Sequence[{}]", t.bare()),
+            Ty::Seq(None) => "a sequence".to_string(),
+            Ty::Opt(Some(t)) => format!("Optional[{}]", t.bare()),
+            Ty::Opt(None) => "an optional value".to_string(),
+            Ty::MaybeOpt(t) => format!("Optional[{}]", t.bare()),
         }
+    }
+
+    /// The type as an annotation would spell it (`FLOAT`, `T`, `Sequence[FLOAT]`).
+    fn bare(&self) -> String {
+        match self {
+            Ty::Var { name, .. } => name.clone(),
+            Ty::Seq(None) => "?".to_string(),
+            other => other.describe().replace('`', ""),
+        }
+    }
+
+    /// Whether this is (known to be) a tensor, not a sequence or an optional value.
+    pub fn is_tensor(&self) -> bool {
+        matches!(self, Ty::Elem(_) | Ty::Var { .. })
+    }
+
+    /// Whether this is known not to be a tensor (a sequence, an optional value).
+    pub fn is_not_tensor(&self) -> bool {
+        let kinds = self.kinds();
+        !kinds.is_empty() && !kinds.contains(&Kind::Tensor)
+    }
+
+    /// Whether a tensor of this type could have element type `t` (false for sequences and
+    /// optional values).
+    pub fn could_be(&self, t: ElemType) -> bool {
+        self.admits(t)
     }
 
     /// Whether a value of this type could have element type `t`.
@@ -32,6 +106,44 @@ impl Ty {
         match self {
             Ty::Elem(e) => *e == t,
             Ty::Var { allowed, .. } => allowed.is_empty() || allowed.contains(&t),
+            Ty::MaybeOpt(inner) => inner.admits(t),
+            Ty::Seq(_) | Ty::Opt(_) => false,
+        }
+    }
+
+    /// The kinds of value this could be (empty: we cannot tell).
+    fn kinds(&self) -> &'static [Kind] {
+        match self {
+            Ty::Elem(_) | Ty::Var { .. } => &[Kind::Tensor],
+            Ty::Seq(_) => &[Kind::Seq],
+            Ty::Opt(Some(inner)) => match inner.as_ref() {
+                Ty::Elem(_) | Ty::Var { .. } => &[Kind::OptTensor],
+                Ty::Seq(_) => &[Kind::OptSeq],
+                Ty::Opt(_) | Ty::MaybeOpt(_) => &[],
+            },
+            Ty::Opt(None) => &[Kind::OptTensor, Kind::OptSeq],
+            Ty::MaybeOpt(inner) => match inner.as_ref() {
+                Ty::Elem(_) | Ty::Var { .. } => &[Kind::Tensor, Kind::OptTensor],
+                Ty::Seq(_) => &[Kind::Seq, Kind::OptSeq],
+                Ty::Opt(_) | Ty::MaybeOpt(_) => &[],
+            },
+        }
+    }
+
+    /// The tensor type at the bottom of a sequence or optional value, when known.
+    fn tensor_ty(&self) -> Option<&Ty> {
+        match self {
+            Ty::Elem(_) | Ty::Var { .. } => Some(self),
+            Ty::Seq(Some(t)) | Ty::Opt(Some(t)) | Ty::MaybeOpt(t) => t.tensor_ty(),
+            Ty::Seq(None) | Ty::Opt(None) => None,
+        }
+    }
+
+    /// The type of a sequence's tensors, when this is a sequence and they are known.
+    pub fn seq_elem(&self) -> Option<&Ty> {
+        match self {
+            Ty::Seq(Some(t)) => Some(t),
+            _ => None,
         }
     }
 }
@@ -40,6 +152,57 @@ impl Ty {
 pub fn tensor_elem(type_str: &str) -> Option<ElemType> {
     let inner = type_str.strip_prefix("tensor(")?.strip_suffix(')')?;
     ElemType::ALL.iter().copied().find(|t| t.script_name().eq_ignore_ascii_case(inner))
+}
+
+/// One type a formal parameter allows, e.g. `seq(tensor(float))`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Alt {
+    kind: Kind,
+    elem: ElemType,
+}
+
+impl Alt {
+    fn ty(self) -> Ty {
+        let t = Ty::Elem(self.elem);
+        match self.kind {
+            Kind::Tensor => t,
+            Kind::Seq => Ty::seq(Some(t)),
+            Kind::OptTensor => Ty::opt(Some(t)),
+            Kind::OptSeq => Ty::opt(Some(Ty::seq(Some(t)))),
+        }
+    }
+}
+
+/// Parses one ONNX type string. `Err` for shapes this checker does not model (maps, sparse
+/// tensors); `Ok(None)` for a modelled shape of an element type onnxsc does not know.
+fn parse_alt(s: &str) -> Result<Option<Alt>, ()> {
+    let (kind, inner) = if let Some(r) = s.strip_prefix("optional(seq(").and_then(|r| r.strip_suffix("))")) {
+        (Kind::OptSeq, r)
+    } else if let Some(r) = s.strip_prefix("optional(").and_then(|r| r.strip_suffix(')')) {
+        (Kind::OptTensor, r)
+    } else if let Some(r) = s.strip_prefix("seq(").and_then(|r| r.strip_suffix(')')) {
+        (Kind::Seq, r)
+    } else {
+        (Kind::Tensor, s)
+    };
+    if !inner.starts_with("tensor(") || !inner.ends_with(')') {
+        return Err(());
+    }
+    Ok(tensor_elem(inner).map(|elem| Alt { kind, elem }))
+}
+
+/// The types a formal type string allows, or `None` when it names a type this checker does not
+/// reason about (maps, sparse tensors, a constraint the schema lacks).
+fn alternatives(schema: &OpSchema, type_str: &str) -> Option<Vec<Alt>> {
+    if let Ok(alt) = parse_alt(type_str) {
+        return Some(alt.into_iter().collect());
+    }
+    let constraint = schema.type_constraint(type_str)?;
+    let mut out = Vec::new();
+    for a in &constraint.allowed {
+        out.extend(parse_alt(a).ok()?);
+    }
+    Some(out)
 }
 
 /// An argument that contradicts the schema or another argument.
@@ -51,6 +214,8 @@ pub struct Conflict {
     pub other: Option<usize>,
     pub message: String,
     pub label: String,
+    /// Advice for this kind of conflict, when the usual one (cast the value) does not apply.
+    pub help: Option<String>,
 }
 
 /// The formal parameter that input `i` binds to, if any.
@@ -61,21 +226,13 @@ fn formal_of(schema: &OpSchema, i: usize) -> Option<&FormalParam> {
     }
 }
 
-/// The tensor element types a formal type string allows, or `None` when it is not a tensor type
-/// this checker reasons about (sequences, optionals, types we do not model).
-fn allowed_types(schema: &OpSchema, type_str: &str) -> Option<Vec<ElemType>> {
-    if let Some(t) = tensor_elem(type_str) {
-        return Some(vec![t]);
-    }
-    let constraint = schema.type_constraint(type_str)?;
-    if constraint.allowed.iter().any(|a| !a.starts_with("tensor(")) {
-        return None;
-    }
-    Some(constraint.allowed.iter().filter_map(|a| tensor_elem(a)).collect())
-}
-
 fn list(types: &[ElemType]) -> String {
-    let names: Vec<&str> = types.iter().map(|t| t.script_name()).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for t in types {
+        if !names.contains(&t.script_name()) {
+            names.push(t.script_name());
+        }
+    }
     if names.len() > 6 {
         format!("{}, ... ({} types)", names[..6].join(", "), names.len())
     } else {
@@ -83,64 +240,152 @@ fn list(types: &[ElemType]) -> String {
     }
 }
 
+/// How to turn a value of kind `have` into one of the kinds a parameter wants.
+fn kind_help(have: Kind, want: &[Kind]) -> String {
+    match (have, want.first()) {
+        (Kind::Seq, Some(Kind::Tensor)) => {
+            "take one tensor with `op.SequenceAt(seq, i)`, or join them with `op.ConcatFromSequence(seq, axis=0)`".to_string()
+        }
+        (Kind::Tensor, Some(Kind::Seq)) => "make a sequence with `op.SequenceConstruct(x)` or `op.SplitToSequence(x)`".to_string(),
+        (Kind::OptTensor | Kind::OptSeq, _) => "take the value out with `op.OptionalGetElement(o)`".to_string(),
+        (_, Some(Kind::OptTensor | Kind::OptSeq)) => "wrap the value with `op.Optional(x)`".to_string(),
+        _ => "pass a value of the kind the operator expects".to_string(),
+    }
+}
+
+/// Whether two facts about values bound to one type variable contradict each other.
+fn clash(a: &Ty, b: &Ty) -> bool {
+    let (ka, kb) = (a.kinds(), b.kinds());
+    if !ka.is_empty() && !kb.is_empty() && !ka.iter().any(|k| kb.contains(k)) {
+        return true;
+    }
+    match (a.tensor_ty(), b.tensor_ty()) {
+        (Some(Ty::Elem(x)), Some(Ty::Elem(y))) => x != y,
+        (Some(Ty::Elem(x)), Some(v @ Ty::Var { .. })) | (Some(v @ Ty::Var { .. }), Some(Ty::Elem(x))) => !v.admits(*x),
+        (Some(Ty::Var { allowed: x, .. }), Some(Ty::Var { allowed: y, .. })) => !x.is_empty() && !y.is_empty() && !x.iter().any(|t| y.contains(t)),
+        _ => false,
+    }
+}
+
+/// Whether `new` says more than `old` (a concrete type is the better fact to carry on).
+fn more_specific(new: &Ty, old: &Ty) -> bool {
+    matches!((old.tensor_ty(), new.tensor_ty()), (None, Some(_)) | (Some(Ty::Var { .. }), Some(Ty::Elem(_))))
+}
+
+/// Whether a value known to be `actual` cannot have the type an annotation declares (`want`).
+pub fn contradicts(actual: &Ty, want: &Ty) -> bool {
+    let (ka, kw) = (actual.kinds(), want.kinds());
+    if !ka.is_empty() && !kw.is_empty() && !ka.iter().any(|k| kw.contains(k)) {
+        return true;
+    }
+    match (actual.tensor_ty(), want.tensor_ty()) {
+        (Some(Ty::Elem(a)), Some(w)) => !w.admits(*a),
+        _ => false,
+    }
+}
+
 /// Checks the inputs of one call and infers its outputs' types.
 ///
 /// `args[i]` is what is known of input `i` (`None`: unknown or omitted).
 pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> Result<Vec<Option<Ty>>, Conflict> {
+    let op = &schema.name;
     // The first argument that fixed each type variable.
     let mut bound: Vec<(String, Ty, usize)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), arg) else { continue };
-        let Some(allowed) = allowed_types(schema, &formal.type_str) else { continue };
-        let is_var = schema.type_constraint(&formal.type_str).is_some();
-        let op = &schema.name;
-        // The argument must be able to have one of the allowed types.
-        if !allowed.is_empty() && !allowed.iter().any(|t| ty.admits(*t)) {
-            let (message, label) = match ty {
-                Ty::Elem(t) => (
-                    format!("`{op}` does not accept {} for its input `{}`", t.script_name(), formal.name),
-                    format!("{} here; `{}` allows {}", t.script_name(), formal.name, list(&allowed)),
-                ),
-                Ty::Var { name, allowed: own } => (
-                    format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
-                    format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
-                ),
-            };
-            return Err(Conflict { arg: i, other: None, message, label });
+        let Some(alts) = alternatives(schema, &formal.type_str) else { continue };
+        if alts.is_empty() {
+            continue;
+        }
+        // A tensor where the schema wants a sequence, or the other way round.
+        let kinds = ty.kinds();
+        let fitting: Vec<Alt> = alts.iter().copied().filter(|a| kinds.contains(&a.kind)).collect();
+        if fitting.is_empty() && !kinds.is_empty() {
+            let mut wanted: Vec<Kind> = Vec::new();
+            let mut want: Vec<&str> = Vec::new();
+            for a in &alts {
+                if !wanted.contains(&a.kind) {
+                    wanted.push(a.kind);
+                    if !want.contains(&a.kind.describe()) {
+                        want.push(a.kind.describe());
+                    }
+                }
+            }
+            let want = want.join(" or ");
+            return Err(Conflict {
+                arg: i,
+                other: None,
+                message: format!("`{op}` expects {want} for its input `{}`, but this is {}", formal.name, if kinds.len() == 1 { kinds[0].describe().to_string() } else { ty.describe() }),
+                label: format!("{} here", ty.describe()),
+                help: Some(kind_help(kinds[0], &wanted)),
+            });
+        }
+        // The element type must be one of those allowed for values of this kind.
+        if let Some(t) = ty.tensor_ty() {
+            let allowed: Vec<ElemType> = fitting.iter().map(|a| a.elem).collect();
+            if !allowed.is_empty() && !allowed.iter().any(|e| t.admits(*e)) {
+                let what = match ty {
+                    Ty::Seq(_) => "sequences of ",
+                    Ty::Opt(_) => "optional ",
+                    _ => "",
+                };
+                let (message, label) = match ty {
+                    Ty::Var { name, allowed: own } => (
+                        format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
+                        format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
+                    ),
+                    _ => (
+                        format!("`{op}` does not accept {} for its input `{}`", ty.describe(), formal.name),
+                        format!("{} here; `{}` allows {what}{}", ty.describe(), formal.name, list(&allowed)),
+                    ),
+                };
+                return Err(Conflict { arg: i, other: None, message, label, help: None });
+            }
         }
         // Homogeneous uses of one type variable must agree.
+        let is_var = schema.type_constraint(&formal.type_str).is_some();
         if !is_var || (formal.option == FormalOption::Variadic && !formal.is_homogeneous) {
             continue;
         }
-        match bound.iter().find(|(v, _, _)| *v == formal.type_str) {
+        match bound.iter().position(|(v, _, _)| *v == formal.type_str) {
             None => bound.push((formal.type_str.clone(), (*ty).clone(), i)),
-            Some((_, first, j)) => {
-                let clash = match (first, *ty) {
-                    (Ty::Elem(a), Ty::Elem(b)) => a != b,
-                    (Ty::Elem(a), v @ Ty::Var { .. }) | (v @ Ty::Var { .. }, Ty::Elem(a)) => !v.admits(*a),
-                    (Ty::Var { allowed: a, .. }, Ty::Var { allowed: b, .. }) => {
-                        !a.is_empty() && !b.is_empty() && !a.iter().any(|t| b.contains(t))
-                    }
-                };
-                if clash {
-                    let first_formal = formal_of(schema, *j).map(|f| f.name.as_str()).unwrap_or("?");
+            Some(k) => {
+                let (first, j) = (&bound[k].1, bound[k].2);
+                if clash(first, ty) {
+                    let first_formal = formal_of(schema, j).map(|f| f.name.as_str()).unwrap_or("?");
                     let which = if first_formal == formal.name {
                         format!("all its `{first_formal}`")
                     } else {
                         format!("`{first_formal}` and `{}`", formal.name)
                     };
+                    let what = if first.is_tensor() && ty.is_tensor() { "element type" } else { "type" };
                     return Err(Conflict {
                         arg: i,
-                        other: Some(*j),
-                        message: format!("`{op}` needs {which} to have the same element type, but they are {} and {}", first.describe(), ty.describe()),
+                        other: Some(j),
+                        message: format!("`{op}` needs {which} to have the same {what}, but they are {} and {}", first.describe(), ty.describe()),
                         label: format!("{} here", ty.describe()),
+                        help: None,
                     });
                 }
-                // A concrete type is the better fact to carry to the outputs.
-                if matches!(first, Ty::Var { .. }) && matches!(ty, Ty::Elem(_)) {
-                    let k = bound.iter().position(|(v, _, _)| *v == formal.type_str).expect("found above");
+                if more_specific(ty, first) {
                     bound[k].1 = (*ty).clone();
                 }
+            }
+        }
+    }
+    let arg = |i: usize| args.get(i).copied().flatten();
+    let onnx = schema.domain.is_empty();
+    // A tensor inserted into a sequence must have the sequence's element type.
+    if onnx && op == "SequenceInsert" {
+        if let (Some(seq), Some(t)) = (arg(0).and_then(Ty::seq_elem), arg(1)) {
+            if t.is_tensor() && clash(seq, t) {
+                return Err(Conflict {
+                    arg: 1,
+                    other: Some(0),
+                    message: format!("`SequenceInsert` needs the tensor to have the type of the sequence's tensors, but they are {} and {}", seq.describe(), t.describe()),
+                    label: format!("{} here", t.describe()),
+                    help: None,
+                });
             }
         }
     }
@@ -156,17 +401,143 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                 }
             },
         };
-        let ty = if let Some(t) = tensor_elem(&formal.type_str) {
-            Some(Ty::Elem(t))
+        let ty = if let Ok(Some(alt)) = parse_alt(&formal.type_str) {
+            Some(alt.ty())
         } else if let Some((_, t, _)) = bound.iter().find(|(v, _, _)| *v == formal.type_str) {
             Some(t.clone())
         } else {
-            match allowed_types(schema, &formal.type_str) {
-                Some(a) if a.len() == 1 => Some(Ty::Elem(a[0])),
+            match alternatives(schema, &formal.type_str) {
+                Some(a) if a.len() == 1 => Some(a[0].ty()),
+                // Every alternative a sequence (or an optional value): that much is known.
+                Some(a) if !a.is_empty() && a.iter().all(|x| x.kind == Kind::Seq) => Some(Ty::Seq(None)),
+                Some(a) if !a.is_empty() && a.iter().all(|x| matches!(x.kind, Kind::OptTensor | Kind::OptSeq)) => Some(Ty::Opt(None)),
                 _ => None,
             }
         };
         outputs.push(ty);
     }
+    // Types that flow through the sequence and optional ops.
+    if onnx && n_outputs > 0 {
+        let bound_var = |v: &str| bound.iter().find(|(b, _, _)| b == v).map(|(_, t, _)| t.clone());
+        let flowed: Option<Ty> = match op.as_str() {
+            "SequenceConstruct" => bound_var("T").filter(Ty::is_tensor).map(|t| Ty::seq(Some(t))),
+            "SequenceAt" | "ConcatFromSequence" => arg(0).and_then(Ty::seq_elem).cloned(),
+            "SequenceInsert" => match (arg(0), arg(1)) {
+                (Some(s @ Ty::Seq(Some(_))), _) => Some(s.clone()),
+                (_, Some(t)) if t.is_tensor() => Some(Ty::seq(Some(t.clone()))),
+                _ => None,
+            },
+            "SequenceErase" => arg(0).filter(|t| matches!(t, Ty::Seq(Some(_)))).cloned(),
+            "SplitToSequence" => arg(0).filter(|t| t.is_tensor()).map(|t| Ty::seq(Some(t.clone()))),
+            "Optional" => arg(0).map(|t| Ty::opt(Some(t.clone()))),
+            "OptionalGetElement" => match arg(0) {
+                Some(Ty::Opt(Some(t)) | Ty::MaybeOpt(t)) => Some(t.as_ref().clone()),
+                // Since opset 18 a tensor or a sequence passes through unchanged.
+                Some(t @ (Ty::Elem(_) | Ty::Var { .. } | Ty::Seq(_))) => Some(t.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(t) = flowed {
+            outputs[0] = Some(t);
+        }
+    }
     Ok(outputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{registry, Resolution};
+
+    fn schema(op: &str, version: i64) -> &'static OpSchema {
+        match registry().resolve("", op, version) {
+            Resolution::Found(s) => s,
+            _ => panic!("no schema for {op}"),
+        }
+    }
+
+    const FLOAT: Ty = Ty::Elem(ElemType::Float);
+    const INT64: Ty = Ty::Elem(ElemType::Int64);
+
+    fn seq(t: Ty) -> Ty {
+        Ty::seq(Some(t))
+    }
+
+    #[test]
+    fn element_types_flow_through_sequences() {
+        let out = check_call(schema("SequenceConstruct", 18), &[Some(&FLOAT), Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(seq(FLOAT))]);
+        let out = check_call(schema("SequenceAt", 18), &[Some(&seq(FLOAT)), Some(&INT64)], 1).unwrap();
+        assert_eq!(out, vec![Some(FLOAT)]);
+        let out = check_call(schema("ConcatFromSequence", 18), &[Some(&seq(INT64))], 1).unwrap();
+        assert_eq!(out, vec![Some(INT64)]);
+        let out = check_call(schema("SplitToSequence", 18), &[Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(seq(FLOAT))]);
+        let out = check_call(schema("SequenceLength", 18), &[Some(&seq(FLOAT))], 1).unwrap();
+        assert_eq!(out, vec![Some(INT64)]);
+        let out = check_call(schema("SequenceInsert", 18), &[None, Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(seq(FLOAT))]);
+        // Unknown stays unknown, but a sequence is still a sequence.
+        let out = check_call(schema("SequenceConstruct", 18), &[None], 1).unwrap();
+        assert_eq!(out, vec![Some(Ty::Seq(None))]);
+        let out = check_call(schema("SequenceAt", 18), &[None, None], 1).unwrap();
+        assert_eq!(out, vec![None]);
+    }
+
+    #[test]
+    fn optional_values() {
+        let out = check_call(schema("Optional", 18), &[Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(Ty::opt(Some(FLOAT)))]);
+        let out = check_call(schema("OptionalGetElement", 18), &[Some(&Ty::opt(Some(FLOAT)))], 1).unwrap();
+        assert_eq!(out, vec![Some(FLOAT)]);
+        // Since opset 18 a tensor is an acceptable "optional" input.
+        let out = check_call(schema("OptionalHasElement", 18), &[Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(Ty::Elem(ElemType::Bool))]);
+        let out = check_call(schema("OptionalGetElement", 18), &[Some(&FLOAT)], 1).unwrap();
+        assert_eq!(out, vec![Some(FLOAT)]);
+        // Before, only optional values are.
+        assert!(check_call(schema("OptionalHasElement", 15), &[Some(&FLOAT)], 1).is_err());
+        // An `Optional[FLOAT]` input may be either.
+        let maybe = Ty::MaybeOpt(Box::new(FLOAT));
+        assert!(check_call(schema("OptionalHasElement", 15), &[Some(&maybe)], 1).is_ok());
+        assert!(check_call(schema("Add", 18), &[Some(&maybe), Some(&FLOAT)], 1).is_ok());
+        assert!(check_call(schema("Add", 18), &[Some(&maybe), Some(&INT64)], 1).is_err());
+        assert!(check_call(schema("SequenceAt", 18), &[Some(&maybe), Some(&INT64)], 1).is_err());
+        let out = check_call(schema("OptionalGetElement", 15), &[Some(&maybe)], 1).unwrap();
+        assert_eq!(out, vec![Some(FLOAT)]);
+    }
+
+    #[test]
+    fn tensors_and_sequences_do_not_mix() {
+        let c = check_call(schema("SequenceAt", 18), &[Some(&FLOAT), Some(&INT64)], 1).unwrap_err();
+        assert_eq!(c.arg, 0);
+        assert!(c.message.contains("expects a sequence of tensors"), "{}", c.message);
+        let c = check_call(schema("Add", 18), &[Some(&seq(FLOAT)), Some(&FLOAT)], 1).unwrap_err();
+        assert_eq!(c.arg, 0);
+        assert!(c.message.contains("expects a tensor"), "{}", c.message);
+        let c = check_call(schema("Add", 18), &[Some(&Ty::Seq(None)), None], 1).unwrap_err();
+        assert_eq!(c.arg, 0);
+        // Identity takes anything since opset 14.
+        let out = check_call(schema("Identity", 18), &[Some(&seq(FLOAT))], 1).unwrap();
+        assert_eq!(out, vec![Some(seq(FLOAT))]);
+    }
+
+    #[test]
+    fn sequence_element_types_are_checked() {
+        let c = check_call(schema("SequenceInsert", 18), &[Some(&seq(FLOAT)), Some(&INT64)], 1).unwrap_err();
+        assert_eq!((c.arg, c.other), (1, Some(0)));
+        let c = check_call(schema("SequenceConstruct", 18), &[Some(&FLOAT), Some(&INT64)], 1).unwrap_err();
+        assert_eq!((c.arg, c.other), (1, Some(0)));
+        let var = Ty::Var { name: "T".into(), allowed: vec![] };
+        assert!(check_call(schema("SequenceInsert", 18), &[Some(&seq(FLOAT)), Some(&var)], 1).is_ok());
+    }
+
+    #[test]
+    fn tensor_messages_are_unchanged() {
+        let c = check_call(schema("Add", 18), &[Some(&FLOAT), Some(&INT64)], 1).unwrap_err();
+        assert_eq!(c.message, "`Add` needs `A` and `B` to have the same element type, but they are FLOAT and INT64");
+        let c = check_call(schema("Sin", 18), &[Some(&INT64)], 1).unwrap_err();
+        assert_eq!(c.message, "`Sin` does not accept INT64 for its input `input`");
+    }
 }

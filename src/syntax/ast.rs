@@ -41,8 +41,10 @@ pub enum StmtKind {
     FunctionDef(FunctionDef),
     /// `import a.b as c, d`
     Import(Vec<ImportAlias>),
-    /// `from a.b import c as d, e`; `names` is empty for `import *`.
-    ImportFrom { module: DottedName, names: Vec<ImportAlias>, star: bool },
+    /// `from a.b import c as d, e`; `names` is empty for `import *`. `level` counts the leading
+    /// dots of a relative import (`from ..a import b` has level 2; `from . import b` has level 1
+    /// and an empty `module`).
+    ImportFrom { level: usize, module: DottedName, names: Vec<ImportAlias>, star: bool },
 }
 
 #[derive(Clone, Debug, PartialEq)]
