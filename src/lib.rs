@@ -3,12 +3,13 @@
 //! The pipeline, one module per stage (see ARCHITECTURE.md):
 //! [`source`] → [`syntax`] (lexer, layout, grammar, AST) → [`sema`] (names, types) and
 //! [`schema`] (operator schemas) → [`lower`] (IR) → [`emit`] (protobuf, text) → [`driver`] and the
-//! command line in `main.rs`.
+//! command line in `main.rs`. [`link`] puts compiled functions into exported models.
 
 pub mod aten;
 pub mod diagnostics;
 pub mod driver;
 pub mod emit;
+pub mod link;
 pub mod lower;
 pub mod proto;
 pub mod schema;

@@ -1,4 +1,4 @@
-//! The `onnxsc` command line: `check`, `build`, `schema`, `explain`.
+//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
@@ -7,6 +7,7 @@ use onnxsc::aten::AtenRegistry;
 use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
 use onnxsc::driver::{self, Compilation, Options};
 use onnxsc::emit;
+use onnxsc::link;
 use prost::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 onnxscript's @script accepts — into ONNX FunctionProtos, for PyTorch's ONNX exporter \
 (`torch.onnx.export(..., custom_translation_table=...)`) and for ONNX Runtime.\n\n\
 Exit status: 0 when there are no errors (warnings allowed), 1 when the sources have errors, \
-2 on a usage or I/O failure."
+2 on a usage or I/O failure (for `link`: 1 when the model or libraries cannot be linked)."
 )]
 struct Cli {
     /// When to colour diagnostics. `auto` colours a terminal unless NO_COLOR is set.
@@ -100,6 +101,35 @@ enum Command {
         #[command(flatten)]
         schemas: SchemaArgs,
     },
+    /// Link an exported model with function libraries: resolve its calls to functions.
+    ///
+    /// Every call in the model (main graph, subgraphs, and the functions it calls) must resolve
+    /// to a function of the model or of a library, and match its signature. `--mode reference`
+    /// (the default) adds the called functions to the model; `--mode inline` replaces every call
+    /// by the function's body, specialised to the call's attributes. Nothing is written when
+    /// linking fails (exit status 1); the output file is replaced atomically, and external data
+    /// files stay valid wherever it is written.
+    Link {
+        /// The exported ONNX model.
+        #[arg(value_name = "MODEL")]
+        model: PathBuf,
+        /// Function libraries: `onnxsc build` outputs, or `.onnxs` files and directories, which
+        /// are compiled first.
+        #[arg(value_name = "LIB")]
+        libs: Vec<PathBuf>,
+        /// Where to write the linked model.
+        #[arg(short, long, value_name = "OUT", required = true)]
+        output: PathBuf,
+        /// How calls are resolved.
+        #[arg(long, value_enum, default_value_t = LinkMode::Reference)]
+        mode: LinkMode,
+        /// Replace functions the model already carries with the libraries' definitions of the
+        /// same (domain, name).
+        #[arg(long = "override")]
+        override_model: bool,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
     /// Print a PyTorch operator schema and how each argument maps to ONNX.
     ///
     /// The first line is the schema exactly as native_functions.yaml writes it; then each
@@ -134,6 +164,14 @@ enum Emit {
     Proto,
     /// ONNX textual syntax, as `onnx.parser.parse_function` reads it.
     Text,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LinkMode {
+    /// Add every called function (and those it calls) to the model's functions.
+    Reference,
+    /// Replace every call by its function's body, specialised to the call's attributes.
+    Inline,
 }
 
 /// An application-level failure (not a diagnostic in the sources), reported through miette.
@@ -217,6 +255,13 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             summary(&c);
             Ok(if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
+        Command::Link { model, libs, output, mode, override_model, schemas } => {
+            let mode = match mode {
+                LinkMode::Reference => link::Mode::Reference,
+                LinkMode::Inline => link::Mode::Inline,
+            };
+            link_model(&model, &libs, &output, &link::Options { mode, override_model }, &schemas.options(), color)
+        }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
         Command::Build { paths, output, emit, deny_warnings, schemas } => {
@@ -252,6 +297,80 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
 fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(bytes).and_then(|_| stdout.flush()).map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, AppError> {
+    std::fs::read(path).map_err(|e| AppError { message: format!("cannot read {}: {}", path.display(), driver::io_message(&e)), help: None })
+}
+
+/// `onnxsc link MODEL LIB... -o OUT`.
+fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Options, schemas: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+    // Link diagnostics have no source text; compiled libraries bring theirs.
+    let mut sources = onnxsc::source::SourceMap::new();
+    let fail = |sources: &onnxsc::source::SourceMap, diags: &[diagnostics::Diagnostic]| {
+        render_to_stderr(sources, diags, color);
+        let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+        eprintln!("onnxsc: {errors} error{}, nothing written", if errors == 1 { "" } else { "s" });
+        Ok(ExitCode::from(1))
+    };
+    let bytes = read(model)?;
+    let model_proto = match link::load::model(&bytes, &model.display().to_string()) {
+        Ok(m) => m,
+        Err(d) => return fail(&sources, &[*d]),
+    };
+    drop(bytes);
+
+    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) = libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
+    let mut libraries = Vec::new();
+    if !source_libs.is_empty() {
+        let paths: Vec<PathBuf> = source_libs.iter().map(|p| p.to_path_buf()).collect();
+        let c = compile(&paths, schemas, false)?;
+        if c.has_errors() {
+            render_to_stderr(&c.sources, &c.diagnostics, color);
+            summary(&c);
+            return Ok(ExitCode::from(1));
+        }
+        render_to_stderr(&c.sources, &c.diagnostics, color);
+        let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        libraries.push(link::Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
+        sources = c.sources;
+    }
+    for lib in file_libs {
+        match link::load::library(&read(lib)?, &lib.display().to_string()) {
+            Ok(l) => libraries.push(l),
+            Err(d) => return fail(&sources, &[*d]),
+        }
+    }
+
+    let linked = match link::link(model_proto, libraries, options) {
+        Ok(l) => l,
+        Err(diags) => return fail(&sources, &diags),
+    };
+    render_to_stderr(&sources, &linked.diagnostics, color);
+    let dir_of = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir_of(output).is_dir() {
+        return Err(AppError {
+            message: format!("cannot write {}: directory {} does not exist", output.display(), dir_of(output).display()),
+            help: Some("create the directory first".into()),
+        });
+    }
+    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(output)).map_err(|e| AppError { message: e.message, help: e.help })?;
+    if let Err(e) = write_atomically(output, &linked.model.encode_to_vec()) {
+        placed.undo();
+        return Err(e);
+    }
+    // The process ends here: freeing a large model node by node would take a tenth of the run.
+    let (functions, inlined_calls) = (linked.functions, linked.inlined_calls);
+    std::mem::forget(linked);
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match options.mode {
+        link::Mode::Reference => eprintln!("onnxsc: linked, the model carries {}; wrote {}", plural(functions, "function"), output.display()),
+        link::Mode::Inline => eprintln!("onnxsc: inlined {}, {} left; wrote {}", plural(inlined_calls, "call"), plural(functions, "function"), output.display()),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `onnxsc schema QUALNAME`.
@@ -303,6 +422,19 @@ fn explain(code: &str) -> Result<ExitCode, AppError> {
 
 /// Writes through a temporary file in the same directory, renamed into place: a reader never
 /// sees a partial file, and a failure leaves any previous output untouched.
+/// A temporary file beside `path` with the permissions the output should have: those of the
+/// file it replaces, else an ordinary file's (0666 less the umask), not tempfile's private 0600.
+fn temp_file_like(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o666);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    builder.tempfile_in(dir)
+}
+
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AppError> {
     let fail = |what: &str, e: &dyn std::fmt::Display| AppError { message: format!("cannot {what} {}: {e}", path.display()), help: None };
     let dir = match path.parent() {
@@ -315,7 +447,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AppError> {
             help: Some("create the directory first".into()),
         });
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|e| fail("write", &e))?;
+    let mut tmp = temp_file_like(path, &dir).map_err(|e| fail("write", &e))?;
     tmp.write_all(bytes).map_err(|e| fail("write", &e))?;
     tmp.as_file().sync_all().map_err(|e| fail("write", &e))?;
     tmp.persist(path).map_err(|e| fail("write", &e.error))?;

@@ -279,3 +279,20 @@ fn custom_ops_may_be_declared_in_several_files_if_they_agree() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("declared with two different schemas"), "{}", stderr(&o));
 }
+
+/// Outputs are ordinary files (0666 less the umask), not the temporary file's private 0600.
+#[cfg(unix)]
+#[test]
+fn outputs_get_ordinary_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("perms");
+    let out = dir.join("lib.onnx");
+    let o = onnxsc(&["build", "examples", "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_ne!(mode & 0o044, 0, "group/other can read the output (mode {mode:o})");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let o = onnxsc(&["build", "examples", "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o640, "a replaced file keeps its mode");
+}

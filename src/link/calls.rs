@@ -1,0 +1,154 @@
+//! Which nodes are calls, and what they call: each call resolved to a function (the model's or a
+//! library's), checked against its signature, and the functions reachable from the roots found,
+//! callees before callers; unresolved calls and cycles are errors.
+
+use super::library::{qualname, Table};
+use super::signature::check_call;
+use super::walk::{each_node, site, Scope};
+use crate::diagnostics::{codes, Diagnostic};
+use crate::proto::onnx::NodeProto;
+use crate::schema;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Function(usize),
+    Operator,
+    Unresolved,
+}
+
+/// What a node is. An operator of a known domain wins over a function of the same name, as in
+/// ONNX Runtime (the table knows which functions such operators shadow); any other node must be
+/// a call.
+pub fn target(table: &Table, node: &NodeProto) -> Target {
+    let (domain, op) = (node.domain(), node.op_type());
+    match table.lookup(domain, op, node.overload()) {
+        Some(id) if !table.defs[id].shadowed => Target::Function(id),
+        Some(_) => Target::Operator,
+        None if is_operator(domain, op) => Target::Operator,
+        None => Target::Unresolved,
+    }
+}
+
+/// Whether ONNX or ONNX Runtime has an operator of that name, at any version.
+pub fn is_operator(domain: &str, op: &str) -> bool {
+    !schema::registry().versions(domain, op).is_empty()
+}
+
+/// How many diagnostics of one kind are shown before the rest are summed up.
+const SHOWN: usize = 20;
+
+/// The functions reachable from the main graph and from `roots`, callees first. Reports
+/// unresolved calls, calls that contradict their function's signature, and recursion.
+pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mut Vec<Diagnostic>) -> Vec<usize> {
+    let mut r = Reach { table, state: vec![State::New; table.defs.len()], order: Vec::new(), stack: Vec::new(), unresolved: Vec::new(), unresolved_index: HashMap::new(), bad_calls: Vec::new(), cycles: Vec::new() };
+    let mut callees = Vec::new();
+    r.scan(graph, &Scope::Graph, &mut callees);
+    for id in callees.into_iter().chain(roots.iter().copied()) {
+        r.visit(id);
+    }
+    let Reach { order, unresolved, bad_calls, cycles, .. } = r;
+    for ((domain, name, overload), sites) in unresolved {
+        let count = sites.len();
+        let callers = if count == 1 { "a node calls it".to_string() } else { format!("{count} nodes call it") };
+        let mut d = Diagnostic::error(codes::UNRESOLVED_CALL, 0, format!("no function `{}` is defined, but {callers}", qualname(&domain, &name, &overload)));
+        for s in sites.iter().take(SHOWN) {
+            d = d.note(format!("called by {s}"));
+        }
+        if count > SHOWN {
+            d = d.note(format!("and {} more", count - SHOWN));
+        }
+        diags.push(d.help("link a library that defines it: an `onnxsc build` output or the `.onnxs` sources"));
+    }
+    let extra = bad_calls.len().saturating_sub(SHOWN);
+    for (i, (callee, s, problems)) in bad_calls.into_iter().take(SHOWN).enumerate() {
+        let mut d = Diagnostic::error(codes::CALL_SIGNATURE_MISMATCH, 0, format!("{s} does not match the signature of `{callee}`"));
+        for p in problems {
+            d = d.note(p);
+        }
+        if i + 1 == SHOWN && extra > 0 {
+            d = d.note(format!("{extra} more calls do not match their function"));
+        }
+        diags.push(d.help("link the library the model was exported against, or export the model again"));
+    }
+    for cycle in cycles {
+        let path: Vec<String> = cycle.iter().map(|id| format!("`{}`", table.defs[*id].qualname())).collect();
+        diags.push(
+            Diagnostic::error(codes::RECURSIVE_FUNCTIONS, 0, format!("`{}` calls itself", table.defs[cycle[0]].qualname()))
+                .note(format!("through {}", path.join(" -> ")))
+                .help("ONNX functions cannot be recursive: a call cycle can be neither inlined nor run"),
+        );
+    }
+    order
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum State {
+    New,
+    Active,
+    Done,
+}
+
+type Key = (String, String, String);
+
+struct Reach<'t> {
+    table: &'t Table,
+    state: Vec<State>,
+    order: Vec<usize>,
+    stack: Vec<usize>,
+    unresolved: Vec<(Key, Vec<String>)>,
+    unresolved_index: HashMap<Key, usize>,
+    bad_calls: Vec<(String, String, Vec<String>)>,
+    cycles: Vec<Vec<usize>>,
+}
+
+impl Reach<'_> {
+    /// Resolves and checks the calls in `nodes`, collecting their callees.
+    fn scan(&mut self, nodes: &[NodeProto], scope: &Scope, callees: &mut Vec<usize>) {
+        each_node(nodes, scope, &mut |node, index, scope| match target(self.table, node) {
+            Target::Operator => {}
+            Target::Function(id) => {
+                let problems = check_call(&self.table.defs[id].signature, node);
+                if !problems.is_empty() {
+                    self.bad_calls.push((self.table.defs[id].qualname(), site(node, index, scope), problems));
+                }
+                callees.push(id);
+            }
+            Target::Unresolved => {
+                let key = (node.domain().to_string(), node.op_type().to_string(), node.overload().to_string());
+                let next = self.unresolved.len();
+                let slot = *self.unresolved_index.entry(key.clone()).or_insert(next);
+                if slot == next {
+                    self.unresolved.push((key, Vec::new()));
+                }
+                self.unresolved[slot].1.push(site(node, index, scope));
+            }
+        });
+    }
+
+    fn visit(&mut self, id: usize) {
+        match self.state[id] {
+            State::Done => {}
+            State::Active => {
+                let start = self.stack.iter().position(|s| *s == id).unwrap_or(0);
+                let mut cycle = self.stack[start..].to_vec();
+                cycle.push(id);
+                self.cycles.push(cycle);
+            }
+            State::New => {
+                self.state[id] = State::Active;
+                self.stack.push(id);
+                let mut callees = Vec::new();
+                let table = self.table;
+                let name = table.defs[id].qualname();
+                self.scan(&table.defs[id].proto.node, &Scope::Function(&name), &mut callees);
+                for c in callees {
+                    self.visit(c);
+                }
+                self.stack.pop();
+                self.state[id] = State::Done;
+                self.order.push(id);
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The functions a link can call: the model's own and the libraries', keyed by
+//! (domain, name, overload), with duplicates and shadowing reported.
+
+use super::signature::Signature;
+use super::Library;
+use crate::diagnostics::{codes, Diagnostic};
+use crate::proto::onnx::FunctionProto;
+use crate::schema::normalize_domain;
+use std::collections::HashMap;
+
+pub struct FunctionDef {
+    pub proto: FunctionProto,
+    pub signature: Signature,
+    /// Where the definition comes from: `None` for the model itself, else the library's name.
+    pub library: Option<String>,
+    /// An operator of the same domain and name exists; ONNX Runtime runs it instead.
+    pub shadowed: bool,
+}
+
+impl FunctionDef {
+    pub fn new(proto: FunctionProto, library: Option<String>) -> FunctionDef {
+        let shadowed = super::calls::is_operator(proto.domain(), proto.name());
+        FunctionDef { signature: Signature::of(&proto), proto, library, shadowed }
+    }
+
+    /// `domain::name` (and `:overload` when there is one), as diagnostics print it.
+    pub fn qualname(&self) -> String {
+        qualname(self.proto.domain(), self.proto.name(), self.proto.overload())
+    }
+}
+
+pub fn qualname(domain: &str, name: &str, overload: &str) -> String {
+    let domain = if domain.is_empty() { "ai.onnx" } else { domain };
+    if overload.is_empty() {
+        format!("{domain}::{name}")
+    } else {
+        format!("{domain}::{name}:{overload}")
+    }
+}
+
+#[derive(Default)]
+pub struct Table {
+    pub defs: Vec<FunctionDef>,
+    /// The model's functions in their order (some replaced by `--override`).
+    pub model_functions: Vec<usize>,
+    /// domain -> name -> [(overload, index in `defs`)]; nested so lookups need no allocation.
+    index: HashMap<String, HashMap<String, Vec<(String, usize)>>>,
+}
+
+impl Table {
+    /// The table of the model's functions, then the libraries'. A library function the model
+    /// also defines replaces it with `override_model`, and is otherwise ignored (a warning).
+    pub fn build(model_functions: Vec<FunctionProto>, libraries: Vec<Library>, override_model: bool, diags: &mut Vec<Diagnostic>) -> Table {
+        let mut t = Table::default();
+        for f in model_functions {
+            match t.lookup(f.domain(), f.name(), f.overload()) {
+                Some(_) => diags.push(duplicate(&FunctionDef::new(f, None), "the model", "the model")),
+                None => {
+                    let id = t.insert(FunctionDef::new(f, None));
+                    t.model_functions.push(id);
+                }
+            }
+        }
+        for lib in libraries {
+            for f in lib.functions {
+                let def = FunctionDef::new(f, Some(lib.name.clone()));
+                match t.lookup(def.proto.domain(), def.proto.name(), def.proto.overload()) {
+                    None => {
+                        t.insert(def);
+                    }
+                    Some(id) => match &t.defs[id].library {
+                        Some(first) => diags.push(duplicate(&def, first, &lib.name)),
+                        None if override_model => t.defs[id] = def,
+                        None => diags.push(
+                            Diagnostic::warning(codes::MODEL_FUNCTION_KEPT, 0, format!("the model already defines `{}`: its own definition is kept", def.qualname()))
+                                .note(format!("{} defines it too", lib.name))
+                                .help("pass `--override` to replace the model's definition with the library's"),
+                        ),
+                    },
+                }
+            }
+        }
+        t
+    }
+
+    fn insert(&mut self, def: FunctionDef) -> usize {
+        let id = self.defs.len();
+        let p = &def.proto;
+        self.index
+            .entry(normalize_domain(p.domain()).to_string())
+            .or_default()
+            .entry(p.name().to_string())
+            .or_default()
+            .push((p.overload().to_string(), id));
+        self.defs.push(def);
+        id
+    }
+
+    pub fn lookup(&self, domain: &str, name: &str, overload: &str) -> Option<usize> {
+        let overloads = self.index.get(normalize_domain(domain))?.get(name)?;
+        overloads.iter().find(|(o, _)| o == overload).map(|(_, id)| *id)
+    }
+}
+
+fn duplicate(def: &FunctionDef, first: &str, second: &str) -> Diagnostic {
+    let place = if first == second { format!("{first} defines it twice") } else { format!("{first} and {second} both define it") };
+    Diagnostic::error(codes::DUPLICATE_FUNCTION_DEFINITION, 0, format!("`{}` is defined more than once", def.qualname()))
+        .note(place)
+        .help("a call must resolve to exactly one function: remove one definition, or link only one of the libraries")
+}

@@ -1,0 +1,110 @@
+//! `onnxsc link`: resolving an exported model's calls to functions against compiled libraries.
+//!
+//! An exported model calls translation functions by (domain, name, overload). Linking either adds
+//! the called functions, and the functions they call, to the model (reference mode) or replaces
+//! every call by the function's body (inline mode), correctly where onnx's inliners are not (see
+//! the shared facts §4): defaults apply, function-only domains are imported, functions still
+//! called are kept, subgraphs and nested calls are expanded.
+//!
+//! | module | job |
+//! |---|---|
+//! | `load` | bytes to a model or a library, rejecting corrupt and truncated files |
+//! | `library` | the function table: model and library functions, duplicates, `--override` |
+//! | `signature` | a function's signature (metadata or proto) and a call checked against it |
+//! | `calls` | call or operator; reachable functions, unresolved calls, recursion |
+//! | `opsets` | merged opset imports, schema-version conflicts, the IR version |
+//! | `specialize` | a function bound to attribute values, attribute-only conditions folded |
+//! | `eval` | constant evaluation of the scalar ops those conditions use |
+//! | `inline` | templates per (function, attributes) and their instantiation at call sites |
+//! | `names`, `walk` | fresh names; walking nodes and subgraphs |
+//! | `external` | external data kept valid wherever the output is written |
+//!
+//! Diagnostics are E08xx (W0801); they carry no source labels, as models have no source text.
+
+mod calls;
+pub mod external;
+mod inline;
+mod library;
+pub mod load;
+mod names;
+mod opsets;
+mod signature;
+pub mod specialize;
+mod walk;
+
+pub mod eval;
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::proto::onnx::{FunctionProto, ModelProto};
+use std::collections::HashSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Add the called functions to `model.functions`.
+    Reference,
+    /// Expand every call.
+    Inline,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub mode: Mode,
+    /// Library functions replace the model's own functions of the same (domain, name, overload).
+    pub override_model: bool,
+}
+
+/// Functions to link against, and where they come from (for diagnostics).
+pub struct Library {
+    pub name: String,
+    pub functions: Vec<FunctionProto>,
+}
+
+pub struct Linked {
+    pub model: ModelProto,
+    /// Warnings (W0801).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Functions the output carries.
+    pub functions: usize,
+    /// Call sites expanded (inline mode).
+    pub inlined_calls: usize,
+}
+
+/// Links `model` against `libraries`. On errors nothing is produced: all the diagnostics found
+/// are returned (warnings included).
+pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let table = library::Table::build(std::mem::take(&mut model.functions), libraries, options.override_model, &mut diags);
+    let mut graph = model.graph.take().unwrap_or_default();
+    // Reference mode keeps all the model's functions, so their calls must resolve too.
+    let roots = match options.mode {
+        Mode::Reference => table.model_functions.clone(),
+        Mode::Inline => Vec::new(),
+    };
+    let reachable = calls::reachable(&table, &graph.node, &roots, &mut diags);
+    opsets::merge(&mut model, &table, &reachable, &mut diags);
+    if diags.iter().any(|d| d.severity == Severity::Error) {
+        return Err(diags);
+    }
+
+    let (kept, inlined_calls) = match options.mode {
+        Mode::Reference => {
+            let mut kept = table.model_functions.clone();
+            let carried: HashSet<usize> = kept.iter().copied().collect();
+            kept.extend(reachable.iter().filter(|id| !carried.contains(id)));
+            (kept, 0)
+        }
+        Mode::Inline => {
+            let mut inliner = inline::Inliner::new(&table);
+            let mut names = inline::Names::of_graph(&graph);
+            inliner.expand_graph(&mut graph, &mut names);
+            // Calls that could not be expanded keep their functions (and their callees).
+            let kept = calls::reachable(&table, &[], &inliner.kept, &mut Vec::new());
+            (kept, inliner.calls)
+        }
+    };
+    let mut protos: Vec<Option<FunctionProto>> = table.defs.into_iter().map(|d| Some(d.proto)).collect();
+    model.functions = kept.iter().filter_map(|id| protos[*id].take()).collect();
+    model.graph = Some(graph);
+    model.ir_version = Some(opsets::ir_version(&model));
+    Ok(Linked { functions: model.functions.len(), model, diagnostics: diags, inlined_calls })
+}

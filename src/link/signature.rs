@@ -1,0 +1,177 @@
+//! What a call must look like: a function's inputs, outputs and typed attributes, read from its
+//! `onnxsc.signature` metadata when present (it knows which inputs are optional and the type of
+//! attributes without a default), else from the FunctionProto itself.
+
+use crate::emit::proto::SIGNATURE_KEY;
+use crate::proto::onnx::{AttributeProto, FunctionProto, NodeProto};
+use crate::schema::AttrType;
+use std::collections::HashMap;
+
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub inputs: Vec<Input>,
+    pub outputs: usize,
+    pub attributes: Vec<Attribute>,
+    /// Whether input optionality is known (from the metadata); a bare FunctionProto does not
+    /// say which inputs may be left out.
+    pub knows_optional: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub name: String,
+    pub optional: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Attribute {
+    pub name: String,
+    /// `AttributeProto.type`, when known.
+    pub ty: Option<i32>,
+}
+
+impl Signature {
+    pub fn of(f: &FunctionProto) -> Signature {
+        let metadata = f.metadata_props.iter().find(|m| m.key() == SIGNATURE_KEY).and_then(|m| from_metadata(f, m.value()));
+        metadata.unwrap_or_else(|| from_proto(f))
+    }
+}
+
+/// The metadata's signature, if it parses and agrees with the proto (same inputs and outputs,
+/// same attribute names); a stale or foreign one is ignored.
+fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let inputs: Vec<Input> = v
+        .get("inputs")?
+        .as_array()?
+        .iter()
+        .map(|i| Some(Input { name: i.get("name")?.as_str()?.to_string(), optional: i.get("optional").and_then(|o| o.as_bool()).unwrap_or(false) }))
+        .collect::<Option<_>>()?;
+    let attributes: Vec<Attribute> = v
+        .get("attributes")?
+        .as_array()?
+        .iter()
+        .map(|a| Some(Attribute { name: a.get("name")?.as_str()?.to_string(), ty: a.get("type").and_then(|t| t.as_str()).and_then(python_attr_type) }))
+        .collect::<Option<_>>()?;
+    let outputs = v.get("outputs")?.as_array()?.len();
+    let same_inputs = inputs.iter().map(|i| &i.name).eq(f.input.iter());
+    let mut declared: Vec<&str> = f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();
+    let mut listed: Vec<&str> = attributes.iter().map(|a| a.name.as_str()).collect();
+    declared.sort_unstable();
+    listed.sort_unstable();
+    (same_inputs && outputs == f.output.len() && declared == listed).then_some(Signature { inputs, outputs, attributes, knows_optional: true })
+}
+
+/// The AttributeProto type of an attribute annotated with a Python type in the metadata.
+fn python_attr_type(t: &str) -> Option<i32> {
+    let ty = match t {
+        "float" => AttrType::Float,
+        "int" | "bool" => AttrType::Int,
+        "str" => AttrType::String,
+        "list[float]" => AttrType::Floats,
+        "list[int]" | "list[bool]" => AttrType::Ints,
+        "list[str]" => AttrType::Strings,
+        _ => return None,
+    };
+    Some(ty.proto_code())
+}
+
+/// From the proto alone: defaults carry their type; an attribute without one is typed by the
+/// attributes in the body that reference it, if any.
+fn from_proto(f: &FunctionProto) -> Signature {
+    let mut referenced: HashMap<&str, i32> = HashMap::new();
+    super::walk::each_node(&f.node, &super::walk::Scope::Graph, &mut |n, _, _| {
+        for a in &n.attribute {
+            if let (Some(r), Some(t)) = (a.ref_attr_name.as_deref(), a.r#type.filter(|t| *t != 0)) {
+                referenced.entry(r).or_insert(t);
+            }
+        }
+    });
+    let attributes = f
+        .attribute
+        .iter()
+        .map(|name| Attribute { name: name.clone(), ty: referenced.get(name.as_str()).copied() })
+        .chain(f.attribute_proto.iter().map(|a| Attribute { name: a.name().to_string(), ty: attribute_type(a).or_else(|| referenced.get(a.name()).copied()) }))
+        .collect();
+    Signature {
+        inputs: f.input.iter().map(|name| Input { name: name.clone(), optional: true }).collect(),
+        outputs: f.output.len(),
+        attributes,
+        knows_optional: false,
+    }
+}
+
+/// An attribute's type: its `type` field, else the one field that holds a value.
+pub fn attribute_type(a: &AttributeProto) -> Option<i32> {
+    if let Some(t) = a.r#type.filter(|t| *t != 0) {
+        return Some(t);
+    }
+    let ty = if a.f.is_some() {
+        AttrType::Float
+    } else if a.i.is_some() {
+        AttrType::Int
+    } else if a.s.is_some() {
+        AttrType::String
+    } else if a.t.is_some() {
+        AttrType::Tensor
+    } else if a.g.is_some() {
+        AttrType::Graph
+    } else if !a.floats.is_empty() {
+        AttrType::Floats
+    } else if !a.ints.is_empty() {
+        AttrType::Ints
+    } else if !a.strings.is_empty() {
+        AttrType::Strings
+    } else {
+        return None;
+    };
+    Some(ty.proto_code())
+}
+
+fn type_name(code: i32) -> &'static str {
+    AttrType::from_proto_code(code).map(|t| t.proto_name()).unwrap_or("UNDEFINED")
+}
+
+/// What is wrong with `call` as a call of a function with this signature, one sentence each.
+pub fn check_call(sig: &Signature, call: &NodeProto) -> Vec<String> {
+    let mut problems = Vec::new();
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    if call.input.len() > sig.inputs.len() {
+        problems.push(format!("it passes {} but the function takes {}", plural(call.input.len(), "input"), sig.inputs.len()));
+    } else if sig.knows_optional {
+        let missing: Vec<&str> = sig
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| !f.optional && call.input.get(*i).is_none_or(|a| a.is_empty()))
+            .map(|(_, f)| f.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!("it leaves out the required input{} {}", if missing.len() == 1 { "" } else { "s" }, quoted(&missing)));
+        }
+    }
+    if call.output.len() > sig.outputs {
+        problems.push(format!("it takes {} but the function returns {}", plural(call.output.len(), "output"), sig.outputs));
+    }
+    for a in &call.attribute {
+        match sig.attributes.iter().find(|s| s.name == a.name()) {
+            None => {
+                let known: Vec<&str> = sig.attributes.iter().map(|s| s.name.as_str()).collect();
+                let has = if known.is_empty() { "has no attributes".to_string() } else { format!("has {}", quoted(&known)) };
+                problems.push(format!("it passes the attribute `{}`, which the function does not declare (it {has})", a.name()));
+            }
+            Some(s) => {
+                if let (Some(expected), Some(given)) = (s.ty, attribute_type(a)) {
+                    if expected != given {
+                        problems.push(format!("its attribute `{}` is {} but the function declares {}", a.name(), type_name(given), type_name(expected)));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,399 @@
+//! `onnxsc::link`: specialisation, inlining and the link diagnostics, as insta snapshots of ONNX
+//! text and rendered diagnostics; and no panic on any truncation or corruption of a model or
+//! library. (tests/python/test_link.py runs linked models in ONNX Runtime.)
+//!
+//! Update the snapshots with `INSTA_UPDATE=always cargo test --test link`, then review the diff.
+
+use onnxsc::diagnostics::{render_plain, Diagnostic};
+use onnxsc::emit;
+use onnxsc::link::{self, specialize::specialize, Library, Mode, Options};
+use onnxsc::proto::onnx::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
+};
+use onnxsc::source::SourceMap;
+use prost::Message;
+
+const LIB: &str = r#"
+import onnxscript
+from onnxscript import FLOAT, opset20 as op, script
+
+lk = onnxscript.values.Opset("test.link", 1)
+ms = onnxscript.values.Opset("com.microsoft", 1)
+
+
+@script(lk)
+def scaled(x: FLOAT, alpha: float = 1.0) -> FLOAT:
+    if alpha != 1.0:
+        x = op.Mul(x, op.CastLike(alpha, x))
+    return op.Add(x, x)
+
+
+@script(lk)
+def shift(x: FLOAT, by: float) -> FLOAT:
+    return op.Add(x, op.CastLike(by, x))
+
+
+@script(lk)
+def gelu(x: FLOAT) -> FLOAT:
+    return ms.Gelu(x)
+
+
+@script(lk)
+def nested(x: FLOAT, alpha: float = 3.0) -> FLOAT:
+    return scaled(shift(x, by=alpha), alpha=alpha)
+
+
+@script(lk, default_opset=op)
+def pick(x: FLOAT, mode: str = "relu", flag: bool = False) -> FLOAT:
+    if mode == "relu":
+        y = op.Relu(x)
+    elif mode == "neg":
+        y = op.Neg(x)
+    else:
+        y = op.Identity(x)
+    if flag:
+        y = op.Abs(y)
+    return y
+"#;
+
+const D: &str = "test.link";
+
+fn library() -> Vec<FunctionProto> {
+    let c = onnxsc::driver::compile_sources(vec![("lib.onnxs".into(), LIB.into())]);
+    assert!(!c.has_errors(), "{:?}", c.diagnostics);
+    c.functions.iter().map(emit::proto::function).collect()
+}
+
+fn function(name: &str) -> FunctionProto {
+    library().into_iter().find(|f| f.name() == name).expect("the library defines it")
+}
+
+fn float_attr(name: &str, f: f32) -> AttributeProto {
+    AttributeProto { name: Some(name.into()), f: Some(f), r#type: Some(1), ..Default::default() }
+}
+
+fn int_attr(name: &str, i: i64) -> AttributeProto {
+    AttributeProto { name: Some(name.into()), i: Some(i), r#type: Some(2), ..Default::default() }
+}
+
+fn str_attr(name: &str, s: &str) -> AttributeProto {
+    AttributeProto { name: Some(name.into()), s: Some(s.as_bytes().to_vec()), r#type: Some(3), ..Default::default() }
+}
+
+fn node(domain: &str, op: &str, name: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        name: Some(name.into()),
+        domain: Some(domain.into()),
+        op_type: Some(op.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+fn call(op: &str, name: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    node(D, op, name, inputs, outputs, attrs)
+}
+
+fn info(name: &str) -> ValueInfoProto {
+    ValueInfoProto { name: Some(name.into()), ..Default::default() }
+}
+
+fn opset(domain: &str, version: i64) -> OperatorSetIdProto {
+    OperatorSetIdProto { domain: Some(domain.into()), version: Some(version) }
+}
+
+fn graph(nodes: Vec<NodeProto>, inputs: &[&str], outputs: &[&str]) -> GraphProto {
+    GraphProto {
+        name: Some("main".into()),
+        node: nodes,
+        input: inputs.iter().map(|s| info(s)).collect(),
+        output: outputs.iter().map(|s| info(s)).collect(),
+        ..Default::default()
+    }
+}
+
+fn model(g: GraphProto, functions: Vec<FunctionProto>) -> ModelProto {
+    ModelProto {
+        ir_version: Some(10),
+        graph: Some(g),
+        opset_import: vec![opset("", 20), opset(D, 1)],
+        functions,
+        ..Default::default()
+    }
+}
+
+/// The linked model's graph and functions as ONNX text (the graph printed as a function).
+fn text(m: &ModelProto) -> String {
+    let g = m.graph.as_ref().expect("a graph");
+    let as_function = FunctionProto {
+        name: Some("main_graph".into()),
+        domain: Some(String::new()),
+        input: g.input.iter().map(|v| v.name().to_string()).collect(),
+        output: g.output.iter().map(|v| v.name().to_string()).collect(),
+        node: g.node.clone(),
+        opset_import: m.opset_import.clone(),
+        ..Default::default()
+    };
+    let mut all = vec![as_function];
+    all.extend(m.functions.iter().cloned());
+    format!("ir_version: {}\n{}", m.ir_version(), emit::text::functions_to_text(&all))
+}
+
+fn errors(m: ModelProto, libs: Vec<Library>, mode: Mode) -> String {
+    match link::link(m, libs, &Options { mode, override_model: false }) {
+        Ok(_) => panic!("linking should fail"),
+        Err(diags) => render(&diags),
+    }
+}
+
+fn render(diags: &[Diagnostic]) -> String {
+    let sources = SourceMap::new();
+    diags.iter().map(|d| render_plain(&sources, d)).collect()
+}
+
+fn lib(functions: Vec<FunctionProto>) -> Vec<Library> {
+    vec![Library { name: "lib.onnx".into(), functions }]
+}
+
+// ------------------------------------------------------------------------------------------
+// Specialisation
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn specialise_folds_attribute_only_conditions() {
+    let pick = function("pick");
+    let cases = [
+        ("defaults", vec![]),
+        ("neg_flag", vec![str_attr("mode", "neg"), int_attr("flag", 1)]),
+        ("other", vec![str_attr("mode", "other")]),
+    ];
+    for (name, attrs) in cases {
+        insta::assert_snapshot!(format!("specialise_pick_{name}"), emit::text::function_to_text(&specialize(&pick, &attrs)));
+    }
+    let scaled = function("scaled");
+    insta::assert_snapshot!("specialise_scaled_2", emit::text::function_to_text(&specialize(&scaled, &[float_attr("alpha", 2.0)])));
+}
+
+#[test]
+fn specialise_keeps_unbound_references() {
+    // `by` has no default and no value here: it stays an attribute and a reference.
+    let shift = function("shift");
+    let s = specialize(&shift, &[]);
+    assert_eq!(s.attribute, vec!["by".to_string()]);
+    let text = emit::text::function_to_text(&s);
+    assert!(text.contains("@by"), "{text}");
+}
+
+#[test]
+fn specialise_copies_outer_values_taken_by_a_branch() {
+    // if_out = If(true) then (x) else (...): the branch returns an outer value, so an Identity
+    // copies it; a branch output it computes is renamed instead.
+    let then_g = GraphProto {
+        name: Some("then".into()),
+        node: vec![node("", "Neg", "", &["x"], &["n"], vec![])],
+        output: vec![info("x"), info("n")],
+        ..Default::default()
+    };
+    let else_g = GraphProto { name: Some("else".into()), output: vec![info("x"), info("x")], ..Default::default() };
+    let branches = vec![
+        AttributeProto { name: Some("then_branch".into()), g: Some(then_g), r#type: Some(5), ..Default::default() },
+        AttributeProto { name: Some("else_branch".into()), g: Some(else_g), r#type: Some(5), ..Default::default() },
+    ];
+    let f = FunctionProto {
+        name: Some("f".into()),
+        domain: Some(D.into()),
+        input: vec!["x".into()],
+        output: vec!["a".into(), "b".into()],
+        attribute: vec!["on".into()],
+        node: vec![
+            node("", "Constant", "", &[], &["c"], vec![AttributeProto { name: Some("value_int".into()), ref_attr_name: Some("on".into()), r#type: Some(2), ..Default::default() }]),
+            node("", "Cast", "", &["c"], &["cb"], vec![int_attr("to", 9)]),
+            node("", "If", "", &["cb"], &["a", "b"], branches),
+        ],
+        opset_import: vec![opset("", 20)],
+        ..Default::default()
+    };
+    insta::assert_snapshot!("specialise_then_branch", emit::text::function_to_text(&specialize(&f, &[int_attr("on", 1)])));
+    insta::assert_snapshot!("specialise_else_branch", emit::text::function_to_text(&specialize(&f, &[int_attr("on", 0)])));
+}
+
+// ------------------------------------------------------------------------------------------
+// Linking
+// ------------------------------------------------------------------------------------------
+
+fn exported() -> ModelProto {
+    let then_g = GraphProto {
+        name: Some("then".into()),
+        node: vec![call("scaled", "in_branch", &["b"], &["t"], vec![float_attr("alpha", 3.0)])],
+        output: vec![info("t")],
+        ..Default::default()
+    };
+    let nodes = vec![
+        call("scaled", "s0", &["x"], &["a"], vec![]),
+        call("nested", "n0", &["a"], &["b"], vec![]),
+        call("pick", "p0", &["b"], &["c"], vec![str_attr("mode", "neg")]),
+        call("gelu", "g0", &["c"], &["d"], vec![]),
+        node("", "If", "branch", &["cond"], &["y"], vec![
+            AttributeProto { name: Some("then_branch".into()), g: Some(then_g), r#type: Some(5), ..Default::default() },
+            AttributeProto { name: Some("else_branch".into()), g: Some(GraphProto { name: Some("else".into()), output: vec![info("d")], ..Default::default() }), r#type: Some(5), ..Default::default() },
+        ]),
+    ];
+    model(graph(nodes, &["x", "cond"], &["y"]), vec![])
+}
+
+#[test]
+fn inline_mode_text() {
+    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    assert_eq!(linked.inlined_calls, 5);
+    insta::assert_snapshot!("inline_exported", text(&linked.model));
+}
+
+#[test]
+fn reference_mode_adds_called_functions_only() {
+    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Reference, override_model: false }).expect("links");
+    let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
+    // Callees first; `nested` brings `shift` and `scaled`.
+    assert_eq!(names, ["scaled", "shift", "nested", "pick", "gelu"]);
+    let domains: Vec<&str> = linked.model.opset_import.iter().map(|o| o.domain()).collect();
+    assert_eq!(domains, ["", D, "com.microsoft"]);
+    assert_eq!(linked.model.ir_version(), 10);
+}
+
+#[test]
+fn inline_names_do_not_collide_with_existing_ones() {
+    // The model already uses the names an instance would get first.
+    let nodes = vec![
+        node("", "Identity", "s0/Add", &["x"], &["s0/return_val"], vec![]),
+        call("scaled", "s0", &["s0/return_val"], &["y"], vec![]),
+        call("scaled", "s0", &["y"], &["z"], vec![]),
+    ];
+    let m = model(graph(nodes, &["x"], &["z"]), vec![]);
+    let linked = link::link(m, lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    insta::assert_snapshot!("inline_fresh_names", text(&linked.model));
+}
+
+#[test]
+fn functions_still_called_are_kept() {
+    // A call passing a graph attribute is not expanded (the graph is the caller's, not the
+    // body's): its function stays, with the functions it calls; the others go.
+    let takes_graph = FunctionProto {
+        name: Some("takes_graph".into()),
+        domain: Some(D.into()),
+        input: vec!["x".into()],
+        output: vec!["y".into()],
+        attribute: vec!["body".into()],
+        node: vec![call("shift", "", &["x"], &["y"], vec![float_attr("by", 1.0)])],
+        opset_import: vec![opset(D, 1)],
+        ..Default::default()
+    };
+    let graph_attr = AttributeProto { name: Some("body".into()), g: Some(GraphProto { name: Some("g".into()), ..Default::default() }), r#type: Some(5), ..Default::default() };
+    let nodes = vec![call("scaled", "s", &["x"], &["a"], vec![]), call("takes_graph", "t", &["a"], &["y"], vec![graph_attr])];
+    let m = model(graph(nodes, &["x"], &["y"]), vec![takes_graph]);
+    let linked = link::link(m, lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["shift", "takes_graph"]);
+    assert_eq!(linked.inlined_calls, 1);
+    let ops: Vec<&str> = linked.model.graph.as_ref().unwrap().node.iter().map(|n| n.op_type()).collect();
+    assert_eq!(ops, ["Identity", "Add", "takes_graph"]);
+}
+
+// ------------------------------------------------------------------------------------------
+// Diagnostics
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn diagnostics() {
+    let unresolved = model(
+        graph(vec![call("nope", "n1", &["x"], &["a"], vec![]), call("nope", "", &["a"], &["y"], vec![])], &["x"], &["y"]),
+        vec![],
+    );
+    insta::assert_snapshot!("unresolved", errors(unresolved, lib(library()), Mode::Reference));
+
+    let bad_call = model(
+        graph(
+            vec![call("scaled", "bad", &["x", "x"], &["y", "z"], vec![int_attr("alpha", 2), float_attr("beta", 1.0)]), call("shift", "no_input", &[], &["w"], vec![])],
+            &["x"],
+            &["y"],
+        ),
+        vec![],
+    );
+    insta::assert_snapshot!("signature", errors(bad_call, lib(library()), Mode::Inline));
+
+    let twice = lib(vec![function("scaled"), function("scaled")]);
+    let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    insta::assert_snapshot!("duplicate", errors(m, twice, Mode::Reference));
+
+    let mut old = function("scaled");
+    old.opset_import = vec![opset("", 12)];
+    old.node.push(node("", "Split", "", &["x"], &["p", "q"], vec![]));
+    let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    insta::assert_snapshot!("opset_conflict", errors(m, lib(vec![old]), Mode::Inline));
+
+    let ping = FunctionProto { name: Some("ping".into()), domain: Some(D.into()), input: vec!["x".into()], output: vec!["y".into()], node: vec![call("pong", "", &["x"], &["y"], vec![])], ..Default::default() };
+    let pong = FunctionProto { name: Some("pong".into()), node: vec![call("ping", "", &["x"], &["y"], vec![])], ..ping.clone() };
+    let m = model(graph(vec![call("ping", "p", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![ping, pong]);
+    insta::assert_snapshot!("recursion", errors(m, vec![], Mode::Inline));
+
+    let bytes = exported().encode_to_vec();
+    let d = link::load::model(&bytes[..bytes.len() / 2], "cut.onnx").expect_err("a truncated model is refused");
+    insta::assert_snapshot!("truncated", render(&[*d]));
+}
+
+#[test]
+fn model_function_kept_without_override() {
+    let own = FunctionProto { node: vec![node("", "Neg", "", &["x"], &["return_val"], vec![])], attribute_proto: vec![], metadata_props: vec![], ..function("scaled") };
+    let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![own]);
+    let kept = link::link(m.clone(), lib(library()), &Options { mode: Mode::Reference, override_model: false }).expect("links");
+    insta::assert_snapshot!("model_function_kept", render(&kept.diagnostics));
+    assert_eq!(kept.model.functions[0].node.len(), 1, "the model's own definition");
+    let replaced = link::link(m, lib(library()), &Options { mode: Mode::Reference, override_model: true }).expect("links");
+    assert!(replaced.diagnostics.is_empty());
+    assert!(replaced.model.functions[0].node.len() > 1, "the library's definition");
+}
+
+// ------------------------------------------------------------------------------------------
+// Robustness: no panic on any input
+// ------------------------------------------------------------------------------------------
+
+fn link_bytes(model_bytes: &[u8], lib_bytes: &[u8]) {
+    let Ok(m) = link::load::model(model_bytes, "m.onnx") else { return };
+    let libs: Vec<Library> = link::load::library(lib_bytes, "lib.onnx").into_iter().collect();
+    for mode in [Mode::Reference, Mode::Inline] {
+        let _ = link::link(m.clone(), libs.iter().map(|l| Library { name: l.name.clone(), functions: l.functions.clone() }).collect(), &Options { mode, override_model: true });
+    }
+}
+
+#[test]
+fn no_panic_on_truncated_models_or_libraries() {
+    let model_bytes = exported().encode_to_vec();
+    let lib_bytes = ModelProto { ir_version: Some(10), functions: library(), ..Default::default() }.encode_to_vec();
+    for i in 0..model_bytes.len() {
+        link_bytes(&model_bytes[..i], &lib_bytes);
+    }
+    for i in (0..lib_bytes.len()).step_by(3) {
+        link_bytes(&model_bytes, &lib_bytes[..i]);
+    }
+}
+
+#[test]
+fn no_panic_on_corrupted_bytes() {
+    let model_bytes = exported().encode_to_vec();
+    let lib_bytes = ModelProto { ir_version: Some(10), functions: library(), ..Default::default() }.encode_to_vec();
+    // A fixed pseudo-random sequence of single-byte changes in each file.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2000 {
+        let (mut m, mut l) = (model_bytes.clone(), lib_bytes.clone());
+        let target = if next() % 2 == 0 { &mut m } else { &mut l };
+        let at = (next() as usize) % target.len();
+        target[at] = next() as u8;
+        link_bytes(&m, &l);
+    }
+}
