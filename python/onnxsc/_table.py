@@ -59,10 +59,11 @@ def load_library(path: PathLike) -> dict:
     import onnx
 
     try:
-        model = onnx.load(os.fspath(path), load_external_data=False)
+        data = Path(path).read_bytes()
+        model = onnx.load_from_string(data)
     except Exception as e:  # onnx raises DecodeError, OSError, ...
         raise OnnxscError(f"cannot read the library {os.fspath(path)!r}: {e}") from e
-    return _table(model)
+    return _table(model, _Specializer(data))
 
 
 def _strip_summary(stderr: str) -> str:
@@ -73,14 +74,14 @@ def _strip_summary(stderr: str) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _table(model) -> dict:
+def _table(model, specializer: "_Specializer") -> dict:
     table: dict = {}
     bound_by: dict = {}
     for proto in model.functions:
         signature = _signature_of(proto)
         if signature is None or not signature.get("torch_ops"):
             continue
-        function = _onnx_function(proto, signature)
+        function = _onnx_function(proto, signature, specializer)
         for op in signature["torch_ops"]:
             overload = resolve_overload(op["name"])
             if overload in table:
@@ -165,7 +166,7 @@ def _input_annotation(type_name: Optional[str], type_vars: dict, made: dict):
         return None
 
 
-def _stub(proto, signature: dict, n_outputs: int) -> Callable:
+def _stub(proto, signature: dict, n_outputs: int, body: Optional[Callable] = None) -> Callable:
     inputs = {i["name"]: i for i in signature["inputs"]}
     attributes = {a["name"]: a for a in signature["attributes"]}
     type_vars = signature.get("type_vars", {})
@@ -196,7 +197,9 @@ def _stub(proto, signature: dict, n_outputs: int) -> Callable:
     annotations["return"] = returns[0] if n_outputs == 1 else typing.Tuple[tuple(returns)]
 
     def translation(*args, **kwargs):
-        raise OnnxscError(f"{proto.name} was compiled by onnxsc; it runs inside torch.onnx.export")
+        if body is None:
+            raise OnnxscError(f"{proto.name} was compiled by onnxsc; it runs inside torch.onnx.export")
+        return body(*args, **kwargs)
 
     translation.__name__ = proto.name
     translation.__qualname__ = proto.name
@@ -207,7 +210,97 @@ def _stub(proto, signature: dict, n_outputs: int) -> Callable:
     return translation
 
 
-def _onnx_function(proto, signature: dict):
+def _has_attribute_condition(proto) -> bool:
+    """Whether the body has an `If` whose condition may depend on attributes only: the
+    exporter then gets, per set of attribute values, the function specialised to them."""
+    referencing = {a.ref_attr_name for n in proto.node for a in n.attribute if a.ref_attr_name}
+    return bool(proto.attribute or proto.attribute_proto) and bool(referencing) and any(n.op_type == "If" and n.domain in ("", "ai.onnx") for n in proto.node)
+
+
+class _Specializer:
+    """Specialises library functions to concrete attribute values with onnxsc's linker: a
+    one-node model calling the function, linked in inline mode, is the function's body with
+    the attributes bound and attribute-only conditions folded."""
+
+    def __init__(self, library: bytes):
+        self.library = library
+        self.cache: dict = {}
+
+    def variant(self, proto, signature: dict, attrs: dict):
+        import onnx
+
+        attr_types = {a["name"]: a["type"] for a in signature["attributes"]}
+        given = {k: _typed(attr_types[k], v) for k, v in attrs.items() if k in attr_types and v is not None}
+        key = (proto.domain, proto.name, json.dumps(given, sort_keys=True))
+        if key in self.cache:
+            return self.cache[key]
+        inputs = [i["name"] for i in signature["inputs"]]
+        outputs = [f"out{k}" for k in range(len(proto.output))]
+        node = onnx.helper.make_node(proto.name, inputs, outputs, domain=proto.domain, **given)
+        graph = onnx.helper.make_graph(
+            [node],
+            "call",
+            [onnx.helper.make_value_info(n, onnx.TypeProto()) for n in inputs],
+            [onnx.helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
+        )
+        imports = [onnx.helper.make_opsetid(proto.domain, 1), *proto.opset_import]
+        model = onnx.helper.make_model(graph, opset_imports=_unique_imports(imports), ir_version=10)
+        with tempfile.TemporaryDirectory(prefix="onnxsc-") as tmp:
+            paths = [Path(tmp) / n for n in ("call.onnx", "library.onnx", "linked.onnx")]
+            paths[0].write_bytes(model.SerializeToString())
+            paths[1].write_bytes(self.library)
+            cmd = [find_onnxsc_bin(), "--color", "never", "link", str(paths[0]), str(paths[1]), "-o", str(paths[2]), "--mode", "inline"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
+            if proc.returncode != 0:
+                raise OnnxscError(f"cannot specialise {proto.domain}::{proto.name} to {given}:\n{proc.stderr.strip()}")
+            linked = onnx.load_from_string(paths[2].read_bytes())
+        body = onnx.helper.make_function(
+            proto.domain,
+            f"{proto.name}__specialized_{len(self.cache)}",
+            inputs,
+            outputs,
+            list(linked.graph.node),
+            [o for o in linked.opset_import if o.domain != proto.domain or _calls_domain(linked.graph.node, proto.domain)],
+        )
+        variant_signature = {
+            "inputs": signature["inputs"],
+            "attributes": [],
+            "parameters": inputs,
+            "outputs": signature["outputs"],
+            "type_vars": signature.get("type_vars", {}),
+            "torch_ops": signature["torch_ops"],
+        }
+        self.cache[key] = _onnx_function(body, variant_signature, None)
+        return self.cache[key]
+
+
+def _typed(python_type: str, value):
+    """An attribute value as the function declares it (bool attributes travel as INT)."""
+    if python_type == "float":
+        return float(value)
+    if python_type in ("int", "bool"):
+        return int(value)
+    if python_type in ("list[int]", "list[bool]"):
+        return [int(v) for v in value]
+    if python_type == "list[float]":
+        return [float(v) for v in value]
+    return value
+
+
+def _unique_imports(imports):
+    seen, out = set(), []
+    for o in imports:
+        if o.domain not in seen:
+            seen.add(o.domain)
+            out.append(o)
+    return out
+
+
+def _calls_domain(nodes, domain: str) -> bool:
+    return any(n.domain == domain for n in nodes)
+
+
+def _onnx_function(proto, signature: dict, specializer: Optional[_Specializer]):
     import onnx_ir as ir
     from onnxscript import values
 
@@ -225,4 +318,19 @@ def _onnx_function(proto, signature: dict):
     n_outputs = counts.pop() if len(counts) == 1 else len(proto.output)
     ir_function = ir.serde.deserialize_function(proto)
     opset = values.Opset(proto.domain, 1)
-    return CompiledFunction(opset, _stub(proto, signature, n_outputs), ir_function, "", {})
+    body = None
+    if specializer is not None and _has_attribute_condition(proto):
+        attribute_names = {a["name"] for a in signature["attributes"]}
+
+        def body(**arguments):
+            # The exporter traces this call with concrete attribute values: call the function
+            # specialised to them, whose attribute-only conditions are folded away.
+            attrs = {k: v for k, v in arguments.items() if k in attribute_names}
+            # Positionally: an input may be called `self`, which a keyword cannot bind.
+            inputs = [arguments.get(i["name"]) for i in signature["inputs"]]
+            return specializer.variant(proto, signature, attrs)(*inputs)
+
+    function = CompiledFunction(opset, _stub(proto, signature, n_outputs, body), ir_function, "", {})
+    # torch's exporter calls a traceable function's Python side with the attribute values.
+    function.traceable = body is not None
+    return function

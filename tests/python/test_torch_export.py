@@ -270,3 +270,16 @@ def test_readme_example_exports_and_matches():
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("model, expected_ops", [(AddModel(), ["Add"]), (AddAlphaModel(), ["Mul", "Add"])])
+def test_attribute_condition_is_specialised_without_the_optimizer(table, model, expected_ops):
+    """`if alpha != 1.0` depends on an attribute only: the exporter receives the translation
+    specialised to the call's alpha (by onnxsc's linker), so even the unoptimised model has no
+    `If` and only the taken branch, for the default and for another value."""
+    x, y = torch.tensor([1.0, -2.0]), torch.tensor([2.0, 4.0])
+    program = torch.onnx.export(model.eval(), (x, y), dynamo=True, custom_translation_table=table, verbose=False)
+    ops = [n.op_type for n in program.model_proto.graph.node]
+    assert "If" not in ops, ops
+    assert [op for op in ops if op not in ("Constant", "CastLike")] == expected_ops, ops
+    torch.testing.assert_close(program(x, y)[0], model(x, y))
