@@ -1710,13 +1710,7 @@ pub fn lower_function(
             }
         }
         if p.kind != ParamKind::Normal {
-            let what = match p.kind {
-                ParamKind::VarArgs => "`*args` parameters are",
-                ParamKind::KwArgs => "`**kwargs` parameters are",
-                ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
-                _ => "positional-only parameters (`/`) are",
-            };
-            l.unsupported(p.span, what, "list each input and attribute as a plain parameter");
+            l.unsupported(p.span, unsupported_parameter(p.kind), "list each input and attribute as a plain parameter");
             ok = false;
             continue;
         }
@@ -1968,6 +1962,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ok = false;
         }
         Body { doc, outputs, ok }
+    }
+}
+
+/// How diagnostics name a parameter form outside the language (`*args`, `**kwargs`, `*`, `/`).
+fn unsupported_parameter(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::VarArgs => "`*args` parameters are",
+        ParamKind::KwArgs => "`**kwargs` parameters are",
+        ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
+        _ => "positional-only parameters (`/`) are",
     }
 }
 

@@ -80,13 +80,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// One parameter of a nested function: a tensor input of the graph.
     fn graph_input<'p>(&mut self, p: &'p Param, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
         if p.kind != ParamKind::Normal {
-            let what = match p.kind {
-                ParamKind::VarArgs => "`*args` parameters are",
-                ParamKind::KwArgs => "`**kwargs` parameters are",
-                ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
-                _ => "positional-only parameters (`/`) are",
-            };
-            return Err(self.unsupported(p.span, what, "list each graph input as a plain parameter"));
+            return Err(self.unsupported(p.span, super::unsupported_parameter(p.kind), "list each graph input as a plain parameter"));
         }
         if let Some(first) = seen.insert(&p.name.name, p.name.span) {
             let d = Diagnostic::error(codes::DUPLICATE_PARAMETER, self.file(), format!("parameter `{}` is declared twice", p.name.name))
