@@ -375,13 +375,12 @@ fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Opt
 
 /// `onnxsc schema QUALNAME`.
 fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
-    // Compiling no sources loads the schema files exactly as `check` would.
-    let c = driver::compile_inputs(Vec::new(), options).map_err(|e| AppError { message: e.to_string(), help: None })?;
-    if c.has_errors() {
-        render_to_stderr(&c.sources, &c.diagnostics, color);
+    let selected = driver::schemas_for(options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    if !selected.diagnostics.is_empty() {
+        render_to_stderr(&selected.sources, &selected.diagnostics, color);
         return Ok(ExitCode::from(1));
     }
-    let registry = driver::schemas_for(options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    let registry = selected.registry;
     match registry.lookup(qualname) {
         Some(s) => {
             write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;

@@ -118,9 +118,18 @@ pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
     compile_inputs(inputs, &Options::default()).expect("the default options read no files")
 }
 
-/// The operator schemas the options select, without the modules' custom operators.
-pub fn schemas_for(options: &Options) -> Result<std::borrow::Cow<'static, AtenRegistry>, InputError> {
-    schemas::load(options, &mut SourceMap::new(), &mut Diagnostics::new())
+/// The operator schemas the options select, without the modules' custom operators, with the
+/// diagnostics of malformed schema files (and those files, to render them).
+pub struct SelectedSchemas {
+    pub registry: std::borrow::Cow<'static, AtenRegistry>,
+    pub sources: SourceMap,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
+    let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
+    let registry = schemas::load(options, &mut sources, &mut diags)?;
+    Ok(SelectedSchemas { registry, sources, diagnostics: diags.into_sorted() })
 }
 
 /// Stack for the compiler thread: the AST is walked recursively, and a pathological input (a

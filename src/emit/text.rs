@@ -149,7 +149,7 @@ fn write_node(out: &mut String, n: &onnx::NodeProto, depth: usize) {
     }
 
     let has_subgraph = n.attribute.iter().any(|a| {
-        matches!(attr_kind(a), AttributeType::Graph | AttributeType::Graphs)
+        matches!(onnx::attribute_kind(a), AttributeType::Graph | AttributeType::Graphs)
             || a.g.is_some()
             || !a.graphs.is_empty()
     });
@@ -259,44 +259,6 @@ fn value_info_text(vi: &onnx::ValueInfoProto) -> String {
 // Attributes
 // -------------------------------------------------------------------------------------------------
 
-/// The attribute's kind: its `type` field, or (when that is missing) guessed from the field set.
-fn attr_kind(a: &onnx::AttributeProto) -> AttributeType {
-    let declared = a.r#type();
-    if declared != AttributeType::Undefined || a.ref_attr_name.is_some() {
-        return declared;
-    }
-    if a.f.is_some() {
-        AttributeType::Float
-    } else if a.i.is_some() {
-        AttributeType::Int
-    } else if a.s.is_some() {
-        AttributeType::String
-    } else if a.t.is_some() {
-        AttributeType::Tensor
-    } else if a.g.is_some() {
-        AttributeType::Graph
-    } else if a.sparse_tensor.is_some() {
-        AttributeType::SparseTensor
-    } else if a.tp.is_some() {
-        AttributeType::TypeProto
-    } else if !a.floats.is_empty() {
-        AttributeType::Floats
-    } else if !a.ints.is_empty() {
-        AttributeType::Ints
-    } else if !a.strings.is_empty() {
-        AttributeType::Strings
-    } else if !a.tensors.is_empty() {
-        AttributeType::Tensors
-    } else if !a.graphs.is_empty() {
-        AttributeType::Graphs
-    } else if !a.sparse_tensors.is_empty() {
-        AttributeType::SparseTensors
-    } else if !a.type_protos.is_empty() {
-        AttributeType::TypeProtos
-    } else {
-        AttributeType::Undefined
-    }
-}
 
 /// The name the parser uses for an attribute type in `name: type = value`.
 fn attr_type_name(t: AttributeType) -> &'static str {
@@ -335,7 +297,7 @@ fn attribute_text(
     } else {
         raw_name.to_string()
     };
-    let kind = attr_kind(a);
+    let kind = onnx::attribute_kind(a);
 
     if let Some(r) = &a.ref_attr_name {
         return if kind == AttributeType::Undefined {

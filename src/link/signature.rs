@@ -3,6 +3,7 @@
 //! attributes without a default), else from the FunctionProto itself.
 
 use crate::emit::proto::SIGNATURE_KEY;
+use crate::proto::onnx::attribute_proto::AttributeType;
 use crate::proto::onnx::{AttributeProto, FunctionProto, NodeProto};
 use crate::schema::AttrType;
 use std::collections::HashMap;
@@ -103,29 +104,10 @@ fn from_proto(f: &FunctionProto) -> Signature {
 
 /// An attribute's type: its `type` field, else the one field that holds a value.
 pub fn attribute_type(a: &AttributeProto) -> Option<i32> {
-    if let Some(t) = a.r#type.filter(|t| *t != 0) {
-        return Some(t);
+    match crate::proto::onnx::attribute_kind(a) {
+        AttributeType::Undefined => None,
+        t => Some(t as i32),
     }
-    let ty = if a.f.is_some() {
-        AttrType::Float
-    } else if a.i.is_some() {
-        AttrType::Int
-    } else if a.s.is_some() {
-        AttrType::String
-    } else if a.t.is_some() {
-        AttrType::Tensor
-    } else if a.g.is_some() {
-        AttrType::Graph
-    } else if !a.floats.is_empty() {
-        AttrType::Floats
-    } else if !a.ints.is_empty() {
-        AttrType::Ints
-    } else if !a.strings.is_empty() {
-        AttrType::Strings
-    } else {
-        return None;
-    };
-    Some(ty.proto_code())
 }
 
 fn type_name(code: i32) -> &'static str {

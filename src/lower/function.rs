@@ -681,10 +681,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let l = self.lower_expr(left, None)?;
         let r = self.lower_expr(right, None)?;
-        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
-        if let Some(schema) = self.default_schema(op_type) {
-            self.check_input_types(schema, &args, &[left.span, right.span])?;
-        }
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], &[left.span, right.span], span)?;
         let name = self.fresh(target.unwrap_or("tmp"));
         self.emit_default(op_type, args, vec![name.clone()], attrs, span)?;
         Ok(name)
@@ -734,10 +731,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         let l = self.lower_expr(left, None)?;
         let r = self.lower_expr(right, None)?;
-        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], span)?;
-        if let Some(schema) = self.default_schema(op_type) {
-            self.check_input_types(schema, &args, &[left.span, right.span])?;
-        }
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], &[left.span, right.span], span)?;
         if *op == CmpOp::NotEq {
             let tmp = self.fresh("tmp");
             self.emit_default("Equal", args, vec![tmp.clone()], vec![], span)?;
@@ -750,13 +744,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(name)
     }
 
-    fn autocast_default(&mut self, op_type: &str, args: Vec<Option<String>>, span: Span) -> R<Vec<Option<String>>> {
-        let opset = self.default_opset(span)?;
-        let schema = match schema::registry().resolve(&opset.domain, op_type, opset.version) {
-            Resolution::Found(s) => Some(s),
-            _ => None,
-        };
-        self.autocast(schema, args, span)
+    /// The operands of a Python operator, autocast and type-checked (at `arg_spans`) against
+    /// the default opset's `op_type`.
+    fn autocast_default(&mut self, op_type: &str, args: Vec<Option<String>>, arg_spans: &[Span], span: Span) -> R<Vec<Option<String>>> {
+        self.default_opset(span)?;
+        let schema = self.default_schema(op_type);
+        let args = self.autocast(schema, args, span)?;
+        if let Some(schema) = schema {
+            self.check_input_types(schema, &args, arg_spans)?;
+        }
+        Ok(args)
     }
 
     /// onnxscript's autocast: a literal (or promoted attribute) operand that shares a type

@@ -198,10 +198,6 @@ fn attribute_holds(kind: AttrKind, ty: &Type) -> bool {
     }
 }
 
-fn python_type_name(kind: AttrKind) -> &'static str {
-    kind.python_name()
-}
-
 /// Checks one function against every operator its `@torch_op` names.
 ///
 /// `invalid` names custom operators whose declaration failed (already reported).
@@ -345,7 +341,7 @@ fn check_against(
         match p.kind {
             Kind::Attr(kind) if a.ty.is_tensor_like() => {
                 diags.push(
-                    Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, python_type_name(kind)))
+                    Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, kind.python_name()))
                         .primary(p.span, "an attribute parameter")
                         .secondary(b.span, "bound here")
                         .help("tensors reach the translation as inputs: annotate the parameter with a tensor type such as `FLOAT` or a TypeVar"),
@@ -354,8 +350,8 @@ fn check_against(
             }
             Kind::Attr(kind) if !attribute_holds(kind, &a.ty) => {
                 diags.push(
-                    Diagnostic::error(codes::ATTRIBUTE_CANNOT_HOLD, file, format!("{} `{}` attribute cannot hold `{q}`'s `{} {}`", if python_type_name(kind).starts_with('i') { "an" } else { "a" }, python_type_name(kind), a.ty, a.name))
-                        .primary(p.span, format!("declared `{}`", python_type_name(kind)))
+                    Diagnostic::error(codes::ATTRIBUTE_CANNOT_HOLD, file, format!("{} `{}` attribute cannot hold `{q}`'s `{} {}`", if kind.python_name().starts_with('i') { "an" } else { "a" }, kind.python_name(), a.ty, a.name))
+                        .primary(p.span, format!("declared `{}`", kind.python_name()))
                         .secondary(b.span, "bound here")
                         .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
                 );
