@@ -697,3 +697,19 @@ def attribute_value(a: onnx.AttributeProto) -> Any:
 
 def seed_for(*parts: str) -> int:
     return zlib.crc32("::".join(parts).encode())
+
+
+def assert_same_output(actual: Any, expected: Any, msg: str, tol: Mapping | None, *, bits: bool = False) -> None:
+    """One output of onnxsc's model against onnxscript's: same dtype and shape, then equal
+    values (within ``tol``'s rtol/atol when given). ``bits`` also compares the bytes (signed
+    zeros, NaN payloads)."""
+    assert actual.dtype == expected.dtype, f"{msg}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"{msg}: shape {actual.shape} != {expected.shape}"
+    if tol:
+        np.testing.assert_allclose(actual, expected, rtol=tol.get("rtol", 0), atol=tol.get("atol", 0), err_msg=msg)
+        return
+    np.testing.assert_array_equal(actual, expected, err_msg=msg, strict=True)
+    if bits:
+        assert actual.tobytes() == expected.tobytes(), (
+            f"{msg}: equal values but different bits\nonnxsc:     {actual!r}\nonnxscript: {expected!r}"
+        )

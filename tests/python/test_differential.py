@@ -393,14 +393,6 @@ def test_differential(case: Case, references, onnxsc_builds):
 
             assert len(actual) == len(expected), where
             for i, (a, e) in enumerate(zip(actual, expected)):
-                msg = f"{where}: output {i}"
-                assert a.dtype == e.dtype, f"{msg}: dtype {a.dtype} != {e.dtype}"
-                assert a.shape == e.shape, f"{msg}: shape {a.shape} != {e.shape}"
-                if tol:
-                    np.testing.assert_allclose(
-                        a, e, rtol=tol.get("rtol", 0), atol=tol.get("atol", 0), err_msg=msg
-                    )
-                else:
-                    np.testing.assert_array_equal(a, e, err_msg=msg, strict=True)
+                harness.assert_same_output(a, e, f"{where}: output {i}", tol)
             runs += 1
     assert runs >= 2

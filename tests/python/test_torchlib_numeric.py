@@ -609,18 +609,7 @@ def _assert_same(actual: Any, expected: Any, msg: str, tol: dict | None) -> None
             _assert_same(a, e, f"{msg}[{j}]", tol)
         return
     assert not isinstance(actual, list), f"{msg}: a sequence, expected a tensor"
-    assert actual.dtype == expected.dtype, f"{msg}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{msg}: shape {actual.shape} != {expected.shape}"
-    if tol:
-        np.testing.assert_allclose(
-            actual, expected, rtol=tol.get("rtol", 0), atol=tol.get("atol", 0), err_msg=msg
-        )
-        return
-    np.testing.assert_array_equal(actual, expected, err_msg=msg, strict=True)
-    # Also the bits: signed zeros and NaN payloads.
-    assert actual.tobytes() == expected.tobytes(), (
-        f"{msg}: equal values but different bits\nonnxsc:     {actual!r}\nonnxscript: {expected!r}"
-    )
+    harness.assert_same_output(actual, expected, msg, tol, bits=True)
 
 
 # ---------------------------------------------------------------------------------------
