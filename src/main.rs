@@ -296,15 +296,28 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
 
 fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(bytes).and_then(|_| stdout.flush()).map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
+    stdout
+        .write_all(bytes)
+        .and_then(|_| stdout.flush())
+        .map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, AppError> {
-    std::fs::read(path).map_err(|e| AppError { message: format!("cannot read {}: {}", path.display(), driver::io_message(&e)), help: None })
+    std::fs::read(path).map_err(|e| AppError {
+        message: format!("cannot read {}: {}", path.display(), driver::io_message(&e)),
+        help: None,
+    })
 }
 
 /// `onnxsc link MODEL LIB... -o OUT`.
-fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Options, schemas: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+fn link_model(
+    model: &Path,
+    libs: &[PathBuf],
+    output: &Path,
+    options: &link::Options,
+    schemas: &Options,
+    color: ColorMode,
+) -> Result<ExitCode, AppError> {
     // Link diagnostics have no source text; compiled libraries bring theirs.
     let mut sources = onnxsc::source::SourceMap::new();
     let fail = |sources: &onnxsc::source::SourceMap, diags: &[diagnostics::Diagnostic]| {
@@ -320,7 +333,8 @@ fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Opt
     };
     drop(bytes);
 
-    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) = libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
+    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
     let mut libraries = Vec::new();
     if !source_libs.is_empty() {
         let paths: Vec<PathBuf> = source_libs.iter().map(|p| p.to_path_buf()).collect();
@@ -353,11 +367,16 @@ fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Opt
     };
     if !dir_of(output).is_dir() {
         return Err(AppError {
-            message: format!("cannot write {}: directory {} does not exist", output.display(), dir_of(output).display()),
+            message: format!(
+                "cannot write {}: directory {} does not exist",
+                output.display(),
+                dir_of(output).display()
+            ),
             help: Some("create the directory first".into()),
         });
     }
-    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(output)).map_err(|e| AppError { message: e.message, help: e.help })?;
+    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(output))
+        .map_err(|e| AppError { message: e.message, help: e.help })?;
     if let Err(e) = write_atomically(output, &linked.model.encode_to_vec()) {
         placed.undo();
         return Err(e);
@@ -367,8 +386,15 @@ fn link_model(model: &Path, libs: &[PathBuf], output: &Path, options: &link::Opt
     std::mem::forget(linked);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     match options.mode {
-        link::Mode::Reference => eprintln!("onnxsc: linked, the model carries {}; wrote {}", plural(functions, "function"), output.display()),
-        link::Mode::Inline => eprintln!("onnxsc: inlined {}, {} left; wrote {}", plural(inlined_calls, "call"), plural(functions, "function"), output.display()),
+        link::Mode::Reference => {
+            eprintln!("onnxsc: linked, the model carries {}; wrote {}", plural(functions, "function"), output.display())
+        }
+        link::Mode::Inline => eprintln!(
+            "onnxsc: inlined {}, {} left; wrote {}",
+            plural(inlined_calls, "call"),
+            plural(functions, "function"),
+            output.display()
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -386,7 +412,10 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
             write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
-        None => Err(AppError { message: format!("no operator schema `{qualname}`"), help: Some(schema_hint(qualname, &registry)) }),
+        None => Err(AppError {
+            message: format!("no operator schema `{qualname}`"),
+            help: Some(schema_hint(qualname, &registry)),
+        }),
     }
 }
 
@@ -395,13 +424,19 @@ fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {
     let (name, _) = rest.split_once('.').unwrap_or((rest, ""));
     let overloads = registry.overloads(&format!("{ns}::{name}"));
     if !overloads.is_empty() {
-        let list: Vec<String> = overloads.iter().map(|o| if o.is_empty() { format!("{ns}::{name}") } else { format!("{ns}::{name}.{o}") }).collect();
+        let list: Vec<String> = overloads
+            .iter()
+            .map(|o| if o.is_empty() { format!("{ns}::{name}") } else { format!("{ns}::{name}.{o}") })
+            .collect();
         return format!("its overloads are {}", list.join(", "));
     }
     let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, n)| n);
     match onnxsc::lower::function::did_you_mean(name, candidates) {
         Some(s) => format!("did you mean `{ns}::{s}`?"),
-        None => "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload".into(),
+        None => {
+            "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload"
+                .into()
+        }
     }
 }
 
@@ -414,7 +449,10 @@ fn explain(code: &str) -> Result<ExitCode, AppError> {
         }
         None => Err(AppError {
             message: format!("`{code}` is not an onnxsc diagnostic code"),
-            help: Some(format!("codes look like `E0601` or `W0501`; known codes: {}", diagnostics::explain::all_codes().collect::<Vec<_>>().join(", "))),
+            help: Some(format!(
+                "codes look like `E0601` or `W0501`; known codes: {}",
+                diagnostics::explain::all_codes().collect::<Vec<_>>().join(", ")
+            )),
         }),
     }
 }
@@ -435,7 +473,10 @@ fn temp_file_like(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTem
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AppError> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| AppError { message: format!("cannot {what} {}: {e}", path.display()), help: None };
+    let fail = |what: &str, e: &dyn std::fmt::Display| AppError {
+        message: format!("cannot {what} {}: {e}", path.display()),
+        help: None,
+    };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -136,7 +136,11 @@ fn every_error_case_fails_cleanly_and_builds_nothing() {
         assert_eq!(o.status.code(), Some(1), "{}: {}", path.display(), stderr(&o));
         assert!(!out.exists(), "{}: a failed build wrote output", path.display());
         let err = stderr(&o);
-        assert!(err.contains("error[E") && err.contains(&format!("{}:", path.file_name().unwrap().to_string_lossy())), "{}: no located error:\n{err}", path.display());
+        assert!(
+            err.contains("error[E") && err.contains(&format!("{}:", path.file_name().unwrap().to_string_lossy())),
+            "{}: no located error:\n{err}",
+            path.display()
+        );
         assert!(!err.contains("panicked"), "{}: {err}", path.display());
     }
     assert!(count >= 60, "the bad-input suite has {count} cases");
@@ -181,9 +185,12 @@ fn warnings_pass_unless_denied() {
 
 #[test]
 fn explain_prints_every_code_and_rejects_unknown_ones() {
-    let codes = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/diagnostics/codes.rs")).unwrap();
+    let codes =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/diagnostics/codes.rs")).unwrap();
     let mut n = 0;
-    for code in codes.split('"').filter(|s| s.len() == 5 && (s.starts_with('E') || s.starts_with('W')) && s[1..].chars().all(|c| c.is_ascii_digit())) {
+    for code in codes.split('"').filter(|s| {
+        s.len() == 5 && (s.starts_with('E') || s.starts_with('W')) && s[1..].chars().all(|c| c.is_ascii_digit())
+    }) {
         let o = onnxsc(&["explain", code], &[]);
         assert_eq!(o.status.code(), Some(0), "explain {code}");
         let text = String::from_utf8_lossy(&o.stdout);
@@ -199,7 +206,9 @@ fn schema_prints_the_yaml_text_and_the_onnx_mapping() {
     let o = onnxsc(&["schema", "aten::add.Tensor"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    let yaml = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/pytorch/native_functions.yaml")).ok();
+    let yaml =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/pytorch/native_functions.yaml"))
+            .ok();
     let first = out.lines().next().unwrap();
     assert_eq!(first, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
     if let Some(yaml) = yaml {
@@ -234,7 +243,10 @@ fn schema_files_declare_custom_ops_and_replace_native_functions() {
     // A native_functions.yaml without `mul.Tensor`, through the environment variable.
     let native = write(&dir, "native.yaml", "- func: relu(Tensor self) -> Tensor\n");
     let mul = write(&dir, "mul.onnxs", WARNS);
-    let o = onnxsc(&["--color", "never", "check", mul.to_str().unwrap()], &[("ONNXSC_NATIVE_FUNCTIONS", native.to_str().unwrap())]);
+    let o = onnxsc(
+        &["--color", "never", "check", mul.to_str().unwrap()],
+        &[("ONNXSC_NATIVE_FUNCTIONS", native.to_str().unwrap())],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("E0501"), "{}", stderr(&o));
     let o = onnxsc(&["check", mul.to_str().unwrap(), "--native-functions", "no/such.yaml"], &[]);

@@ -80,7 +80,14 @@ fn str_attr(name: &str, s: &str) -> AttributeProto {
     AttributeProto { name: Some(name.into()), s: Some(s.as_bytes().to_vec()), r#type: Some(3), ..Default::default() }
 }
 
-fn node(domain: &str, op: &str, name: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+fn node(
+    domain: &str,
+    op: &str,
+    name: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    attrs: Vec<AttributeProto>,
+) -> NodeProto {
     NodeProto {
         name: Some(name.into()),
         domain: Some(domain.into()),
@@ -170,10 +177,16 @@ fn specialise_folds_attribute_only_conditions() {
         ("other", vec![str_attr("mode", "other")]),
     ];
     for (name, attrs) in cases {
-        insta::assert_snapshot!(format!("specialise_pick_{name}"), emit::text::function_to_text(&specialize(&pick, &attrs)));
+        insta::assert_snapshot!(
+            format!("specialise_pick_{name}"),
+            emit::text::function_to_text(&specialize(&pick, &attrs))
+        );
     }
     let scaled = function("scaled");
-    insta::assert_snapshot!("specialise_scaled_2", emit::text::function_to_text(&specialize(&scaled, &[float_attr("alpha", 2.0)])));
+    insta::assert_snapshot!(
+        "specialise_scaled_2",
+        emit::text::function_to_text(&specialize(&scaled, &[float_attr("alpha", 2.0)]))
+    );
 }
 
 #[test]
@@ -208,15 +221,33 @@ fn specialise_copies_outer_values_taken_by_a_branch() {
         output: vec!["a".into(), "b".into()],
         attribute: vec!["on".into()],
         node: vec![
-            node("", "Constant", "", &[], &["c"], vec![AttributeProto { name: Some("value_int".into()), ref_attr_name: Some("on".into()), r#type: Some(2), ..Default::default() }]),
+            node(
+                "",
+                "Constant",
+                "",
+                &[],
+                &["c"],
+                vec![AttributeProto {
+                    name: Some("value_int".into()),
+                    ref_attr_name: Some("on".into()),
+                    r#type: Some(2),
+                    ..Default::default()
+                }],
+            ),
             node("", "Cast", "", &["c"], &["cb"], vec![int_attr("to", 9)]),
             node("", "If", "", &["cb"], &["a", "b"], branches),
         ],
         opset_import: vec![opset("", 20)],
         ..Default::default()
     };
-    insta::assert_snapshot!("specialise_then_branch", emit::text::function_to_text(&specialize(&f, &[int_attr("on", 1)])));
-    insta::assert_snapshot!("specialise_else_branch", emit::text::function_to_text(&specialize(&f, &[int_attr("on", 0)])));
+    insta::assert_snapshot!(
+        "specialise_then_branch",
+        emit::text::function_to_text(&specialize(&f, &[int_attr("on", 1)]))
+    );
+    insta::assert_snapshot!(
+        "specialise_else_branch",
+        emit::text::function_to_text(&specialize(&f, &[int_attr("on", 0)]))
+    );
 }
 
 // ------------------------------------------------------------------------------------------
@@ -235,24 +266,43 @@ fn exported() -> ModelProto {
         call("nested", "n0", &["a"], &["b"], vec![]),
         call("pick", "p0", &["b"], &["c"], vec![str_attr("mode", "neg")]),
         call("gelu", "g0", &["c"], &["d"], vec![]),
-        node("", "If", "branch", &["cond"], &["y"], vec![
-            AttributeProto { name: Some("then_branch".into()), g: Some(then_g), r#type: Some(5), ..Default::default() },
-            AttributeProto { name: Some("else_branch".into()), g: Some(GraphProto { name: Some("else".into()), output: vec![info("d")], ..Default::default() }), r#type: Some(5), ..Default::default() },
-        ]),
+        node(
+            "",
+            "If",
+            "branch",
+            &["cond"],
+            &["y"],
+            vec![
+                AttributeProto {
+                    name: Some("then_branch".into()),
+                    g: Some(then_g),
+                    r#type: Some(5),
+                    ..Default::default()
+                },
+                AttributeProto {
+                    name: Some("else_branch".into()),
+                    g: Some(GraphProto { name: Some("else".into()), output: vec![info("d")], ..Default::default() }),
+                    r#type: Some(5),
+                    ..Default::default()
+                },
+            ],
+        ),
     ];
     model(graph(nodes, &["x", "cond"], &["y"]), vec![])
 }
 
 #[test]
 fn inline_mode_text() {
-    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    let linked =
+        link::link(exported(), lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
     assert_eq!(linked.inlined_calls, 5);
     insta::assert_snapshot!("inline_exported", text(&linked.model));
 }
 
 #[test]
 fn reference_mode_adds_called_functions_only() {
-    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Reference, override_model: false }).expect("links");
+    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Reference, override_model: false })
+        .expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
     // Callees first; `nested` brings `shift` and `scaled`.
     assert_eq!(names, ["scaled", "shift", "nested", "pick", "gelu"]);
@@ -288,8 +338,14 @@ fn functions_still_called_are_kept() {
         opset_import: vec![opset(D, 1)],
         ..Default::default()
     };
-    let graph_attr = AttributeProto { name: Some("body".into()), g: Some(GraphProto { name: Some("g".into()), ..Default::default() }), r#type: Some(5), ..Default::default() };
-    let nodes = vec![call("scaled", "s", &["x"], &["a"], vec![]), call("takes_graph", "t", &["a"], &["y"], vec![graph_attr])];
+    let graph_attr = AttributeProto {
+        name: Some("body".into()),
+        g: Some(GraphProto { name: Some("g".into()), ..Default::default() }),
+        r#type: Some(5),
+        ..Default::default()
+    };
+    let nodes =
+        vec![call("scaled", "s", &["x"], &["a"], vec![]), call("takes_graph", "t", &["a"], &["y"], vec![graph_attr])];
     let m = model(graph(nodes, &["x"], &["y"]), vec![takes_graph]);
     let linked = link::link(m, lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
@@ -306,14 +362,21 @@ fn functions_still_called_are_kept() {
 #[test]
 fn diagnostics() {
     let unresolved = model(
-        graph(vec![call("nope", "n1", &["x"], &["a"], vec![]), call("nope", "", &["a"], &["y"], vec![])], &["x"], &["y"]),
+        graph(
+            vec![call("nope", "n1", &["x"], &["a"], vec![]), call("nope", "", &["a"], &["y"], vec![])],
+            &["x"],
+            &["y"],
+        ),
         vec![],
     );
     insta::assert_snapshot!("unresolved", errors(unresolved, lib(library()), Mode::Reference));
 
     let bad_call = model(
         graph(
-            vec![call("scaled", "bad", &["x", "x"], &["y", "z"], vec![int_attr("alpha", 2), float_attr("beta", 1.0)]), call("shift", "no_input", &[], &["w"], vec![])],
+            vec![
+                call("scaled", "bad", &["x", "x"], &["y", "z"], vec![int_attr("alpha", 2), float_attr("beta", 1.0)]),
+                call("shift", "no_input", &[], &["w"], vec![]),
+            ],
             &["x"],
             &["y"],
         ),
@@ -331,8 +394,19 @@ fn diagnostics() {
     let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
     insta::assert_snapshot!("opset_conflict", errors(m, lib(vec![old]), Mode::Inline));
 
-    let ping = FunctionProto { name: Some("ping".into()), domain: Some(D.into()), input: vec!["x".into()], output: vec!["y".into()], node: vec![call("pong", "", &["x"], &["y"], vec![])], ..Default::default() };
-    let pong = FunctionProto { name: Some("pong".into()), node: vec![call("ping", "", &["x"], &["y"], vec![])], ..ping.clone() };
+    let ping = FunctionProto {
+        name: Some("ping".into()),
+        domain: Some(D.into()),
+        input: vec!["x".into()],
+        output: vec!["y".into()],
+        node: vec![call("pong", "", &["x"], &["y"], vec![])],
+        ..Default::default()
+    };
+    let pong = FunctionProto {
+        name: Some("pong".into()),
+        node: vec![call("ping", "", &["x"], &["y"], vec![])],
+        ..ping.clone()
+    };
     let m = model(graph(vec![call("ping", "p", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![ping, pong]);
     insta::assert_snapshot!("recursion", errors(m, vec![], Mode::Inline));
 
@@ -343,12 +417,19 @@ fn diagnostics() {
 
 #[test]
 fn model_function_kept_without_override() {
-    let own = FunctionProto { node: vec![node("", "Neg", "", &["x"], &["return_val"], vec![])], attribute_proto: vec![], metadata_props: vec![], ..function("scaled") };
+    let own = FunctionProto {
+        node: vec![node("", "Neg", "", &["x"], &["return_val"], vec![])],
+        attribute_proto: vec![],
+        metadata_props: vec![],
+        ..function("scaled")
+    };
     let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![own]);
-    let kept = link::link(m.clone(), lib(library()), &Options { mode: Mode::Reference, override_model: false }).expect("links");
+    let kept = link::link(m.clone(), lib(library()), &Options { mode: Mode::Reference, override_model: false })
+        .expect("links");
     insta::assert_snapshot!("model_function_kept", render(&kept.diagnostics));
     assert_eq!(kept.model.functions[0].node.len(), 1, "the model's own definition");
-    let replaced = link::link(m, lib(library()), &Options { mode: Mode::Reference, override_model: true }).expect("links");
+    let replaced =
+        link::link(m, lib(library()), &Options { mode: Mode::Reference, override_model: true }).expect("links");
     assert!(replaced.diagnostics.is_empty());
     assert!(replaced.model.functions[0].node.len() > 1, "the library's definition");
 }
@@ -361,7 +442,11 @@ fn link_bytes(model_bytes: &[u8], lib_bytes: &[u8]) {
     let Ok(m) = link::load::model(model_bytes, "m.onnx") else { return };
     let libs: Vec<Library> = link::load::library(lib_bytes, "lib.onnx").into_iter().collect();
     for mode in [Mode::Reference, Mode::Inline] {
-        let _ = link::link(m.clone(), libs.iter().map(|l| Library { name: l.name.clone(), functions: l.functions.clone() }).collect(), &Options { mode, override_model: true });
+        let _ = link::link(
+            m.clone(),
+            libs.iter().map(|l| Library { name: l.name.clone(), functions: l.functions.clone() }).collect(),
+            &Options { mode, override_model: true },
+        );
     }
 }
 

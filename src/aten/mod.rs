@@ -19,9 +19,7 @@ pub mod parse;
 pub mod registry;
 pub mod yaml;
 
-pub use model::{
-    Annotation, Argument, BaseType, DefaultValue, FunctionSchema, Return, Type, DEFAULT_NAMESPACE,
-};
+pub use model::{Annotation, Argument, BaseType, DefaultValue, FunctionSchema, Return, Type, DEFAULT_NAMESPACE};
 pub use parse::{parse_schema, SchemaError};
 pub use registry::AtenRegistry;
 pub use yaml::YamlSchemaError;

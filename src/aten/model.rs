@@ -199,11 +199,7 @@ impl Type {
 
     /// Writes the type with `annotation` right after the base type name, the place
     /// torchgen puts it (`Tensor(a!)[]`, `Tensor(a)?`).
-    pub(crate) fn fmt_annotated(
-        &self,
-        annotation: Option<&Annotation>,
-        f: &mut fmt::Formatter<'_>,
-    ) -> fmt::Result {
+    pub(crate) fn fmt_annotated(&self, annotation: Option<&Annotation>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Base(b) => {
                 f.write_str(b.as_str())?;
@@ -414,11 +410,7 @@ impl DefaultValue {
                 return Some(DefaultValue::List(Vec::new()));
             }
             // Lists in defaults hold numbers or names only, so splitting on `,` is exact.
-            return inner
-                .split(',')
-                .map(DefaultValue::parse)
-                .collect::<Option<Vec<_>>>()
-                .map(DefaultValue::List);
+            return inner.split(',').map(DefaultValue::parse).collect::<Option<Vec<_>>>().map(DefaultValue::List);
         }
         if first == '\'' || first == '"' {
             return unquote(t).map(DefaultValue::Str);

@@ -186,10 +186,7 @@ impl<'a> Parser<'a> {
             if self.peek() == Some(b'*') {
                 let span = self.pos..self.pos + 1;
                 if star.is_some() {
-                    return Err(Self::error(
-                        span,
-                        "a second `*`: keyword-only arguments start at the first one",
-                    ));
+                    return Err(Self::error(span, "a second `*`: keyword-only arguments start at the first one"));
                 }
                 self.pos += 1;
                 star = Some(span);
@@ -282,9 +279,10 @@ impl<'a> Parser<'a> {
                     None
                 } else {
                     let text = &self.text[digits..self.pos];
-                    Some(text.parse::<u32>().map_err(|_| {
-                        Self::error(digits..self.pos, format!("list size `{text}` is too large"))
-                    })?)
+                    Some(
+                        text.parse::<u32>()
+                            .map_err(|_| Self::error(digits..self.pos, format!("list size `{text}` is too large")))?,
+                    )
                 };
                 self.skip_ws();
                 if !self.eat(b']') {
@@ -366,8 +364,7 @@ impl<'a> Parser<'a> {
                     Some((o, _)) if (o == b'[') == (b == b']') => {}
                     Some((o, _)) => {
                         let close = if o == b'[' { ']' } else { ')' };
-                        let message =
-                            format!("expected `{close}` in the default value, found `{}`", b as char);
+                        let message = format!("expected `{close}` in the default value, found `{}`", b as char);
                         return Err(Self::error(self.pos..self.pos + 1, message));
                     }
                 },
@@ -443,8 +440,7 @@ impl<'a> Parser<'a> {
 /// two edits.
 fn suggest_type(written: &str) -> Option<&'static str> {
     let lower = written.to_ascii_lowercase();
-    let aliases =
-        [("integer", "int"), ("long", "int"), ("double", "float"), ("string", "str"), ("boolean", "bool")];
+    let aliases = [("integer", "int"), ("long", "int"), ("double", "float"), ("string", "str"), ("boolean", "bool")];
     if let Some((_, to)) = aliases.iter().find(|(from, _)| *from == lower) {
         return Some(to);
     }

@@ -147,9 +147,8 @@ impl AtenRegistry {
         let overloads = self.index.get(ns)?.get(name)?;
         let found = overloads.iter().find(|(o, _)| o == overload);
         // `default` is torch's name for the empty overload, unless one is really called so.
-        let found = found.or_else(|| {
-            (overload == "default").then(|| overloads.iter().find(|(o, _)| o.is_empty())).flatten()
-        });
+        let found =
+            found.or_else(|| (overload == "default").then(|| overloads.iter().find(|(o, _)| o.is_empty())).flatten());
         self.entries[found?.1].schema()
     }
 
@@ -167,11 +166,8 @@ impl AtenRegistry {
     /// Every operator as `(namespace, name)`, sorted (so suggestions built from it are
     /// deterministic), for "did you mean" messages.
     pub fn names(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
-        let mut names: Vec<(&str, &str)> = self
-            .index
-            .iter()
-            .flat_map(|(ns, names)| names.keys().map(move |n| (ns.as_ref(), n.as_ref())))
-            .collect();
+        let mut names: Vec<(&str, &str)> =
+            self.index.iter().flat_map(|(ns, names)| names.keys().map(move |n| (ns.as_ref(), n.as_ref()))).collect();
         names.sort_unstable();
         names.into_iter()
     }

@@ -53,11 +53,7 @@ fn embedded_data_is_the_shared_yaml_and_all_parses() {
     let indexed = start.elapsed();
     let start = Instant::now();
     let texts: Vec<String> = registry.schemas().map(ToString::to_string).collect();
-    eprintln!(
-        "embedded registry: indexed in {indexed:?}, all {} parsed in {:?}",
-        texts.len(),
-        start.elapsed()
-    );
+    eprintln!("embedded registry: indexed in {indexed:?}, all {} parsed in {:?}", texts.len(), start.elapsed());
     assert_eq!(registry.len(), 2590);
     assert_eq!(texts.len(), 2590, "some embedded schema does not parse");
     let lines: Vec<&str> = registry::NATIVE_FUNCTIONS.lines().skip(1).collect();
@@ -122,12 +118,8 @@ fn optional_and_list_suffixes_apply_left_to_right() {
 #[test]
 fn keyword_only_arguments_follow_the_star() {
     let s = parse("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
-    let kw: Vec<(&str, bool, bool)> =
-        s.arguments.iter().map(|a| (a.name.as_str(), a.kwarg_only, a.is_out())).collect();
-    assert_eq!(
-        kw,
-        [("self", false, false), ("other", false, false), ("alpha", true, false), ("out", true, true)]
-    );
+    let kw: Vec<(&str, bool, bool)> = s.arguments.iter().map(|a| (a.name.as_str(), a.kwarg_only, a.is_out())).collect();
+    assert_eq!(kw, [("self", false, false), ("other", false, false), ("alpha", true, false), ("out", true, true)]);
     assert_eq!(s.overload, "out");
     assert!(s.is_mutable());
     let ann = s.returns[0].annotation.as_ref().expect("return annotation");
@@ -154,20 +146,15 @@ fn alias_annotations() {
 #[test]
 fn namespaces_and_whitespace() {
     let s = parse("mylibrary::add_and_round_op(Tensor input) -> Tensor");
-    assert_eq!(
-        (s.namespace.as_str(), s.name.as_str(), s.overload.as_str()),
-        ("mylibrary", "add_and_round_op", "")
-    );
+    assert_eq!((s.namespace.as_str(), s.name.as_str(), s.overload.as_str()), ("mylibrary", "add_and_round_op", ""));
     assert_eq!(s.qualified_name(), "mylibrary::add_and_round_op");
     assert_eq!(s.to_string(), "mylibrary::add_and_round_op(Tensor input) -> Tensor");
 
     // torch.library.define accepts free spacing; printing normalises it.
-    let s = parse("  aten::foo.bar ( Tensor ( a! ) self ,int [ 2 ] ? k = [1, 2] , * ,bool x=True )->( Tensor a , int )  ");
+    let s =
+        parse("  aten::foo.bar ( Tensor ( a! ) self ,int [ 2 ] ? k = [1, 2] , * ,bool x=True )->( Tensor a , int )  ");
     assert_eq!(s.namespace, "aten");
-    assert_eq!(
-        s.to_string(),
-        "foo.bar(Tensor(a!) self, int[2]? k=[1, 2], *, bool x=True) -> (Tensor a, int)"
-    );
+    assert_eq!(s.to_string(), "foo.bar(Tensor(a!) self, int[2]? k=[1, 2], *, bool x=True) -> (Tensor a, int)");
 }
 
 #[test]

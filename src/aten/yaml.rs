@@ -241,10 +241,7 @@ impl AtenRegistry {
             let qualname = schema.qualified_name();
             if let Some(first) = first_at.get(&qualname) {
                 let line = text.get(..first.start).unwrap_or("").matches('\n').count() + 1;
-                errors.push(error(
-                    func.span.clone(),
-                    format!("`{qualname}` is already declared on line {line}"),
-                ));
+                errors.push(error(func.span.clone(), format!("`{qualname}` is already declared on line {line}")));
                 continue;
             }
             first_at.insert(qualname, func.span.clone());
@@ -286,10 +283,6 @@ impl AtenRegistry {
             })
             .collect();
         pythons.sort_by(|a, b| b.cmp(a));
-        pythons
-            .into_iter()
-            .map(|(_, dir)| dir.join(TAIL))
-            .chain([prefix.join("Lib").join(TAIL)])
-            .find(|p| p.is_file())
+        pythons.into_iter().map(|(_, dir)| dir.join(TAIL)).chain([prefix.join("Lib").join(TAIL)]).find(|p| p.is_file())
     }
 }

@@ -81,7 +81,6 @@ pub const DUPLICATE_FUNCTION_DEFINITION: &str = "E0804";
 pub const OPSET_VERSION_CONFLICT: &str = "E0805";
 pub const RECURSIVE_FUNCTIONS: &str = "E0806";
 
-
 pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";

@@ -65,7 +65,9 @@ mod tests {
         assert!(declared.len() > 50, "found only {} codes in codes.rs", declared.len());
         for c in &declared {
             assert!(
-                c.len() == 5 && (c.starts_with('E') || c.starts_with('W')) && c[1..].bytes().all(|b| b.is_ascii_digit()),
+                c.len() == 5
+                    && (c.starts_with('E') || c.starts_with('W'))
+                    && c[1..].bytes().all(|b| b.is_ascii_digit()),
                 "unexpected code {c:?} in codes.rs"
             );
         }
@@ -108,15 +110,24 @@ mod tests {
         for (code, text) in EXPLANATIONS {
             let lines: Vec<&str> = text.lines().collect();
             let summary = lines[0];
-            assert!(!summary.trim().is_empty() && !summary.starts_with(['#', '`', ' ']), "{code}: the first line must be the summary");
-            assert!(summary.ends_with('.') && summary.chars().count() <= 80, "{code}: the summary is one sentence of at most 80 characters");
+            assert!(
+                !summary.trim().is_empty() && !summary.starts_with(['#', '`', ' ']),
+                "{code}: the first line must be the summary"
+            );
+            assert!(
+                summary.ends_with('.') && summary.chars().count() <= 80,
+                "{code}: the summary is one sentence of at most 80 characters"
+            );
             assert_eq!(lines.get(1), Some(&""), "{code}: a blank line follows the summary");
             assert!(lines.len() <= 40, "{code}: {} lines; keep explanations under 40", lines.len());
             assert!(text.ends_with('\n') && !text.ends_with("\n\n"), "{code}: end with exactly one newline");
 
             // Fenced blocks are balanced, and at least one is an example.
             let fences: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("```")).collect();
-            assert!(fences.len() >= 2 && fences.len() % 2 == 0, "{code}: needs a fenced example block, properly closed");
+            assert!(
+                fences.len() >= 2 && fences.len() % 2 == 0,
+                "{code}: needs a fenced example block, properly closed"
+            );
             let mut in_block = false;
             let mut example_lines = 0;
             for l in &lines {

@@ -63,7 +63,8 @@ impl ColorMode {
             ColorMode::Always => true,
             ColorMode::Never => false,
             ColorMode::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::IsTerminal::is_terminal(&std::io::stderr())
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::IsTerminal::is_terminal(&std::io::stderr())
             }
         }
     }

@@ -6,8 +6,8 @@ mod schemas;
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::lower::{self, ir::Function};
-use crate::sema::calls::{self, Callee};
 use crate::sema::binding;
+use crate::sema::calls::{self, Callee};
 use crate::sema::env::{self, ModuleEnv};
 use crate::source::{SourceMap, Span};
 use crate::syntax;
@@ -52,7 +52,8 @@ pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| InputError { path: dir.to_path_buf(), message: io_message(&e) })?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| InputError { path: dir.to_path_buf(), message: io_message(&e) })?;
     for entry in entries {
         let entry = entry.map_err(|e| InputError { path: dir.to_path_buf(), message: io_message(&e) })?;
         let path = entry.path();
@@ -139,7 +140,9 @@ const COMPILER_STACK: usize = 1 << 30;
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
 pub fn compile_inputs(inputs: Vec<Input>, options: &Options) -> Result<Compilation, InputError> {
     std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || compile_on_this_thread(&inputs, options));
+        let worker = std::thread::Builder::new()
+            .stack_size(COMPILER_STACK)
+            .spawn_scoped(scope, || compile_on_this_thread(&inputs, options));
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had: compile here, with the stack we have.
@@ -170,7 +173,8 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
         let unit = &mods.units[u];
         let Some(module) = &unit.module else { continue };
         let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
-        let ctx = env::ImportContext { first_function: firsts[u], resolve: &resolve, modules: &interfaces, keys: &keys };
+        let ctx =
+            env::ImportContext { first_function: firsts[u], resolve: &resolve, modules: &interfaces, keys: &keys };
         let e = env::build_in(unit.file, module, &ctx, &mut diags);
         interfaces[u].exports = Some(env::Exports::of(&e));
         built[u] = Some(e);
@@ -179,8 +183,10 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
     let (registry, invalid) = schemas::with_custom_ops(base, &envs, &mut diags);
 
     // Decorators first: a call to another function needs the callee's domain and signature.
-    let decorations: Vec<Vec<Option<lower::function::Decoration>>> =
-        envs.iter().map(|env| env.functions.iter().map(|f| lower::function::decoration(env, f, &mut diags).ok()).collect()).collect();
+    let decorations: Vec<Vec<Option<lower::function::Decoration>>> = envs
+        .iter()
+        .map(|env| env.functions.iter().map(|f| lower::function::decoration(env, f, &mut diags).ok()).collect())
+        .collect();
     let mut callees: Vec<Callee> = Vec::new();
     for (env, decos) in envs.iter().zip(&decorations) {
         for (f, deco) in env.functions.iter().zip(decos) {
@@ -203,7 +209,12 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
 }
 
 /// Reads one file's text (E0009 if it is not UTF-8) and parses it.
-fn parse_input(name: &str, bytes: &[u8], sources: &mut SourceMap, diags: &mut Diagnostics) -> (crate::source::FileId, Option<syntax::ast::Module>) {
+fn parse_input(
+    name: &str,
+    bytes: &[u8],
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> (crate::source::FileId, Option<syntax::ast::Module>) {
     match std::str::from_utf8(bytes) {
         Ok(text) => {
             // Python accepts a UTF-8 byte-order mark at the start of a file.
@@ -223,7 +234,13 @@ fn parse_input(name: &str, bytes: &[u8], sources: &mut SourceMap, diags: &mut Di
 
 /// E0104 across files: two functions of the library with the same domain and name, which ONNX
 /// cannot tell apart (onnx.checker rejects a model that holds both, and the library is one).
-fn report_duplicate_functions(envs: &[ModuleEnv], decorations: &[Vec<Option<lower::function::Decoration>>], callees: &[Callee], sources: &SourceMap, diags: &mut Diagnostics) {
+fn report_duplicate_functions(
+    envs: &[ModuleEnv],
+    decorations: &[Vec<Option<lower::function::Decoration>>],
+    callees: &[Callee],
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) {
     let mut seen: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
     for (env, decos) in envs.iter().zip(decorations) {
         for (k, deco) in decos.iter().enumerate() {
@@ -257,7 +274,10 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
     let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
     Diagnostic::error(codes::INVALID_UTF8, file, "this file is not valid UTF-8")
         .primary(Span::new(at, at + 3), format!("invalid byte{} here", if bad == 1 { "" } else { "s" }))
-        .help(format!("save the file as UTF-8 (Python source files are UTF-8); the first invalid byte is 0x{:02X} on line {line}", bytes[at]))
+        .help(format!(
+            "save the file as UTF-8 (Python source files are UTF-8); the first invalid byte is 0x{:02X} on line {line}",
+            bytes[at]
+        ))
 }
 
 /// Compiles the functions of one module and checks their PyTorch bindings.

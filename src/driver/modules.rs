@@ -53,14 +53,17 @@ enum Resolved {
 /// Modules that onnxsc models itself: never looked for as `.onnxs` files.
 fn is_modeled(dotted: &str) -> bool {
     let root = dotted.split('.').next().unwrap_or("");
-    matches!(root, "onnxscript" | "typing" | "typing_extensions" | "torch" | "__future__") || dotted == "collections.abc"
+    matches!(root, "onnxscript" | "typing" | "typing_extensions" | "torch" | "__future__")
+        || dotted == "collections.abc"
 }
 
 /// Python modules whose import, when no `.onnxs` module has the name, stays opaque.
 fn is_known_python_module(root: &str) -> bool {
-    const PACKAGES: [&str; 8] = ["numpy", "onnx", "onnxruntime", "onnx_ir", "onnxscript", "torch", "ml_dtypes", "onnxsc"];
+    const PACKAGES: [&str; 8] =
+        ["numpy", "onnx", "onnxruntime", "onnx_ir", "onnxscript", "torch", "ml_dtypes", "onnxsc"];
     static STDLIB: &str = include_str!("stdlib_modules.txt");
-    PACKAGES.contains(&root) || STDLIB.lines().filter(|l| !l.starts_with('#')).flat_map(str::split_whitespace).any(|m| m == root)
+    PACKAGES.contains(&root)
+        || STDLIB.lines().filter(|l| !l.starts_with('#')).flat_map(str::split_whitespace).any(|m| m == root)
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system.
@@ -145,7 +148,15 @@ fn requests(module: &Module) -> Vec<Request> {
 
 impl Modules {
     /// Adds an input (or a discovered file), parsing it; returns its index.
-    pub fn add(&mut self, name: String, key: PathBuf, bytes: &[u8], discovered: bool, sources: &mut SourceMap, diags: &mut Diagnostics) -> usize {
+    pub fn add(
+        &mut self,
+        name: String,
+        key: PathBuf,
+        bytes: &[u8],
+        discovered: bool,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+    ) -> usize {
         let (file, module) = super::parse_input(&name, bytes, sources, diags);
         self.units.push(Unit { name, key, file, module, discovered });
         self.lookups.push(HashMap::new());
@@ -166,7 +177,11 @@ impl Modules {
                     Request::From { level, module, names } => {
                         let found = self.lookup(i, level, &module, sources, diags);
                         let defined: HashSet<String> = match found {
-                            ModuleLookup::Onnxs(j) => self.units[j].module.as_ref().map(|m| top_level_names(m).into_iter().map(String::from).collect()).unwrap_or_default(),
+                            ModuleLookup::Onnxs(j) => self.units[j]
+                                .module
+                                .as_ref()
+                                .map(|m| top_level_names(m).into_iter().map(String::from).collect())
+                                .unwrap_or_default(),
                             ModuleLookup::Package => HashSet::new(),
                             _ => continue,
                         };
@@ -182,7 +197,14 @@ impl Modules {
     }
 
     /// What `(level, dotted)` written in unit `importer` names, loading the file if it is new.
-    fn lookup(&mut self, importer: usize, level: usize, dotted: &str, sources: &mut SourceMap, diags: &mut Diagnostics) -> ModuleLookup {
+    fn lookup(
+        &mut self,
+        importer: usize,
+        level: usize,
+        dotted: &str,
+        sources: &mut SourceMap,
+        diags: &mut Diagnostics,
+    ) -> ModuleLookup {
         let memo_key = (level, dotted.to_string());
         if let Some(l) = self.lookups[importer].get(&memo_key) {
             return l.clone();
@@ -195,7 +217,9 @@ impl Modules {
                     let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)
                 }
-                Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({})", path.display(), super::io_message(&e))] },
+                Err(e) => {
+                    ModuleLookup::NotFound { tried: vec![format!("{} ({})", path.display(), super::io_message(&e))] }
+                }
             },
         };
         if let ModuleLookup::Onnxs(j) = result {
@@ -255,7 +279,9 @@ impl Modules {
                 [j] => return Resolved::Unit(*j),
                 [] => {}
                 many => {
-                    return Resolved::Lookup(ModuleLookup::Ambiguous { candidates: many.iter().map(|j| self.units[*j].name.clone()).collect() });
+                    return Resolved::Lookup(ModuleLookup::Ambiguous {
+                        candidates: many.iter().map(|j| self.units[*j].name.clone()).collect(),
+                    });
                 }
             }
         }

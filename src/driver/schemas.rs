@@ -14,11 +14,16 @@ pub const AUTO: &str = "auto";
 
 fn read(path: &Path) -> Result<String, InputError> {
     let bytes = std::fs::read(path).map_err(|e| InputError { path: path.to_path_buf(), message: io_message(&e) })?;
-    String::from_utf8(bytes).map_err(|_| InputError { path: path.to_path_buf(), message: "not valid UTF-8 text".into() })
+    String::from_utf8(bytes)
+        .map_err(|_| InputError { path: path.to_path_buf(), message: "not valid UTF-8 text".into() })
 }
 
 /// Reads a native_functions.yaml-format file; its malformed entries are diagnostics (E0701).
-fn load_yaml(path: &Path, sources: &mut SourceMap, diags: &mut Diagnostics) -> Result<Option<AtenRegistry>, InputError> {
+fn load_yaml(
+    path: &Path,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Result<Option<AtenRegistry>, InputError> {
     let text = read(path)?;
     match AtenRegistry::from_yaml(&text) {
         Ok(r) => Ok(Some(r)),
@@ -48,7 +53,11 @@ fn resolve_native_functions(path: &Path) -> Result<PathBuf, InputError> {
 
 /// The registry from the command-line options. Unreadable files are input errors (exit 2);
 /// malformed ones are diagnostics, and the embedded schemas stand in for them.
-pub fn load(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics) -> Result<Cow<'static, AtenRegistry>, InputError> {
+pub fn load(
+    options: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Result<Cow<'static, AtenRegistry>, InputError> {
     let mut registry: Cow<'static, AtenRegistry> = Cow::Borrowed(AtenRegistry::embedded());
     if let Some(path) = &options.native_functions {
         let path = resolve_native_functions(path)?;
@@ -67,7 +76,11 @@ pub fn load(options: &Options, sources: &mut SourceMap, diags: &mut Diagnostics)
 /// Adds the custom operators that modules declare with `torch.library.define`.
 ///
 /// Also returns the names whose declaration is invalid, so bindings to them stay silent.
-pub fn with_custom_ops<'r>(mut registry: Cow<'r, AtenRegistry>, envs: &[ModuleEnv], diags: &mut Diagnostics) -> (Cow<'r, AtenRegistry>, Vec<String>) {
+pub fn with_custom_ops<'r>(
+    mut registry: Cow<'r, AtenRegistry>,
+    envs: &[ModuleEnv],
+    diags: &mut Diagnostics,
+) -> (Cow<'r, AtenRegistry>, Vec<String>) {
     let mut declared: Vec<(String, usize, Span, crate::aten::FunctionSchema)> = Vec::new();
     let mut invalid = Vec::new();
     for env in envs {
@@ -99,9 +112,13 @@ pub fn with_custom_ops<'r>(mut registry: Cow<'r, AtenRegistry>, envs: &[ModuleEn
             };
             if schema.namespace == "aten" {
                 diags.push(
-                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, "custom operators cannot be declared in the `aten` namespace")
-                        .primary(decl.qualname_span, "`aten` belongs to PyTorch")
-                        .help("use a namespace of your own, e.g. `mylibrary::op`"),
+                    Diagnostic::error(
+                        codes::BAD_CUSTOM_SCHEMA,
+                        env.file,
+                        "custom operators cannot be declared in the `aten` namespace",
+                    )
+                    .primary(decl.qualname_span, "`aten` belongs to PyTorch")
+                    .help("use a namespace of your own, e.g. `mylibrary::op`"),
                 );
                 continue;
             }
@@ -113,10 +130,15 @@ pub fn with_custom_ops<'r>(mut registry: Cow<'r, AtenRegistry>, envs: &[ModuleEn
                     continue;
                 }
                 let mut d = if *first == schema {
-                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared twice")).primary(decl.qualname_span, "declared again here")
+                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared twice"))
+                        .primary(decl.qualname_span, "declared again here")
                 } else {
-                    Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, env.file, format!("`{qualname}` is declared with two different schemas"))
-                        .primary(decl.schema_span, format!("differs from `{first}`"))
+                    Diagnostic::error(
+                        codes::BAD_CUSTOM_SCHEMA,
+                        env.file,
+                        format!("`{qualname}` is declared with two different schemas"),
+                    )
+                    .primary(decl.schema_span, format!("differs from `{first}`"))
                 };
                 if *file == env.file {
                     d = d.secondary(*span, "first declared here");

@@ -83,7 +83,11 @@ fn graph(g: &Graph) -> onnx::GraphProto {
         doc_string: g.doc.clone(),
         input: g.inputs.iter().map(graph_input).collect(),
         node: g.nodes.iter().map(node).collect(),
-        output: g.outputs.iter().map(|o| onnx::ValueInfoProto { name: Some(o.clone()), ..Default::default() }).collect(),
+        output: g
+            .outputs
+            .iter()
+            .map(|o| onnx::ValueInfoProto { name: Some(o.clone()), ..Default::default() })
+            .collect(),
         ..Default::default()
     }
 }
@@ -140,12 +144,8 @@ pub fn signature_json(f: &Function) -> String {
             Value::Object(m)
         })
         .collect();
-    let outputs: Vec<Value> = f
-        .outputs
-        .iter()
-        .zip(&f.output_types)
-        .map(|(o, t)| json!({"name": o, "type": t}))
-        .collect();
+    let outputs: Vec<Value> =
+        f.outputs.iter().zip(&f.output_types).map(|(o, t)| json!({"name": o, "type": t})).collect();
     let mut sig = json!({"inputs": inputs, "attributes": attributes, "outputs": outputs, "parameters": f.parameters});
     if !f.type_vars.is_empty() {
         sig["type_vars"] = json!(f.type_vars);
@@ -180,7 +180,10 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
             .iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
             .collect(),
-        metadata_props: vec![onnx::StringStringEntryProto { key: Some(SIGNATURE_KEY.into()), value: Some(signature_json(f)) }],
+        metadata_props: vec![onnx::StringStringEntryProto {
+            key: Some(SIGNATURE_KEY.into()),
+            value: Some(signature_json(f)),
+        }],
         ..Default::default()
     }
 }

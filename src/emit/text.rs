@@ -45,10 +45,7 @@ pub fn function_to_text(f: &onnx::FunctionProto) -> String {
 
 /// Several functions separated by a blank line.
 pub fn functions_to_text(fs: &[onnx::FunctionProto]) -> String {
-    fs.iter()
-        .map(function_to_text)
-        .collect::<Vec<_>>()
-        .join("\n")
+    fs.iter().map(function_to_text).collect::<Vec<_>>().join("\n")
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -59,12 +56,7 @@ fn write_function(out: &mut String, f: &onnx::FunctionProto) {
     for md in &f.metadata_props {
         let key = md.key.as_deref().unwrap_or("");
         let value = md.value.as_deref().unwrap_or("");
-        let _ = writeln!(
-            out,
-            "# metadata_props: {}: {}",
-            comment_safe(&quoted(key)),
-            comment_safe(&quoted(value))
-        );
+        let _ = writeln!(out, "# metadata_props: {}: {}", comment_safe(&quoted(key)), comment_safe(&quoted(value)));
     }
 
     let mut header: Vec<String> = Vec::new();
@@ -78,13 +70,7 @@ fn write_function(out: &mut String, f: &onnx::FunctionProto) {
         let imports: Vec<String> = f
             .opset_import
             .iter()
-            .map(|op| {
-                format!(
-                    "{} : {}",
-                    quoted(op.domain.as_deref().unwrap_or("")),
-                    op.version.unwrap_or(0)
-                )
-            })
+            .map(|op| format!("{} : {}", quoted(op.domain.as_deref().unwrap_or("")), op.version.unwrap_or(0)))
             .collect();
         header.push(format!("opset_import: [{}]", imports.join(", ")));
     }
@@ -101,11 +87,7 @@ fn write_function(out: &mut String, f: &onnx::FunctionProto) {
     out.push_str(&id(f.name.as_deref().unwrap_or("")));
 
     let mut attrs: Vec<String> = f.attribute.iter().map(|a| id(a)).collect();
-    attrs.extend(
-        f.attribute_proto
-            .iter()
-            .map(|a| attribute_text(a, 0, true, true)),
-    );
+    attrs.extend(f.attribute_proto.iter().map(|a| attribute_text(a, 0, true, true)));
     if !attrs.is_empty() {
         let _ = write!(out, " <{}>", attrs.join(", "));
     }
@@ -158,20 +140,13 @@ fn write_node(out: &mut String, n: &onnx::NodeProto, depth: usize) {
         // line, with the subgraph bodies indented below them.
         let _ = writeln!(out, " ({}) <", id_list(&n.input));
         let inner = INDENT.repeat(depth + 1);
-        let attrs: Vec<String> = n
-            .attribute
-            .iter()
-            .map(|a| format!("{inner}{}", attribute_text(a, depth + 1, false, false)))
-            .collect();
+        let attrs: Vec<String> =
+            n.attribute.iter().map(|a| format!("{inner}{}", attribute_text(a, depth + 1, false, false))).collect();
         out.push_str(&attrs.join(",\n"));
         let _ = writeln!(out, "\n{indent}>");
     } else {
         if !n.attribute.is_empty() {
-            let attrs: Vec<String> = n
-                .attribute
-                .iter()
-                .map(|a| attribute_text(a, depth, false, false))
-                .collect();
+            let attrs: Vec<String> = n.attribute.iter().map(|a| attribute_text(a, depth, false, false)).collect();
             let _ = write!(out, " <{}>", attrs.join(", "));
         }
         let _ = writeln!(out, " ({})", id_list(&n.input));
@@ -212,13 +187,7 @@ fn graph_name(name: &str) -> String {
         return name.to_string();
     }
     let mut s = String::from("_");
-    s.extend(name.chars().map(|c| {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            c
-        } else {
-            '_'
-        }
-    }));
+    s.extend(name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }));
     s
 }
 
@@ -226,11 +195,7 @@ fn starts_like_float_word(name: &str) -> bool {
     // Mirrors the parser's look-ahead: it reads up to 9 letters; if a digit follows it is not a
     // float word; otherwise the letters (lower-cased) are compared to inf/infinity/nan.
     let bytes = name.as_bytes();
-    let run = bytes
-        .iter()
-        .take(9)
-        .take_while(|b| b.is_ascii_alphabetic())
-        .count();
+    let run = bytes.iter().take(9).take_while(|b| b.is_ascii_alphabetic()).count();
     if run == 0 || bytes.get(run).is_some_and(|b| b.is_ascii_digit()) {
         return false;
     }
@@ -239,12 +204,7 @@ fn starts_like_float_word(name: &str) -> bool {
 }
 
 fn initializer_text(t: &onnx::TensorProto) -> String {
-    format!(
-        "{} {} = {}",
-        tensor_type_text(t),
-        id(t.name.as_deref().unwrap_or("")),
-        tensor_data_text(t)
-    )
+    format!("{} {} = {}", tensor_type_text(t), id(t.name.as_deref().unwrap_or("")), tensor_data_text(t))
 }
 
 fn value_info_text(vi: &onnx::ValueInfoProto) -> String {
@@ -258,7 +218,6 @@ fn value_info_text(vi: &onnx::ValueInfoProto) -> String {
 // -------------------------------------------------------------------------------------------------
 // Attributes
 // -------------------------------------------------------------------------------------------------
-
 
 /// The name the parser uses for an attribute type in `name: type = value`.
 fn attr_type_name(t: AttributeType) -> &'static str {
@@ -285,18 +244,9 @@ fn attr_type_name(t: AttributeType) -> &'static str {
 /// attribute reference, an empty list, kinds the parser does not infer) or when `annotate` is
 /// set (function attribute defaults). `quotable_name`: the position accepts a quoted name (the
 /// function signature does, a node's attribute list does not).
-fn attribute_text(
-    a: &onnx::AttributeProto,
-    depth: usize,
-    annotate: bool,
-    quotable_name: bool,
-) -> String {
+fn attribute_text(a: &onnx::AttributeProto, depth: usize, annotate: bool, quotable_name: bool) -> String {
     let raw_name = a.name.as_deref().unwrap_or("");
-    let name = if quotable_name {
-        id(raw_name)
-    } else {
-        raw_name.to_string()
-    };
+    let name = if quotable_name { id(raw_name) } else { raw_name.to_string() };
     let kind = onnx::attribute_kind(a);
 
     if let Some(r) = &a.ref_attr_name {
@@ -312,53 +262,21 @@ fn attribute_text(
         AttributeType::Float => (fmt_f32(a.f.unwrap_or(0.0)), false),
         AttributeType::Int => (a.i.unwrap_or(0).to_string(), false),
         AttributeType::String => (quoted_bytes(a.s.as_deref().unwrap_or(&[])), false),
-        AttributeType::Tensor => (
-            attr_tensor_text(a.t.as_ref().unwrap_or(&onnx::TensorProto::default())),
-            false,
-        ),
-        AttributeType::Graph => (
-            graph_text(a.g.as_ref().unwrap_or(&onnx::GraphProto::default()), depth),
-            false,
-        ),
-        AttributeType::TypeProto => (
-            a.tp.as_ref()
-                .and_then(type_text)
-                .unwrap_or_else(|| "?".to_string()),
-            false,
-        ),
-        AttributeType::Floats => (
-            list(a.floats.iter().map(|&f| fmt_f32(f))),
-            a.floats.is_empty(),
-        ),
-        AttributeType::Ints => (
-            list(a.ints.iter().map(|i| i.to_string())),
-            a.ints.is_empty(),
-        ),
-        AttributeType::Strings => (
-            list(a.strings.iter().map(|s| quoted_bytes(s))),
-            a.strings.is_empty(),
-        ),
+        AttributeType::Tensor => (attr_tensor_text(a.t.as_ref().unwrap_or(&onnx::TensorProto::default())), false),
+        AttributeType::Graph => (graph_text(a.g.as_ref().unwrap_or(&onnx::GraphProto::default()), depth), false),
+        AttributeType::TypeProto => (a.tp.as_ref().and_then(type_text).unwrap_or_else(|| "?".to_string()), false),
+        AttributeType::Floats => (list(a.floats.iter().map(|&f| fmt_f32(f))), a.floats.is_empty()),
+        AttributeType::Ints => (list(a.ints.iter().map(|i| i.to_string())), a.ints.is_empty()),
+        AttributeType::Strings => (list(a.strings.iter().map(|s| quoted_bytes(s))), a.strings.is_empty()),
         AttributeType::Tensors => (list(a.tensors.iter().map(attr_tensor_text)), true),
         AttributeType::Graphs => (list(a.graphs.iter().map(|g| graph_text(g, depth))), true),
-        AttributeType::TypeProtos => (
-            list(
-                a.type_protos
-                    .iter()
-                    .map(|t| type_text(t).unwrap_or_else(|| "?".to_string())),
-            ),
-            true,
-        ),
-        AttributeType::SparseTensor => (
-            sparse_tensor_text(
-                a.sparse_tensor
-                    .as_ref()
-                    .unwrap_or(&onnx::SparseTensorProto::default()),
-            ),
-            true,
-        ),
-        AttributeType::SparseTensors => {
-            (list(a.sparse_tensors.iter().map(sparse_tensor_text)), true)
+        AttributeType::TypeProtos => {
+            (list(a.type_protos.iter().map(|t| type_text(t).unwrap_or_else(|| "?".to_string()))), true)
         }
+        AttributeType::SparseTensor => {
+            (sparse_tensor_text(a.sparse_tensor.as_ref().unwrap_or(&onnx::SparseTensorProto::default())), true)
+        }
+        AttributeType::SparseTensors => (list(a.sparse_tensors.iter().map(sparse_tensor_text)), true),
     };
     if annotate || needs_type {
         format!("{name}: {} = {value}", attr_type_name(kind))
@@ -405,11 +323,7 @@ fn tensor_data_text(t: &onnx::TensorProto) -> String {
             .external_data
             .iter()
             .map(|e| {
-                format!(
-                    "{}: {}",
-                    quoted(e.key.as_deref().unwrap_or("")),
-                    quoted(e.value.as_deref().unwrap_or(""))
-                )
+                format!("{}: {}", quoted(e.key.as_deref().unwrap_or("")), quoted(e.value.as_deref().unwrap_or("")))
             })
             .collect();
         return format!("[{}]", entries.join(", "));
@@ -460,27 +374,21 @@ fn typed_values(t: &onnx::TensorProto) -> Vec<String> {
 /// Sub-byte types (4/2-bit) are printed one packed byte per value.
 fn raw_values(data_type: i32, raw: &[u8]) -> Vec<String> {
     fn chunks<const N: usize, T: ToString>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<String> {
-        raw.chunks_exact(N)
-            .map(|c| f(c.try_into().expect("chunk has N bytes")).to_string())
-            .collect()
+        raw.chunks_exact(N).map(|c| f(c.try_into().expect("chunk has N bytes")).to_string()).collect()
     }
     let Ok(dt) = DataType::try_from(data_type) else {
         return Vec::new();
     };
     match dt {
-        DataType::Float | DataType::Complex64 => raw
-            .chunks_exact(4)
-            .map(|c| fmt_f32(f32::from_le_bytes(c.try_into().expect("4 bytes"))))
-            .collect(),
-        DataType::Double | DataType::Complex128 => raw
-            .chunks_exact(8)
-            .map(|c| fmt_f64(f64::from_le_bytes(c.try_into().expect("8 bytes"))))
-            .collect(),
+        DataType::Float | DataType::Complex64 => {
+            raw.chunks_exact(4).map(|c| fmt_f32(f32::from_le_bytes(c.try_into().expect("4 bytes")))).collect()
+        }
+        DataType::Double | DataType::Complex128 => {
+            raw.chunks_exact(8).map(|c| fmt_f64(f64::from_le_bytes(c.try_into().expect("8 bytes")))).collect()
+        }
         DataType::Int8 => chunks::<1, _>(raw, i8::from_le_bytes),
         DataType::Int16 => chunks::<2, _>(raw, i16::from_le_bytes),
-        DataType::Uint16 | DataType::Float16 | DataType::Bfloat16 => {
-            chunks::<2, _>(raw, u16::from_le_bytes)
-        }
+        DataType::Uint16 | DataType::Float16 | DataType::Bfloat16 => chunks::<2, _>(raw, u16::from_le_bytes),
         DataType::Int32 => chunks::<4, _>(raw, i32::from_le_bytes),
         DataType::Uint32 => chunks::<4, _>(raw, u32::from_le_bytes),
         DataType::Int64 => chunks::<8, _>(raw, i64::from_le_bytes),
@@ -542,8 +450,7 @@ fn elem_type_name(data_type: i32) -> &'static str {
 }
 
 fn is_type_keyword(s: &str) -> bool {
-    matches!(s, "seq" | "map" | "optional" | "sparse_tensor" | "opaque")
-        || (1..=28).any(|dt| elem_type_name(dt) == s)
+    matches!(s, "seq" | "map" | "optional" | "sparse_tensor" | "opaque") || (1..=28).any(|dt| elem_type_name(dt) == s)
 }
 
 /// `float[N, 3]`, `float` (rank 0), `float[]` (unknown rank), `seq(float[])`, `map(int64, float)`,
@@ -553,40 +460,27 @@ fn type_text(t: &onnx::TypeProto) -> Option<String> {
     use onnx::type_proto::Value;
     match t.value.as_ref()? {
         Value::TensorType(tt) => tensor_type_with_shape(tt.elem_type, tt.shape.as_ref()),
-        Value::SparseTensorType(st) => Some(format!(
-            "sparse_tensor({})",
-            tensor_type_with_shape(st.elem_type, st.shape.as_ref())?
-        )),
-        Value::SequenceType(s) => Some(format!("seq({})", type_text(s.elem_type.as_deref()?)?)),
-        Value::OptionalType(o) => {
-            Some(format!("optional({})", type_text(o.elem_type.as_deref()?)?))
+        Value::SparseTensorType(st) => {
+            Some(format!("sparse_tensor({})", tensor_type_with_shape(st.elem_type, st.shape.as_ref())?))
         }
+        Value::SequenceType(s) => Some(format!("seq({})", type_text(s.elem_type.as_deref()?)?)),
+        Value::OptionalType(o) => Some(format!("optional({})", type_text(o.elem_type.as_deref()?)?)),
         Value::MapType(m) => {
             let key = elem_type_name(m.key_type.unwrap_or(0));
             if key == "undefined" {
                 return None;
             }
-            Some(format!(
-                "map({key}, {})",
-                type_text(m.value_type.as_deref()?)?
-            ))
+            Some(format!("map({key}, {})", type_text(m.value_type.as_deref()?)?))
         }
         Value::OpaqueType(o) => {
             let domain = o.domain.as_deref().unwrap_or("");
             let name = o.name.as_deref().unwrap_or("");
-            Some(if domain.is_empty() {
-                format!("opaque({name})")
-            } else {
-                format!("opaque({domain}, {name})")
-            })
+            Some(if domain.is_empty() { format!("opaque({name})") } else { format!("opaque({domain}, {name})") })
         }
     }
 }
 
-fn tensor_type_with_shape(
-    elem_type: Option<i32>,
-    shape: Option<&onnx::TensorShapeProto>,
-) -> Option<String> {
+fn tensor_type_with_shape(elem_type: Option<i32>, shape: Option<&onnx::TensorShapeProto>) -> Option<String> {
     let name = elem_type_name(elem_type.unwrap_or(0));
     if name == "undefined" {
         return None;
@@ -697,12 +591,7 @@ mod tests {
         xs.iter().map(|x| x.to_string()).collect()
     }
 
-    fn node(
-        op: &str,
-        inputs: &[&str],
-        outputs: &[&str],
-        attrs: Vec<onnx::AttributeProto>,
-    ) -> onnx::NodeProto {
+    fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<onnx::AttributeProto>) -> onnx::NodeProto {
         onnx::NodeProto {
             input: strings(inputs),
             output: strings(outputs),
@@ -714,40 +603,26 @@ mod tests {
     }
 
     fn attr(name: &str, kind: AttributeType) -> onnx::AttributeProto {
-        onnx::AttributeProto {
-            name: s(name),
-            r#type: Some(kind as i32),
-            ..Default::default()
-        }
+        onnx::AttributeProto { name: s(name), r#type: Some(kind as i32), ..Default::default() }
     }
 
     fn opset(domain: &str, version: i64) -> onnx::OperatorSetIdProto {
-        onnx::OperatorSetIdProto {
-            domain: s(domain),
-            version: Some(version),
-        }
+        onnx::OperatorSetIdProto { domain: s(domain), version: Some(version) }
     }
 
-    fn tensor_type(
-        elem: DataType,
-        dims: Option<Vec<onnx::tensor_shape_proto::Dimension>>,
-    ) -> onnx::TypeProto {
+    fn tensor_type(elem: DataType, dims: Option<Vec<onnx::tensor_shape_proto::Dimension>>) -> onnx::TypeProto {
         onnx::TypeProto {
-            value: Some(onnx::type_proto::Value::TensorType(
-                onnx::type_proto::Tensor {
-                    elem_type: Some(elem as i32),
-                    shape: dims.map(|dim| onnx::TensorShapeProto { dim }),
-                },
-            )),
+            value: Some(onnx::type_proto::Value::TensorType(onnx::type_proto::Tensor {
+                elem_type: Some(elem as i32),
+                shape: dims.map(|dim| onnx::TensorShapeProto { dim }),
+            })),
             denotation: None,
         }
     }
 
     fn dim_param(p: &str) -> onnx::tensor_shape_proto::Dimension {
         onnx::tensor_shape_proto::Dimension {
-            value: Some(onnx::tensor_shape_proto::dimension::Value::DimParam(
-                p.to_string(),
-            )),
+            value: Some(onnx::tensor_shape_proto::dimension::Value::DimParam(p.to_string())),
             denotation: None,
         }
     }
@@ -760,19 +635,10 @@ mod tests {
     }
 
     fn vi(name: &str, ty: Option<onnx::TypeProto>) -> onnx::ValueInfoProto {
-        onnx::ValueInfoProto {
-            name: s(name),
-            r#type: ty,
-            ..Default::default()
-        }
+        onnx::ValueInfoProto { name: s(name), r#type: ty, ..Default::default() }
     }
 
-    fn function(
-        name: &str,
-        inputs: &[&str],
-        outputs: &[&str],
-        nodes: Vec<onnx::NodeProto>,
-    ) -> onnx::FunctionProto {
+    fn function(name: &str, inputs: &[&str], outputs: &[&str], nodes: Vec<onnx::NodeProto>) -> onnx::FunctionProto {
         onnx::FunctionProto {
             name: s(name),
             domain: s("this"),
@@ -786,12 +652,7 @@ mod tests {
 
     #[test]
     fn minimal_function() {
-        let f = function(
-            "F",
-            &["x", "y"],
-            &["z"],
-            vec![node("Add", &["x", "y"], &["z"], vec![])],
-        );
+        let f = function("F", &["x", "y"], &["z"], vec![node("Add", &["x", "y"], &["z"], vec![])]);
         assert_eq!(
             function_to_text(&f),
             "<\n  domain: \"this\",\n  opset_import: [\"\" : 18]\n>\n\
@@ -801,19 +662,12 @@ mod tests {
 
     #[test]
     fn header_with_overload_doc_and_metadata() {
-        let mut f = function(
-            "F",
-            &["x"],
-            &["y"],
-            vec![node("Identity", &["x"], &["y"], vec![])],
-        );
+        let mut f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         f.overload = s("v2");
         f.doc_string = s("Says \"hi\".\nSecond line \\ done.");
         f.opset_import.push(opset("com.microsoft", 1));
-        f.metadata_props.push(onnx::StringStringEntryProto {
-            key: s("onnxsc.signature"),
-            value: s("F(x: T) -> T\nwhere T"),
-        });
+        f.metadata_props
+            .push(onnx::StringStringEntryProto { key: s("onnxsc.signature"), value: s("F(x: T) -> T\nwhere T") });
         assert_eq!(
             function_to_text(&f),
             "# metadata_props: \"onnxsc.signature\": \"F(x: T) -> T\\nwhere T\"\n\
@@ -825,12 +679,7 @@ mod tests {
 
     #[test]
     fn signature_attributes_with_and_without_defaults() {
-        let mut f = function(
-            "F",
-            &["x"],
-            &["y"],
-            vec![node("Identity", &["x"], &["y"], vec![])],
-        );
+        let mut f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         f.attribute = strings(&["alpha", "beta"]);
         let mut gamma = attr("gamma", AttributeType::Float);
         gamma.f = Some(1.0);
@@ -886,26 +735,13 @@ mod tests {
         let mut stra = attr("mode", AttributeType::String);
         stra.s = Some(b"a\"b\\c".to_vec());
         let mut floats = attr("scales", AttributeType::Floats);
-        floats.floats = vec![
-            1.0,
-            -2.5,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            1e-7,
-            3e38,
-            -0.0,
-        ];
+        floats.floats = vec![1.0, -2.5, f32::INFINITY, f32::NEG_INFINITY, 1e-7, 3e38, -0.0];
         let mut ints = attr("pads", AttributeType::Ints);
         ints.ints = vec![i64::MIN, 0, i64::MAX];
         let mut strs = attr("names", AttributeType::Strings);
         strs.strings = vec![b"x".to_vec(), Vec::new()];
         let empty_ints = attr("none", AttributeType::Ints);
-        let n = node(
-            "Foo",
-            &["x"],
-            &["y"],
-            vec![f32a, inta, stra, floats, ints, strs, empty_ints],
-        );
+        let n = node("Foo", &["x"], &["y"], vec![f32a, inta, stra, floats, ints, strs, empty_ints]);
         let f = function("F", &["x"], &["y"], vec![n]);
         let text = function_to_text(&f);
         assert_eq!(
@@ -940,10 +776,7 @@ mod tests {
             "F",
             &[],
             &["y", "z"],
-            vec![
-                node("Constant", &[], &["y"], vec![r]),
-                node("Cast", &["y"], &["z"], vec![r2]),
-            ],
+            vec![node("Constant", &[], &["y"], vec![r]), node("Cast", &["y"], &["z"], vec![r2])],
         );
         f.attribute = strings(&["alpha", "dtype"]);
         let text = function_to_text(&f);
@@ -987,11 +820,7 @@ mod tests {
             ..Default::default()
         });
         let mut b = attr("value", AttributeType::Tensor);
-        b.t = Some(onnx::TensorProto {
-            dims: vec![0],
-            data_type: Some(DataType::Bool as i32),
-            ..Default::default()
-        });
+        b.t = Some(onnx::TensorProto { dims: vec![0], data_type: Some(DataType::Bool as i32), ..Default::default() });
         let mut st = attr("value", AttributeType::Tensor);
         st.t = Some(onnx::TensorProto {
             data_type: Some(DataType::String as i32),
@@ -1051,12 +880,7 @@ mod tests {
             doc_string: s("the else branch"),
             ..Default::default()
         });
-        let f = function(
-            "F",
-            &["c", "x"],
-            &["y"],
-            vec![node("If", &["c"], &["y"], vec![then_g, else_g])],
-        );
+        let f = function("F", &["c", "x"], &["y"], vec![node("If", &["c"], &["y"], vec![then_g, else_g])]);
         assert_eq!(
             function_to_text(&f),
             "<\n  domain: \"this\",\n  opset_import: [\"\" : 18]\n>\n\
@@ -1097,23 +921,11 @@ mod tests {
             input: vec![
                 vi("i", Some(tensor_type(DataType::Int64, Some(vec![])))),
                 vi("cond", Some(tensor_type(DataType::Bool, Some(vec![])))),
-                vi(
-                    "s",
-                    Some(tensor_type(
-                        DataType::Float,
-                        Some(vec![dim_param("N"), dim_value(3)]),
-                    )),
-                ),
+                vi("s", Some(tensor_type(DataType::Float, Some(vec![dim_param("N"), dim_value(3)])))),
             ],
             output: vec![
                 vi("cond_out", Some(tensor_type(DataType::Bool, Some(vec![])))),
-                vi(
-                    "s_out",
-                    Some(tensor_type(
-                        DataType::Float,
-                        Some(vec![dim_param("N"), Default::default()]),
-                    )),
-                ),
+                vi("s_out", Some(tensor_type(DataType::Float, Some(vec![dim_param("N"), Default::default()])))),
             ],
             node: vec![
                 node("Identity", &["cond"], &["cond_out"], vec![]),
@@ -1121,12 +933,7 @@ mod tests {
             ],
             ..Default::default()
         });
-        let f = function(
-            "F",
-            &["n", "s0"],
-            &["s"],
-            vec![node("Loop", &["n", "", "s0"], &["s"], vec![body])],
-        );
+        let f = function("F", &["n", "s0"], &["s"], vec![node("Loop", &["n", "", "s0"], &["s"], vec![body])]);
         let text = function_to_text(&f);
         assert_eq!(
             text.lines().skip(4).collect::<Vec<_>>(),
@@ -1165,45 +972,28 @@ mod tests {
 
     #[test]
     fn value_info_initializers_and_types() {
-        let mut f = function(
-            "F",
-            &["x"],
-            &["y"],
-            vec![node("Identity", &["x"], &["y"], vec![])],
-        );
+        let mut f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         let seq = onnx::TypeProto {
-            value: Some(onnx::type_proto::Value::SequenceType(Box::new(
-                onnx::type_proto::Sequence {
-                    elem_type: Some(Box::new(tensor_type(DataType::Float, None))),
-                },
-            ))),
+            value: Some(onnx::type_proto::Value::SequenceType(Box::new(onnx::type_proto::Sequence {
+                elem_type: Some(Box::new(tensor_type(DataType::Float, None))),
+            }))),
             denotation: None,
         };
         let map = onnx::TypeProto {
-            value: Some(onnx::type_proto::Value::MapType(Box::new(
-                onnx::type_proto::Map {
-                    key_type: Some(DataType::Int64 as i32),
-                    value_type: Some(Box::new(tensor_type(DataType::Float, Some(vec![])))),
-                },
-            ))),
+            value: Some(onnx::type_proto::Value::MapType(Box::new(onnx::type_proto::Map {
+                key_type: Some(DataType::Int64 as i32),
+                value_type: Some(Box::new(tensor_type(DataType::Float, Some(vec![])))),
+            }))),
             denotation: None,
         };
         let opt = onnx::TypeProto {
-            value: Some(onnx::type_proto::Value::OptionalType(Box::new(
-                onnx::type_proto::Optional {
-                    elem_type: Some(Box::new(seq.clone())),
-                },
-            ))),
+            value: Some(onnx::type_proto::Value::OptionalType(Box::new(onnx::type_proto::Optional {
+                elem_type: Some(Box::new(seq.clone())),
+            }))),
             denotation: None,
         };
         f.value_info = vec![
-            vi(
-                "x",
-                Some(tensor_type(
-                    DataType::Float16,
-                    Some(vec![dim_param("batch size")]),
-                )),
-            ),
+            vi("x", Some(tensor_type(DataType::Float16, Some(vec![dim_param("batch size")])))),
             vi("s", Some(seq)),
             vi("m", Some(map)),
             vi("o", Some(opt)),
@@ -1219,10 +1009,7 @@ mod tests {
                 name: s("w"),
                 ..Default::default()
             }],
-            value_info: vec![vi(
-                "v",
-                Some(tensor_type(DataType::Int32, Some(vec![dim_value(2)]))),
-            )],
+            value_info: vec![vi("v", Some(tensor_type(DataType::Int32, Some(vec![dim_value(2)]))))],
             output: vec![vi("w", None)],
             ..Default::default()
         });
@@ -1249,19 +1036,11 @@ mod tests {
 
     #[test]
     fn several_functions_are_separated_by_a_blank_line() {
-        let f = function(
-            "F",
-            &["x"],
-            &["y"],
-            vec![node("Identity", &["x"], &["y"], vec![])],
-        );
+        let f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         let mut g = f.clone();
         g.name = s("G");
         let text = functions_to_text(&[f.clone(), g.clone()]);
-        assert_eq!(
-            text,
-            format!("{}\n{}", function_to_text(&f), function_to_text(&g))
-        );
+        assert_eq!(text, format!("{}\n{}", function_to_text(&f), function_to_text(&g)));
         assert!(text.contains("}\n\n<\n"));
         assert_eq!(functions_to_text(&[]), "");
     }
@@ -1275,9 +1054,6 @@ mod tests {
             node: vec![node("Identity", &["x"], &["x2"], vec![])],
             ..Default::default()
         };
-        assert_eq!(
-            function_to_text(&f),
-            "F (x) => (x2)\n{\n   x2 = Identity (x)\n}\n"
-        );
+        assert_eq!(function_to_text(&f), "F (x) => (x2)\n{\n   x2 = Identity (x)\n}\n");
     }
 }

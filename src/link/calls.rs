@@ -41,7 +41,16 @@ const SHOWN: usize = 20;
 /// The functions reachable from the main graph and from `roots`, callees first. Reports
 /// unresolved calls, calls that contradict their function's signature, and recursion.
 pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mut Vec<Diagnostic>) -> Vec<usize> {
-    let mut r = Reach { table, state: vec![State::New; table.defs.len()], order: Vec::new(), stack: Vec::new(), unresolved: Vec::new(), unresolved_index: HashMap::new(), bad_calls: Vec::new(), cycles: Vec::new() };
+    let mut r = Reach {
+        table,
+        state: vec![State::New; table.defs.len()],
+        order: Vec::new(),
+        stack: Vec::new(),
+        unresolved: Vec::new(),
+        unresolved_index: HashMap::new(),
+        bad_calls: Vec::new(),
+        cycles: Vec::new(),
+    };
     let mut callees = Vec::new();
     r.scan(graph, &Scope::Graph, &mut callees);
     for id in callees.into_iter().chain(roots.iter().copied()) {
@@ -51,7 +60,11 @@ pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mu
     for ((domain, name, overload), sites) in unresolved {
         let count = sites.len();
         let callers = if count == 1 { "a node calls it".to_string() } else { format!("{count} nodes call it") };
-        let mut d = Diagnostic::error(codes::UNRESOLVED_CALL, 0, format!("no function `{}` is defined, but {callers}", qualname(&domain, &name, &overload)));
+        let mut d = Diagnostic::error(
+            codes::UNRESOLVED_CALL,
+            0,
+            format!("no function `{}` is defined, but {callers}", qualname(&domain, &name, &overload)),
+        );
         for s in sites.iter().take(SHOWN) {
             d = d.note(format!("called by {s}"));
         }
@@ -62,7 +75,11 @@ pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mu
     }
     let extra = bad_calls.len().saturating_sub(SHOWN);
     for (i, (callee, s, problems)) in bad_calls.into_iter().take(SHOWN).enumerate() {
-        let mut d = Diagnostic::error(codes::CALL_SIGNATURE_MISMATCH, 0, format!("{s} does not match the signature of `{callee}`"));
+        let mut d = Diagnostic::error(
+            codes::CALL_SIGNATURE_MISMATCH,
+            0,
+            format!("{s} does not match the signature of `{callee}`"),
+        );
         for p in problems {
             d = d.note(p);
         }
@@ -74,9 +91,13 @@ pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mu
     for cycle in cycles {
         let path: Vec<String> = cycle.iter().map(|id| format!("`{}`", table.defs[*id].qualname())).collect();
         diags.push(
-            Diagnostic::error(codes::RECURSIVE_FUNCTIONS, 0, format!("`{}` calls itself", table.defs[cycle[0]].qualname()))
-                .note(format!("through {}", path.join(" -> ")))
-                .help("ONNX functions cannot be recursive: a call cycle can be neither inlined nor run"),
+            Diagnostic::error(
+                codes::RECURSIVE_FUNCTIONS,
+                0,
+                format!("`{}` calls itself", table.defs[cycle[0]].qualname()),
+            )
+            .note(format!("through {}", path.join(" -> ")))
+            .help("ONNX functions cannot be recursive: a call cycle can be neither inlined nor run"),
         );
     }
     order

@@ -159,7 +159,19 @@ pub fn is_foldable(node: &NodeProto) -> bool {
     matches!(node.domain(), "" | "ai.onnx")
         && matches!(
             node.op_type(),
-            "Constant" | "Identity" | "Not" | "And" | "Or" | "Xor" | "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" | "Cast" | "CastLike"
+            "Constant"
+                | "Identity"
+                | "Not"
+                | "And"
+                | "Or"
+                | "Xor"
+                | "Equal"
+                | "Less"
+                | "LessOrEqual"
+                | "Greater"
+                | "GreaterOrEqual"
+                | "Cast"
+                | "CastLike"
         )
 }
 
@@ -168,7 +180,9 @@ pub fn evaluate(node: &NodeProto, inputs: &[&Value]) -> Option<Value> {
     if !is_foldable(node) || node.output.len() != 1 {
         return None;
     }
-    let int_attr = |name: &str| node.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none()).and_then(|a: &AttributeProto| a.i);
+    let int_attr = |name: &str| {
+        node.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none()).and_then(|a: &AttributeProto| a.i)
+    };
     match (node.op_type(), inputs) {
         ("Constant", []) => constant(node),
         ("Identity", [x]) => Some((*x).clone()),
@@ -274,7 +288,11 @@ mod tests {
 
     #[test]
     fn raw_data_scalars() {
-        let t = TensorProto { data_type: Some(INT32), raw_data: Some((-5i32).to_le_bytes().to_vec()), ..Default::default() };
+        let t = TensorProto {
+            data_type: Some(INT32),
+            raw_data: Some((-5i32).to_le_bytes().to_vec()),
+            ..Default::default()
+        };
         assert_eq!(tensor_value(&t).unwrap().scalar, Scalar::Int(-5));
         let t = TensorProto { data_type: Some(INT32), raw_data: Some(vec![1, 2]), ..Default::default() };
         assert_eq!(tensor_value(&t), None, "a short raw_data is not a value");

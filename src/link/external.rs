@@ -38,7 +38,8 @@ pub fn locations(model: &ModelProto) -> BTreeSet<String> {
             out.insert(l.value().to_string());
         }
     };
-    let graphs = model.graph.iter().chain(model.training_info.iter().flat_map(|t| t.initialization.iter().chain(&t.algorithm)));
+    let graphs =
+        model.graph.iter().chain(model.training_info.iter().flat_map(|t| t.initialization.iter().chain(&t.algorithm)));
     for g in graphs {
         graph_tensors(g, &mut add);
     }
@@ -77,7 +78,10 @@ pub fn place(model: &ModelProto, model_dir: &Path, out_dir: &Path) -> Result<Pla
                 Ok(())
             } else {
                 Err(ExternalError {
-                    message: format!("cannot place the external data `{loc}` beside the output: {} already exists", dst.display()),
+                    message: format!(
+                        "cannot place the external data `{loc}` beside the output: {} already exists",
+                        dst.display()
+                    ),
                     help: Some("write the output next to the model, or into a directory without that file".into()),
                 })
             }

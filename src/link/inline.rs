@@ -127,7 +127,11 @@ impl<'t> Inliner<'t> {
         let table = self.table;
         let mut f = specialize(&table.defs[id].proto, &attrs);
         drop_references(&mut f.node);
-        let mut body = GraphProto { node: std::mem::take(&mut f.node), value_info: std::mem::take(&mut f.value_info), ..Default::default() };
+        let mut body = GraphProto {
+            node: std::mem::take(&mut f.node),
+            value_info: std::mem::take(&mut f.value_info),
+            ..Default::default()
+        };
         let mut names = Names::of_body(&f.input, &body.node);
         self.expand_graph(&mut body, &mut names);
 
@@ -145,12 +149,25 @@ impl<'t> Inliner<'t> {
                 internal.push(n.to_string());
             }
         });
-        Template { function: f.name().to_string(), nodes: body.node, outputs: f.output, slots, internal, value_info: body.value_info }
+        Template {
+            function: f.name().to_string(),
+            nodes: body.node,
+            outputs: f.output,
+            slots,
+            internal,
+            value_info: body.value_info,
+        }
     }
 }
 
 /// One call site: the template's nodes with formals bound and everything else renamed.
-fn instantiate(t: &Template, call: &NodeProto, names: &mut Names, out: &mut Vec<NodeProto>, value_info: &mut Vec<ValueInfoProto>) {
+fn instantiate(
+    t: &Template,
+    call: &NodeProto,
+    names: &mut Names,
+    out: &mut Vec<NodeProto>,
+    value_info: &mut Vec<ValueInfoProto>,
+) {
     let base = call.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(&t.function);
     let prefix = names.prefixes.fresh(base.to_string());
     // A formal output bound to an input, or listed twice, is copied by an Identity instead.
@@ -175,8 +192,14 @@ fn instantiate(t: &Template, call: &NodeProto, names: &mut Names, out: &mut Vec<
     for (j, formal) in t.outputs.iter().enumerate() {
         match call.output.get(j) {
             Some(actual) if !actual.is_empty() && copied(j, formal) => {
-                let identity = NodeProto { op_type: Some("Identity".into()), domain: Some(String::new()), ..Default::default() };
-                out.push(NodeProto { name: Some(node_name(&identity)), input: vec![bind.name(formal)], output: vec![actual.clone()], ..identity });
+                let identity =
+                    NodeProto { op_type: Some("Identity".into()), domain: Some(String::new()), ..Default::default() };
+                out.push(NodeProto {
+                    name: Some(node_name(&identity)),
+                    input: vec![bind.name(formal)],
+                    output: vec![actual.clone()],
+                    ..identity
+                });
             }
             _ => {}
         }

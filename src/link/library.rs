@@ -50,7 +50,12 @@ pub struct Table {
 impl Table {
     /// The table of the model's functions, then the libraries'. A library function the model
     /// also defines replaces it with `override_model`, and is otherwise ignored (a warning).
-    pub fn build(model_functions: Vec<FunctionProto>, libraries: Vec<Library>, override_model: bool, diags: &mut Vec<Diagnostic>) -> Table {
+    pub fn build(
+        model_functions: Vec<FunctionProto>,
+        libraries: Vec<Library>,
+        override_model: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Table {
         let mut t = Table::default();
         for f in model_functions {
             match t.lookup(f.domain(), f.name(), f.overload()) {
@@ -72,9 +77,13 @@ impl Table {
                         Some(first) => diags.push(duplicate(&def, first, &lib.name)),
                         None if override_model => t.defs[id] = def,
                         None => diags.push(
-                            Diagnostic::warning(codes::MODEL_FUNCTION_KEPT, 0, format!("the model already defines `{}`: its own definition is kept", def.qualname()))
-                                .note(format!("{} defines it too", lib.name))
-                                .help("pass `--override` to replace the model's definition with the library's"),
+                            Diagnostic::warning(
+                                codes::MODEL_FUNCTION_KEPT,
+                                0,
+                                format!("the model already defines `{}`: its own definition is kept", def.qualname()),
+                            )
+                            .note(format!("{} defines it too", lib.name))
+                            .help("pass `--override` to replace the model's definition with the library's"),
                         ),
                     },
                 }
@@ -103,8 +112,16 @@ impl Table {
 }
 
 fn duplicate(def: &FunctionDef, first: &str, second: &str) -> Diagnostic {
-    let place = if first == second { format!("{first} defines it twice") } else { format!("{first} and {second} both define it") };
-    Diagnostic::error(codes::DUPLICATE_FUNCTION_DEFINITION, 0, format!("`{}` is defined more than once", def.qualname()))
-        .note(place)
-        .help("a call must resolve to exactly one function: remove one definition, or link only one of the libraries")
+    let place = if first == second {
+        format!("{first} defines it twice")
+    } else {
+        format!("{first} and {second} both define it")
+    };
+    Diagnostic::error(
+        codes::DUPLICATE_FUNCTION_DEFINITION,
+        0,
+        format!("`{}` is defined more than once", def.qualname()),
+    )
+    .note(place)
+    .help("a call must resolve to exactly one function: remove one definition, or link only one of the libraries")
 }

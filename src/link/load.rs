@@ -29,11 +29,15 @@ pub fn model(bytes: &[u8], name: &str) -> Result<ModelProto, Box<Diagnostic>> {
     // The imports follow the graph in the file: a model cut among them can still decode.
     let imported: HashSet<&str> = m.opset_import.iter().map(|o| normalize_domain(o.domain())).collect();
     let mut missing = None;
-    super::walk::each_node(m.graph.as_ref().map_or(&[][..], |g| &g.node), &super::walk::Scope::Graph, &mut |n, _, _| {
-        if missing.is_none() && !imported.contains(normalize_domain(n.domain())) {
-            missing = Some(n.domain().to_string());
-        }
-    });
+    super::walk::each_node(
+        m.graph.as_ref().map_or(&[][..], |g| &g.node),
+        &super::walk::Scope::Graph,
+        &mut |n, _, _| {
+            if missing.is_none() && !imported.contains(normalize_domain(n.domain())) {
+                missing = Some(n.domain().to_string());
+            }
+        },
+    );
     if let Some(d) = missing {
         return Err(invalid(name, format!("its nodes use the domain `{d}`, which it does not import")));
     }

@@ -73,7 +73,8 @@ pub struct Linked {
 /// are returned (warnings included).
 pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let table = library::Table::build(std::mem::take(&mut model.functions), libraries, options.override_model, &mut diags);
+    let table =
+        library::Table::build(std::mem::take(&mut model.functions), libraries, options.override_model, &mut diags);
     let mut graph = model.graph.take().unwrap_or_default();
     // Reference mode keeps all the model's functions, so their calls must resolve too.
     let roots = match options.mode {

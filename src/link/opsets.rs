@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 /// Adds the domains the functions import and the model does not (at the highest version any of
 /// them imports), and reports each function whose operators would change meaning.
 pub fn merge(model: &mut ModelProto, table: &Table, functions: &[usize], diags: &mut Vec<Diagnostic>) {
-    let model_versions: BTreeMap<String, i64> = model.opset_import.iter().map(|o| (normalize_domain(o.domain()).to_string(), o.version())).collect();
+    let model_versions: BTreeMap<String, i64> =
+        model.opset_import.iter().map(|o| (normalize_domain(o.domain()).to_string(), o.version())).collect();
     let mut added: BTreeMap<String, i64> = BTreeMap::new();
     for &id in functions {
         for o in &table.defs[id].proto.opset_import {
@@ -38,12 +39,19 @@ pub fn merge(model: &mut ModelProto, table: &Table, functions: &[usize], diags: 
                 continue;
             }
             if let Some(op) = changed_operator(table, id, d, theirs, ours) {
-                let whose = if model_versions.contains_key(d) { "the model imports" } else { "another function imports" };
+                let whose =
+                    if model_versions.contains_key(d) { "the model imports" } else { "another function imports" };
                 let domain = if d.is_empty() { "ai.onnx" } else { d };
                 diags.push(
-                    Diagnostic::error(codes::OPSET_VERSION_CONFLICT, 0, format!("`{}` imports {domain} version {theirs}, but {whose} version {ours}", def.qualname()))
-                        .note(format!("`{op}` means something else in version {theirs} than in version {ours}"))
-                        .help(format!("build the library for {domain} version {ours}, or export the model with version {theirs}")),
+                    Diagnostic::error(
+                        codes::OPSET_VERSION_CONFLICT,
+                        0,
+                        format!("`{}` imports {domain} version {theirs}, but {whose} version {ours}", def.qualname()),
+                    )
+                    .note(format!("`{op}` means something else in version {theirs} than in version {ours}"))
+                    .help(format!(
+                        "build the library for {domain} version {ours}, or export the model with version {theirs}"
+                    )),
                 );
             }
         }

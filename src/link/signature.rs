@@ -33,7 +33,8 @@ pub struct Attribute {
 
 impl Signature {
     pub fn of(f: &FunctionProto) -> Signature {
-        let metadata = f.metadata_props.iter().find(|m| m.key() == SIGNATURE_KEY).and_then(|m| from_metadata(f, m.value()));
+        let metadata =
+            f.metadata_props.iter().find(|m| m.key() == SIGNATURE_KEY).and_then(|m| from_metadata(f, m.value()));
         metadata.unwrap_or_else(|| from_proto(f))
     }
 }
@@ -46,21 +47,37 @@ fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
         .get("inputs")?
         .as_array()?
         .iter()
-        .map(|i| Some(Input { name: i.get("name")?.as_str()?.to_string(), optional: i.get("optional").and_then(|o| o.as_bool()).unwrap_or(false) }))
+        .map(|i| {
+            Some(Input {
+                name: i.get("name")?.as_str()?.to_string(),
+                optional: i.get("optional").and_then(|o| o.as_bool()).unwrap_or(false),
+            })
+        })
         .collect::<Option<_>>()?;
     let attributes: Vec<Attribute> = v
         .get("attributes")?
         .as_array()?
         .iter()
-        .map(|a| Some(Attribute { name: a.get("name")?.as_str()?.to_string(), ty: a.get("type").and_then(|t| t.as_str()).and_then(python_attr_type) }))
+        .map(|a| {
+            Some(Attribute {
+                name: a.get("name")?.as_str()?.to_string(),
+                ty: a.get("type").and_then(|t| t.as_str()).and_then(python_attr_type),
+            })
+        })
         .collect::<Option<_>>()?;
     let outputs = v.get("outputs")?.as_array()?.len();
     let same_inputs = inputs.iter().map(|i| &i.name).eq(f.input.iter());
-    let mut declared: Vec<&str> = f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();
+    let mut declared: Vec<&str> =
+        f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();
     let mut listed: Vec<&str> = attributes.iter().map(|a| a.name.as_str()).collect();
     declared.sort_unstable();
     listed.sort_unstable();
-    (same_inputs && outputs == f.output.len() && declared == listed).then_some(Signature { inputs, outputs, attributes, knows_optional: true })
+    (same_inputs && outputs == f.output.len() && declared == listed).then_some(Signature {
+        inputs,
+        outputs,
+        attributes,
+        knows_optional: true,
+    })
 }
 
 /// The AttributeProto type of an attribute annotated with a Python type in the metadata.
@@ -92,7 +109,10 @@ fn from_proto(f: &FunctionProto) -> Signature {
         .attribute
         .iter()
         .map(|name| Attribute { name: name.clone(), ty: referenced.get(name.as_str()).copied() })
-        .chain(f.attribute_proto.iter().map(|a| Attribute { name: a.name().to_string(), ty: attribute_type(a).or_else(|| referenced.get(a.name()).copied()) }))
+        .chain(f.attribute_proto.iter().map(|a| Attribute {
+            name: a.name().to_string(),
+            ty: attribute_type(a).or_else(|| referenced.get(a.name()).copied()),
+        }))
         .collect();
     Signature {
         inputs: f.input.iter().map(|name| Input { name: name.clone(), optional: true }).collect(),
@@ -119,7 +139,11 @@ pub fn check_call(sig: &Signature, call: &NodeProto) -> Vec<String> {
     let mut problems = Vec::new();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if call.input.len() > sig.inputs.len() {
-        problems.push(format!("it passes {} but the function takes {}", plural(call.input.len(), "input"), sig.inputs.len()));
+        problems.push(format!(
+            "it passes {} but the function takes {}",
+            plural(call.input.len(), "input"),
+            sig.inputs.len()
+        ));
     } else if sig.knows_optional {
         let missing: Vec<&str> = sig
             .inputs
@@ -129,23 +153,40 @@ pub fn check_call(sig: &Signature, call: &NodeProto) -> Vec<String> {
             .map(|(_, f)| f.name.as_str())
             .collect();
         if !missing.is_empty() {
-            problems.push(format!("it leaves out the required input{} {}", if missing.len() == 1 { "" } else { "s" }, quoted(&missing)));
+            problems.push(format!(
+                "it leaves out the required input{} {}",
+                if missing.len() == 1 { "" } else { "s" },
+                quoted(&missing)
+            ));
         }
     }
     if call.output.len() > sig.outputs {
-        problems.push(format!("it takes {} but the function returns {}", plural(call.output.len(), "output"), sig.outputs));
+        problems.push(format!(
+            "it takes {} but the function returns {}",
+            plural(call.output.len(), "output"),
+            sig.outputs
+        ));
     }
     for a in &call.attribute {
         match sig.attributes.iter().find(|s| s.name == a.name()) {
             None => {
                 let known: Vec<&str> = sig.attributes.iter().map(|s| s.name.as_str()).collect();
-                let has = if known.is_empty() { "has no attributes".to_string() } else { format!("has {}", quoted(&known)) };
-                problems.push(format!("it passes the attribute `{}`, which the function does not declare (it {has})", a.name()));
+                let has =
+                    if known.is_empty() { "has no attributes".to_string() } else { format!("has {}", quoted(&known)) };
+                problems.push(format!(
+                    "it passes the attribute `{}`, which the function does not declare (it {has})",
+                    a.name()
+                ));
             }
             Some(s) => {
                 if let (Some(expected), Some(given)) = (s.ty, attribute_type(a)) {
                     if expected != given {
-                        problems.push(format!("its attribute `{}` is {} but the function declares {}", a.name(), type_name(given), type_name(expected)));
+                        problems.push(format!(
+                            "its attribute `{}` is {} but the function declares {}",
+                            a.name(),
+                            type_name(given),
+                            type_name(expected)
+                        ));
                     }
                 }
             }

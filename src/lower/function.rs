@@ -38,7 +38,11 @@ enum Binding {
     Value(String),
     /// A name whose definition failed (already reported): uses stay silent.
     Poison,
-    Attr { name: String, ty: AttrType, as_bool: bool },
+    Attr {
+        name: String,
+        ty: AttrType,
+        as_bool: bool,
+    },
     /// A nested `@graph()` function, usable only as a graph-valued attribute.
     Graph(Box<NestedGraph>),
 }
@@ -94,7 +98,13 @@ fn is_torch_op(env: &ModuleEnv, e: &Expr) -> bool {
 }
 
 /// Reads `@torch_op("aten::add.Tensor")` or `@torch_op(("aten::div.Tensor", "aten::div.Scalar"), ...)`.
-fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decoration, diags: &mut Diagnostics) -> R<()> {
+fn torch_op_decoration(
+    env: &ModuleEnv,
+    d: &Expr,
+    args: &[Arg],
+    out: &mut Decoration,
+    diags: &mut Diagnostics,
+) -> R<()> {
     let file = env.file;
     let bad = |span: Span, message: &str, label: &str| {
         Diagnostic::error(codes::BAD_TORCH_OP, file, message.to_string())
@@ -134,9 +144,13 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
         });
         if let Some(base) = text.strip_suffix(".default").filter(|_| well_formed) {
             diags.push(
-                Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`{text}` names the default overload with `.default`"))
-                    .primary(n.span, "torchlib rejects `.default`")
-                    .help(format!("write `{base}`")),
+                Diagnostic::error(
+                    codes::BAD_TORCH_OP,
+                    file,
+                    format!("`{text}` names the default overload with `.default`"),
+                )
+                .primary(n.span, "torchlib rejects `.default`")
+                .help(format!("write `{base}`")),
             );
             return Err(Reported);
         }
@@ -156,7 +170,11 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
             Ok(PyValue::Bool(b)) => b,
             _ if k.name == "registry" => continue,
             _ => {
-                diags.push(bad(a.value.span, &format!("`{}` must be `True` or `False`", k.name), "not a boolean constant"));
+                diags.push(bad(
+                    a.value.span,
+                    &format!("`{}` must be `True` or `False`", k.name),
+                    "not a boolean constant",
+                ));
                 return Err(Reported);
             }
         };
@@ -188,7 +206,14 @@ fn torch_op_decoration(env: &ModuleEnv, d: &Expr, args: &[Arg], out: &mut Decora
 /// Reads the `@script(...)` decorator of a function.
 pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> R<Decoration> {
     let file = env.file;
-    let mut out = Decoration { domain: DEFAULT_FUNCTION_DOMAIN.into(), domain_version: 1, default_opset: None, torch_ops: Vec::new(), complex: false, private: false };
+    let mut out = Decoration {
+        domain: DEFAULT_FUNCTION_DOMAIN.into(),
+        domain_version: 1,
+        default_opset: None,
+        torch_ops: Vec::new(),
+        complex: false,
+        private: false,
+    };
     let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {
@@ -196,9 +221,13 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
             _ => {
                 if is_torch_op(env, d) {
                     diags.push(
-                        Diagnostic::error(codes::BAD_TORCH_OP, file, "`@torch_op` must be called with the operator it translates")
-                            .primary(d.span, "missing the operator name")
-                            .help("write `@torch_op(\"aten::add.Tensor\")`"),
+                        Diagnostic::error(
+                            codes::BAD_TORCH_OP,
+                            file,
+                            "`@torch_op` must be called with the operator it translates",
+                        )
+                        .primary(d.span, "missing the operator name")
+                        .help("write `@torch_op(\"aten::add.Tensor\")`"),
                     );
                     return Err(Reported);
                 }
@@ -314,7 +343,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.env.file
     }
 
-    fn err(&mut self, code: &'static str, span: Span, message: impl Into<String>, label: impl Into<String>) -> Reported {
+    fn err(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Reported {
         let d = Diagnostic::error(code, self.file(), message).primary(span, label);
         self.diags.push(d);
         Reported
@@ -350,11 +385,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn use_domain(&mut self, opset: &Opset, span: Span) -> R<()> {
         match self.imports.get(&opset.domain) {
             Some((v, first)) if *v != opset.version => {
-                let shown = if opset.domain.is_empty() { "the ONNX domain".to_string() } else { format!("domain `{}`", opset.domain) };
-                let d = Diagnostic::error(codes::OPSET_CONFLICT, self.file(), format!("{shown} is used at two versions, {v} and {}", opset.version))
-                    .primary(span, format!("version {} here", opset.version))
-                    .secondary(*first, format!("version {v} here"))
-                    .help("a function imports one version of each domain; use one opset throughout");
+                let shown = if opset.domain.is_empty() {
+                    "the ONNX domain".to_string()
+                } else {
+                    format!("domain `{}`", opset.domain)
+                };
+                let d = Diagnostic::error(
+                    codes::OPSET_CONFLICT,
+                    self.file(),
+                    format!("{shown} is used at two versions, {v} and {}", opset.version),
+                )
+                .primary(span, format!("version {} here", opset.version))
+                .secondary(*first, format!("version {v} here"))
+                .help("a function imports one version of each domain; use one opset throughout");
                 Err(self.push(d))
             }
             Some(_) => Ok(()),
@@ -365,7 +408,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    fn emit(&mut self, opset: &Opset, op_type: &str, inputs: Vec<Option<String>>, outputs: Vec<String>, attrs: Vec<Attr>, span: Span) -> R<()> {
+    fn emit(
+        &mut self,
+        opset: &Opset,
+        op_type: &str,
+        inputs: Vec<Option<String>>,
+        outputs: Vec<String>,
+        attrs: Vec<Attr>,
+        span: Span,
+    ) -> R<()> {
         self.use_domain(opset, span)?;
         self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs);
         let scope = self.scope();
@@ -375,7 +426,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// Records the element types of a node's outputs, where they follow from what is known.
-    fn infer_outputs(&mut self, opset: &Opset, op_type: &str, inputs: &[Option<String>], outputs: &[String], attrs: &[Attr]) {
+    fn infer_outputs(
+        &mut self,
+        opset: &Opset,
+        op_type: &str,
+        inputs: &[Option<String>],
+        outputs: &[String],
+        attrs: &[Attr],
+    ) {
         let input_ty = |i: usize| inputs.get(i).cloned().flatten().and_then(|v| self.types.get(&v).cloned());
         let attr = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
         let onnx = opset.domain.is_empty();
@@ -390,13 +448,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 },
             }],
             "Cast" if onnx => vec![match attr("to") {
-                Some(AttrValue::Int(code)) => ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(Ty::Elem),
+                Some(AttrValue::Int(code)) => {
+                    ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(Ty::Elem)
+                }
                 _ => None,
             }],
             "CastLike" if onnx => vec![input_ty(1)],
             // The sequence's tensors have type `dtype` (float by default).
             "SequenceEmpty" if onnx => vec![match attr("dtype") {
-                Some(AttrValue::Int(code)) => ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
+                Some(AttrValue::Int(code)) => {
+                    ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(|t| Ty::seq(Some(Ty::Elem(t))))
+                }
                 None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
                 _ => Some(Ty::Seq(None)),
             }],
@@ -441,7 +503,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let first = args[j].map(Ty::describe).unwrap_or_default();
             d = d.secondary(span_of(j), format!("{first} here"));
         }
-        d = d.help(c.help.unwrap_or_else(|| "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`".to_string()));
+        d =
+            d.help(c.help.unwrap_or_else(|| {
+                "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`".to_string()
+            }));
         Err(self.push(d))
     }
 
@@ -460,15 +525,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             None if self.reported_no_opset => Err(Reported),
             None => {
                 self.reported_no_opset = true;
-                let d = Diagnostic::error(codes::NO_DEFAULT_OPSET, self.file(), "this needs an ONNX opset, but the function uses none")
-                    .primary(span, "lowered to ONNX ops")
-                    .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
+                let d = Diagnostic::error(
+                    codes::NO_DEFAULT_OPSET,
+                    self.file(),
+                    "this needs an ONNX opset, but the function uses none",
+                )
+                .primary(span, "lowered to ONNX ops")
+                .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
                 Err(self.push(d))
             }
         }
     }
 
-    fn emit_default(&mut self, op_type: &str, inputs: Vec<Option<String>>, outputs: Vec<String>, attrs: Vec<Attr>, span: Span) -> R<()> {
+    fn emit_default(
+        &mut self,
+        op_type: &str,
+        inputs: Vec<Option<String>>,
+        outputs: Vec<String>,
+        attrs: Vec<Attr>,
+        span: Span,
+    ) -> R<()> {
         let opset = self.default_opset(span)?;
         self.emit(&opset, op_type, inputs, outputs, attrs, span)
     }
@@ -480,12 +556,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let tensor = match tensor_of(value) {
             Some(t) => t,
             None => {
-                return Err(self.err(codes::BAD_CONSTANT, span, format!("{} cannot be a tensor constant", with_article(value.type_name())), "not convertible to a tensor"));
+                return Err(self.err(
+                    codes::BAD_CONSTANT,
+                    span,
+                    format!("{} cannot be a tensor constant", with_article(value.type_name())),
+                    "not convertible to a tensor",
+                ));
             }
         };
         let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
         let name = self.fresh(&hint);
-        self.emit_default("Constant", vec![], vec![name.clone()], vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }], span)?;
+        self.emit_default(
+            "Constant",
+            vec![],
+            vec![name.clone()],
+            vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }],
+            span,
+        )?;
         self.castable.insert(name.clone());
         Ok(name)
     }
@@ -498,9 +585,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             AttrType::String => "value_string",
             AttrType::Ints => "value_ints",
             other => {
-                let d = Diagnostic::error(codes::BAD_CONSTANT, self.file(), format!("a `{}` attribute cannot be used as a tensor", other.name()))
-                    .primary(span, "used as a tensor here")
-                    .help("only float, int, str, bool and list[int] attributes can be used as tensors");
+                let d = Diagnostic::error(
+                    codes::BAD_CONSTANT,
+                    self.file(),
+                    format!("a `{}` attribute cannot be used as a tensor", other.name()),
+                )
+                .primary(span, "used as a tensor here")
+                .help("only float, int, str, bool and list[int] attributes can be used as tensors");
                 return Err(self.push(d));
             }
         };
@@ -548,7 +639,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
         match &e.kind {
             _ if Self::is_literal(e) => {
-                let value = eval_const(self.env, e).map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
+                let value = eval_const(self.env, e)
+                    .map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
                 self.emit_const(&value, target, e.span)
             }
             ExprKind::Name(n) => self.lower_name(n, e.span, target),
@@ -579,22 +671,43 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Subscript { value, index } => self.lower_subscript(e, value, index, target),
             ExprKind::BoolOp { op, .. } => {
                 let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
-                Err(self.unsupported(e.span, &format!("`{word}` is"), &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" })))
+                Err(self.unsupported(
+                    e.span,
+                    &format!("`{word}` is"),
+                    &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" }),
+                ))
             }
-            ExprKind::IfExp { .. } => Err(self.unsupported(e.span, "conditional expressions (`a if c else b`) are", "use an `if` statement, or `op.Where(c, a, b)`")),
+            ExprKind::IfExp { .. } => Err(self.unsupported(
+                e.span,
+                "conditional expressions (`a if c else b`) are",
+                "use an `if` statement, or `op.Where(c, a, b)`",
+            )),
             ExprKind::Dict(_) => Err(self.unsupported(e.span, "dictionaries are", "ONNX functions compute on tensors")),
             ExprKind::Set(_) => Err(self.unsupported(e.span, "sets are", "ONNX functions compute on tensors")),
-            ExprKind::Tuple(_) => Err(self.unsupported(e.span, "tuples as values are", "return several values with `return a, b`, or unpack them with `a, b = ...`")),
-            ExprKind::Starred(_) => Err(self.unsupported(e.span, "starred expressions are", "pass each input explicitly")),
-            ExprKind::Slice { .. } | ExprKind::Ellipsis | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => {
-                Err(self.unsupported(e.span, "this expression is", ""))
+            ExprKind::Tuple(_) => Err(self.unsupported(
+                e.span,
+                "tuples as values are",
+                "return several values with `return a, b`, or unpack them with `a, b = ...`",
+            )),
+            ExprKind::Starred(_) => {
+                Err(self.unsupported(e.span, "starred expressions are", "pass each input explicitly"))
             }
+            ExprKind::Slice { .. }
+            | ExprKind::Ellipsis
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_) => Err(self.unsupported(e.span, "this expression is", "")),
         }
     }
 
     fn unsupported(&mut self, span: Span, what: &str, help: &str) -> Reported {
-        let mut d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), format!("{what} not part of the ONNX Script language"))
-            .primary(span, "not supported");
+        let mut d = Diagnostic::error(
+            codes::UNSUPPORTED_EXPR,
+            self.file(),
+            format!("{what} not part of the ONNX Script language"),
+        )
+        .primary(span, "not supported");
         if !help.is_empty() {
             d = d.help(help);
         }
@@ -613,8 +726,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(Global::Poison) => Err(Reported),
                 Some(other) => {
                     let what = describe_global(&other);
-                    let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), format!("`{n}` is {what}, not a tensor value"))
-                        .primary(span, "used as a value here");
+                    let d = Diagnostic::error(
+                        codes::NOT_A_VALUE,
+                        self.file(),
+                        format!("`{n}` is {what}, not a tensor value"),
+                    )
+                    .primary(span, "used as a value here");
                     Err(self.push(d))
                 }
                 None => Err(self.undefined(n, span)),
@@ -630,9 +747,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Binding::Poison => Err(Reported),
             Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, hint, span),
             Binding::Graph(_) => {
-                let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), format!("`{var}` is a nested function, not a tensor value"))
-                    .primary(span, "used as a value here")
-                    .help(format!("a `@graph()` function can only be passed as a graph attribute, e.g. `op.Scan(..., body={var})`"));
+                let d = Diagnostic::error(
+                    codes::NOT_A_VALUE,
+                    self.file(),
+                    format!("`{var}` is a nested function, not a tensor value"),
+                )
+                .primary(span, "used as a value here")
+                .help(format!(
+                    "a `@graph()` function can only be passed as a graph attribute, e.g. `op.Scan(..., body={var})`"
+                ));
                 Err(self.push(d))
             }
         }
@@ -641,7 +764,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn undefined(&mut self, n: &str, span: Span) -> Reported {
         let mut candidates: Vec<String> = self.scopes.iter().flat_map(|s| s.vars.keys().cloned()).collect();
         candidates.extend(self.env.globals.keys().cloned());
-        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`")).primary(span, "not defined");
+        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`"))
+            .primary(span, "not defined");
         if self.assigned_anywhere.contains(n) {
             d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
         } else if let Some(s) = did_you_mean(n, candidates.iter().map(String::as_str)) {
@@ -667,9 +791,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     BinOp::BitXor => "write `op.Xor` for booleans or `op.BitwiseXor` for integers",
                     _ => "write `op.BitShift` with the `direction` attribute",
                 };
-                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the operator `{}` is not part of the ONNX Script language", op.symbol()))
-                    .primary(span, "no ONNX mapping")
-                    .help(help);
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(span, "no ONNX mapping")
+                .help(help);
                 return Err(self.push(d));
             }
         };
@@ -693,9 +821,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             UnaryOp::Not => "Not",
             UnaryOp::Pos | UnaryOp::Invert => {
                 let sym = if op == UnaryOp::Pos { "+" } else { "~" };
-                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the unary operator `{sym}` is not part of the ONNX Script language"))
-                    .primary(span, "no ONNX mapping")
-                    .help(if op == UnaryOp::Pos { "drop the `+`" } else { "write `op.Not` for booleans or `op.BitwiseNot` for integers" });
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the unary operator `{sym}` is not part of the ONNX Script language"),
+                )
+                .primary(span, "no ONNX mapping")
+                .help(if op == UnaryOp::Pos {
+                    "drop the `+`"
+                } else {
+                    "write `op.Not` for booleans or `op.BitwiseNot` for integers"
+                });
                 return Err(self.push(d));
             }
         };
@@ -708,11 +844,21 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(name)
     }
 
-    fn lower_compare(&mut self, left: &Expr, comparisons: &[(CmpOp, Expr)], span: Span, target: Option<&str>) -> R<String> {
+    fn lower_compare(
+        &mut self,
+        left: &Expr,
+        comparisons: &[(CmpOp, Expr)],
+        span: Span,
+        target: Option<&str>,
+    ) -> R<String> {
         if comparisons.len() != 1 {
-            let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "chained comparisons are not part of the ONNX Script language")
-                .primary(span, "more than one comparison")
-                .help("compare twice and combine with `&`: `(a < b) & (b < c)`");
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_EXPR,
+                self.file(),
+                "chained comparisons are not part of the ONNX Script language",
+            )
+            .primary(span, "more than one comparison")
+            .help("compare twice and combine with `&`: `(a < b) & (b < c)`");
             return Err(self.push(d));
         }
         let (op, right) = (&comparisons[0].0, &comparisons[0].1);
@@ -723,9 +869,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             CmpOp::Gt => "Greater",
             CmpOp::GtE => "GreaterOrEqual",
             CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_OPERATOR, self.file(), format!("the operator `{}` is not part of the ONNX Script language", op.symbol()))
-                    .primary(span, "no ONNX mapping")
-                    .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(span, "no ONNX mapping")
+                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`");
                 return Err(self.push(d));
             }
         };
@@ -746,7 +896,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The operands of a Python operator, autocast and type-checked (at `arg_spans`) against
     /// the default opset's `op_type`.
-    fn autocast_default(&mut self, op_type: &str, args: Vec<Option<String>>, arg_spans: &[Span], span: Span) -> R<Vec<Option<String>>> {
+    fn autocast_default(
+        &mut self,
+        op_type: &str,
+        args: Vec<Option<String>>,
+        arg_spans: &[Span],
+        span: Span,
+    ) -> R<Vec<Option<String>>> {
         self.default_opset(span)?;
         let schema = self.default_schema(op_type);
         let args = self.autocast(schema, args, span)?;
@@ -840,9 +996,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     None => return Err(self.undefined(n, value.span)),
                 },
                 _ => {
-                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "ops must be called through an opset name")
-                        .primary(func.span, "not of the form `opset.Op`")
-                        .help("import the opset under a name: `from onnxscript import opset18 as op`");
+                    let d = Diagnostic::error(
+                        codes::UNKNOWN_CALLEE,
+                        self.file(),
+                        "ops must be called through an opset name",
+                    )
+                    .primary(func.span, "not of the form `opset.Op`")
+                    .help("import the opset under a name: `from onnxscript import opset18 as op`");
                     return Err(self.push(d));
                 }
             },
@@ -881,15 +1041,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let schema = match registry.resolve(&opset.domain, &op_name, opset.version) {
             Resolution::Found(s) => Some(s),
             Resolution::NotYet { first_version } => {
-                let d = Diagnostic::error(codes::OP_NOT_IN_OPSET, self.file(), format!("`{op_name}` is not available in opset {}", opset.version))
-                    .primary(op_span, format!("introduced in opset {first_version}"))
-                    .help(format!("import `opset{first_version}` or later to use `{op_name}`"));
+                let d = Diagnostic::error(
+                    codes::OP_NOT_IN_OPSET,
+                    self.file(),
+                    format!("`{op_name}` is not available in opset {}", opset.version),
+                )
+                .primary(op_span, format!("introduced in opset {first_version}"))
+                .help(format!("import `opset{first_version}` or later to use `{op_name}`"));
                 return Err(self.push(d));
             }
             Resolution::Unknown if registry.known_domain(&opset.domain) => {
                 let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
-                let mut d = Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
-                    .primary(op_span, "unknown operator");
+                let mut d =
+                    Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
+                        .primary(op_span, "unknown operator");
                 if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain).into_iter()) {
                     d = d.help(format!("did you mean `{s}`?"));
                 }
@@ -900,8 +1065,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if let Some(s) = schema {
             if s.deprecated {
                 self.diags.push(
-                    Diagnostic::warning(codes::DEPRECATED_OP, self.file(), format!("`{op_name}` is deprecated in opset {}", opset.version))
-                        .primary(op_span, "deprecated operator"),
+                    Diagnostic::warning(
+                        codes::DEPRECATED_OP,
+                        self.file(),
+                        format!("`{op_name}` is deprecated in opset {}", opset.version),
+                    )
+                    .primary(op_span, "deprecated operator"),
                 );
             }
         }
@@ -925,9 +1094,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             if positional.len() > input_slots.saturating_add(s.attributes.len()) {
                 let extra = positional[input_slots + s.attributes.len()];
-                let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` takes {} inputs and {} attributes, but {} positional arguments were given", s.inputs.len(), s.attributes.len(), positional.len()))
-                    .primary(extra.span, "unexpected argument")
-                    .help("pass attributes by keyword");
+                let d = Diagnostic::error(
+                    codes::BAD_ARGUMENT,
+                    self.file(),
+                    format!(
+                        "`{op_name}` takes {} inputs and {} attributes, but {} positional arguments were given",
+                        s.inputs.len(),
+                        s.attributes.len(),
+                        positional.len()
+                    ),
+                )
+                .primary(extra.span, "unexpected argument")
+                .help("pass attributes by keyword");
                 return Err(self.push(d));
             }
         }
@@ -940,17 +1118,29 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                             input_exprs.resize(pos + 1, None);
                         }
                         if input_exprs[pos].is_some() {
-                            let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("input `{}` is given twice", k.name))
-                                .primary(a.span, "given again by name");
+                            let d = Diagnostic::error(
+                                codes::BAD_ARGUMENT,
+                                self.file(),
+                                format!("input `{}` is given twice", k.name),
+                            )
+                            .primary(a.span, "given again by name");
                             return Err(self.push(d));
                         }
                         input_exprs[pos] = Some(&a.value);
                     } else if let Some(attr) = s.attribute(&k.name) {
                         attr_exprs.push((k.clone(), &a.value, Some(attr.ty)));
                     } else {
-                        let names = s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
-                        let mut d = Diagnostic::error(codes::UNKNOWN_ATTRIBUTE, self.file(), format!("`{op_name}` has no attribute `{}`", k.name))
-                            .primary(k.span, "unknown attribute");
+                        let names = s
+                            .attributes
+                            .iter()
+                            .map(|a| a.name.as_str())
+                            .chain(s.inputs.iter().map(|i| i.name.as_str()));
+                        let mut d = Diagnostic::error(
+                            codes::UNKNOWN_ATTRIBUTE,
+                            self.file(),
+                            format!("`{op_name}` has no attribute `{}`", k.name),
+                        )
+                        .primary(k.span, "unknown attribute");
                         if let Some(sug) = did_you_mean(&k.name, names) {
                             d = d.help(format!("did you mean `{sug}`?"));
                         } else if s.attributes.is_empty() {
@@ -969,8 +1159,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let max = s.max_input as usize;
             if input_exprs.len() > max {
                 let extra = args.iter().filter(|a| a.keyword.is_none()).nth(max).map(|a| a.span).unwrap_or(span);
-                let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` takes at most {max} input{}, but {} were given", if max == 1 { "" } else { "s" }, input_exprs.len()))
-                    .primary(extra, "unexpected input");
+                let d = Diagnostic::error(
+                    codes::BAD_ARGUMENT,
+                    self.file(),
+                    format!(
+                        "`{op_name}` takes at most {max} input{}, but {} were given",
+                        if max == 1 { "" } else { "s" },
+                        input_exprs.len()
+                    ),
+                )
+                .primary(extra, "unexpected input");
                 return Err(self.push(d));
             }
             let given = input_exprs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
@@ -978,35 +1176,66 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 let before = s.inputs.len() - 1;
                 let variadic_given = input_exprs.len().saturating_sub(before);
                 if variadic_given < last.min_arity as usize {
-                    let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` needs at least {} `{}` input{}, but {variadic_given} were given", last.min_arity, last.name, if last.min_arity == 1 { "" } else { "s" }))
-                        .primary(span, "too few inputs")
-                        .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
+                    let d = Diagnostic::error(
+                        codes::BAD_ARGUMENT,
+                        self.file(),
+                        format!(
+                            "`{op_name}` needs at least {} `{}` input{}, but {variadic_given} were given",
+                            last.min_arity,
+                            last.name,
+                            if last.min_arity == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .primary(span, "too few inputs")
+                    .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
                     return Err(self.push(d));
                 }
             }
-            let required: Vec<&str> = s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
+            let required: Vec<&str> =
+                s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
             for (i, f) in s.inputs.iter().enumerate() {
                 if f.option == FormalOption::Single {
-                    let present = input_exprs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
+                    let present =
+                        input_exprs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
                     if !present {
-                        let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("`{op_name}` is missing its required input `{}`", f.name))
-                            .primary(span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
-                            .help(format!("`{op_name}` requires {}", required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")));
+                        let d = Diagnostic::error(
+                            codes::BAD_ARGUMENT,
+                            self.file(),
+                            format!("`{op_name}` is missing its required input `{}`", f.name),
+                        )
+                        .primary(span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
+                        .help(format!(
+                            "`{op_name}` requires {}",
+                            required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                        ));
                         return Err(self.push(d));
                     }
                 }
             }
             for a in &s.attributes {
                 if a.required && !attr_exprs.iter().any(|(k, _, _)| k.name == a.name) {
-                    let d = Diagnostic::error(codes::MISSING_ATTRIBUTE, self.file(), format!("`{op_name}` requires the attribute `{}`", a.name))
-                        .primary(span, "missing attribute")
-                        .help(format!("pass it by keyword: `{}=...`", a.name));
+                    let d = Diagnostic::error(
+                        codes::MISSING_ATTRIBUTE,
+                        self.file(),
+                        format!("`{op_name}` requires the attribute `{}`", a.name),
+                    )
+                    .primary(span, "missing attribute")
+                    .help(format!("pass it by keyword: `{}=...`", a.name));
                     return Err(self.push(d));
                 }
             }
             if outputs.len() > s.max_output as usize {
-                let d = Diagnostic::error(codes::OUTPUT_COUNT, self.file(), format!("`{op_name}` has at most {} output{}, but {} are unpacked", s.max_output, if s.max_output == 1 { "" } else { "s" }, outputs.len()))
-                    .primary(span, "too many names on the left");
+                let d = Diagnostic::error(
+                    codes::OUTPUT_COUNT,
+                    self.file(),
+                    format!(
+                        "`{op_name}` has at most {} output{}, but {} are unpacked",
+                        s.max_output,
+                        if s.max_output == 1 { "" } else { "s" },
+                        outputs.len()
+                    ),
+                )
+                .primary(span, "too many names on the left");
                 return Err(self.push(d));
             }
         }
@@ -1046,16 +1275,24 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(k) => {
                     keyword_seen = true;
                     if let Some(first) = seen.insert(&k.name, k.span) {
-                        let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), format!("keyword argument `{}` is repeated", k.name))
-                            .primary(k.span, "given again here")
-                            .secondary(first, "first given here");
+                        let d = Diagnostic::error(
+                            codes::BAD_ARGUMENT,
+                            self.file(),
+                            format!("keyword argument `{}` is repeated", k.name),
+                        )
+                        .primary(k.span, "given again here")
+                        .secondary(first, "first given here");
                         return Err(self.push(d));
                     }
                 }
                 None if keyword_seen => {
-                    let d = Diagnostic::error(codes::BAD_ARGUMENT, self.file(), "positional argument follows keyword argument")
-                        .primary(a.span, "positional argument after a keyword argument")
-                        .help("put the inputs first, then the attributes by keyword");
+                    let d = Diagnostic::error(
+                        codes::BAD_ARGUMENT,
+                        self.file(),
+                        "positional argument follows keyword argument",
+                    )
+                    .primary(a.span, "positional argument after a keyword argument")
+                    .help("put the inputs first, then the attributes by keyword");
                     return Err(self.push(d));
                 }
                 None => {}
@@ -1084,8 +1321,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Some(Global::Poison) => Err(Reported),
             Some(_) => Ok(None),
             None => {
-                let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("module `{}` has no `{}`", ns.display, attr.name))
-                    .primary(attr.span, "not defined in that module");
+                let mut d = Diagnostic::error(
+                    codes::UNDEFINED_NAME,
+                    self.file(),
+                    format!("module `{}` has no `{}`", ns.display, attr.name),
+                )
+                .primary(attr.span, "not defined in that module");
                 if let Some(s) = did_you_mean(&attr.name, ns.names.keys().map(String::as_str)) {
                     d = d.help(format!("did you mean `{s}`?"));
                 }
@@ -1101,15 +1342,30 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// in parameter order. An omitted optional input before a given one is `""` (onnxscript
     /// drops it and shifts the later inputs: not copied). A literal passed for an input typed by
     /// a TypeVar is `CastLike`d to another argument of that TypeVar.
-    fn lower_function_call(&mut self, idx: usize, _name: &str, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+    fn lower_function_call(
+        &mut self,
+        idx: usize,
+        _name: &str,
+        args: &[Arg],
+        span: Span,
+        outputs: Vec<String>,
+    ) -> R<()> {
         self.check_argument_order(args)?;
         let Some(callee) = self.function_domains.get(idx).cloned() else { return Err(Reported) };
         if let Some(n) = callee.outputs {
             if n != outputs.len() {
-                let used = if outputs.len() == 1 { "it is used as one value".to_string() } else { format!("{} are unpacked", outputs.len()) };
-                let d = Diagnostic::error(codes::OUTPUT_COUNT, self.file(), format!("`{}` returns {n} output{}, but {used}", callee.name, if n == 1 { "" } else { "s" }))
-                    .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
-                    .help(format!("assign its outputs to {n} name{}", if n == 1 { "" } else { "s" }));
+                let used = if outputs.len() == 1 {
+                    "it is used as one value".to_string()
+                } else {
+                    format!("{} are unpacked", outputs.len())
+                };
+                let d = Diagnostic::error(
+                    codes::OUTPUT_COUNT,
+                    self.file(),
+                    format!("`{}` returns {n} output{}, but {used}", callee.name, if n == 1 { "" } else { "s" }),
+                )
+                .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+                .help(format!("assign its outputs to {n} name{}", if n == 1 { "" } else { "s" }));
                 return Err(self.push(d));
             }
         }
@@ -1136,7 +1392,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         for (p, a) in callee.params.iter().zip(&bound) {
             match (p.attr, a) {
                 (Some(ty), Some(a)) => {
-                    let key = Ident { name: p.name.clone(), span: a.keyword.as_ref().map(|k| k.span).unwrap_or(a.span) };
+                    let key =
+                        Ident { name: p.name.clone(), span: a.keyword.as_ref().map(|k| k.span).unwrap_or(a.span) };
                     match self.lower_attr(&callee.name, &key, &a.value, Some(ty)) {
                         Ok(Some(at)) => attrs.push(at),
                         Ok(None) => {}
@@ -1182,13 +1439,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match (i, tv.as_deref().and_then(|t| targets.get(t))) {
                 (Some(i), Some(like)) if self.castable.contains(i) => {
                     let cast = self.fresh(&format!("{i}_cast"));
-                    self.emit_default("CastLike", vec![Some(i.clone()), Some(like.clone())], vec![cast.clone()], vec![], span)?;
+                    self.emit_default(
+                        "CastLike",
+                        vec![Some(i.clone()), Some(like.clone())],
+                        vec![cast.clone()],
+                        vec![],
+                        span,
+                    )?;
                     cast_inputs.push(Some(cast));
                 }
                 (i, _) => cast_inputs.push(i.clone()),
             }
         }
-        self.emit(&Opset { domain: callee.domain.clone(), version: callee.version }, &callee.name, cast_inputs, outputs, attrs, span)
+        self.emit(
+            &Opset { domain: callee.domain.clone(), version: callee.version },
+            &callee.name,
+            cast_inputs,
+            outputs,
+            attrs,
+            span,
+        )
     }
 
     /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
@@ -1198,9 +1468,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(Binding::Attr { name, ty, .. }) => {
                     if let Some(exp) = expected {
                         if exp != ty {
-                            let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but `{n}` is {}", key.name, exp.name(), ty.name()))
-                                .primary(e.span, format!("{} attribute", with_article(ty.name())))
-                                .help(format!("annotate `{n}` with a type that ONNX carries as `{}`", exp.name()));
+                            let d = Diagnostic::error(
+                                codes::ATTRIBUTE_TYPE,
+                                self.file(),
+                                format!(
+                                    "attribute `{}` of `{op}` is {}, but `{n}` is {}",
+                                    key.name,
+                                    exp.name(),
+                                    ty.name()
+                                ),
+                            )
+                            .primary(e.span, format!("{} attribute", with_article(ty.name())))
+                            .help(format!("annotate `{n}` with a type that ONNX carries as `{}`", exp.name()));
                             return Err(self.push(d));
                         }
                     }
@@ -1220,9 +1499,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let value = match eval_const(self.env, e) {
             Ok(v) => v,
             Err(span) => {
-                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` must be a constant or an attribute parameter", key.name))
-                    .primary(span, "not known when the function is compiled")
-                    .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
+                let d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!("attribute `{}` must be a constant or an attribute parameter", key.name),
+                )
+                .primary(span, "not known when the function is compiled")
+                .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
                 return Err(self.push(d));
             }
         };
@@ -1232,17 +1515,30 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let ty = match expected.or_else(|| value.inferred_attr_type()) {
             Some(t) => t,
             None => {
-                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("cannot tell the type of attribute `{}`", key.name))
-                    .primary(e.span, "empty or mixed list")
-                    .help("give the list at least one element, all of one type");
+                let d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!("cannot tell the type of attribute `{}`", key.name),
+                )
+                .primary(e.span, "empty or mixed list")
+                .help("give the list at least one element, all of one type");
                 return Err(self.push(d));
             }
         };
         match attr_value(&value, ty) {
             Some(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
             None => {
-                let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but the value is {}", key.name, ty.name(), with_article(value.type_name())))
-                    .primary(e.span, format!("expected {}", ty.name()));
+                let d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!(
+                        "attribute `{}` of `{op}` is {}, but the value is {}",
+                        key.name,
+                        ty.name(),
+                        with_article(value.type_name())
+                    ),
+                )
+                .primary(e.span, format!("expected {}", ty.name()));
                 Err(self.push(d))
             }
         }
@@ -1288,7 +1584,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut names = Vec::new();
         liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
         for n in names {
-            if !matches!(self.lookup(&n), Some(Binding::Value(_)) | Some(Binding::Attr { .. })) || self.scopes.len() == 1 {
+            if !matches!(self.lookup(&n), Some(Binding::Value(_)) | Some(Binding::Attr { .. }))
+                || self.scopes.len() == 1
+            {
                 self.bind(&n, Binding::Poison);
             }
         }
@@ -1298,40 +1596,60 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 if targets.len() != 1 {
-                    let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "chained assignment (`a = b = ...`) is not part of the ONNX Script language")
-                        .primary(s.span, "more than one `=`")
-                        .help("assign once, then copy: `b = ...` and `a = b`");
+                    let d = Diagnostic::error(
+                        codes::UNSUPPORTED_STMT,
+                        self.file(),
+                        "chained assignment (`a = b = ...`) is not part of the ONNX Script language",
+                    )
+                    .primary(s.span, "more than one `=`")
+                    .help("assign once, then copy: `b = ...` and `a = b`");
                     return Err(self.push(d));
                 }
                 self.lower_assign(&targets[0], value)
             }
             StmtKind::AnnAssign { target, annotation, value } => {
                 if let Err((span, why)) = env::param_type(self.env, annotation) {
-                    let d = Diagnostic::error(codes::BAD_ANNOTATION, self.file(), format!("invalid type annotation: {why}"))
-                        .primary(span, "not a tensor type");
+                    let d = Diagnostic::error(
+                        codes::BAD_ANNOTATION,
+                        self.file(),
+                        format!("invalid type annotation: {why}"),
+                    )
+                    .primary(span, "not a tensor type");
                     return Err(self.push(d));
                 }
                 match value {
                     Some(v) => self.lower_assign(target, v),
                     None => {
-                        let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "a declaration without a value is not supported")
-                            .primary(s.span, "no value assigned");
+                        let d = Diagnostic::error(
+                            codes::UNSUPPORTED_STMT,
+                            self.file(),
+                            "a declaration without a value is not supported",
+                        )
+                        .primary(s.span, "no value assigned");
                         Err(self.push(d))
                     }
                 }
             }
             StmtKind::AugAssign { target, op, .. } => {
                 let t = target.dotted_name().unwrap_or_else(|| "x".into());
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), format!("augmented assignment (`{}=`) is not part of the ONNX Script language", op.symbol()))
-                    .primary(s.span, "not supported")
-                    .help(format!("write `{t} = {t} {} ...`", op.symbol()));
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    format!("augmented assignment (`{}=`) is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(s.span, "not supported")
+                .help(format!("write `{t} = {t} {} ...`", op.symbol()));
                 Err(self.push(d))
             }
             StmtKind::If { test, body, orelse } => self.lower_if(s, test, body, orelse),
             StmtKind::Return(_) => {
-                let d = Diagnostic::error(codes::MISPLACED_RETURN, self.file(), "`return` inside a control-flow block is not supported")
-                    .primary(s.span, "return inside a block")
-                    .help("assign the result to a variable in each branch and return it after the block");
+                let d = Diagnostic::error(
+                    codes::MISPLACED_RETURN,
+                    self.file(),
+                    "`return` inside a control-flow block is not supported",
+                )
+                .primary(s.span, "return inside a block")
+                .help("assign the result to a variable in each branch and return it after the block");
                 Err(self.push(d))
             }
             StmtKind::Expr(e) => match &e.kind {
@@ -1339,9 +1657,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ExprKind::Str(_) => Ok(()),
                 ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "print") => Ok(()),
                 _ => {
-                    let d = Diagnostic::error(codes::UNUSED_EXPRESSION, self.file(), "the value of this expression is never used")
-                        .primary(e.span, "computed and discarded")
-                        .help("assign it to a variable, or remove it: ONNX functions have no side effects");
+                    let d = Diagnostic::error(
+                        codes::UNUSED_EXPRESSION,
+                        self.file(),
+                        "the value of this expression is never used",
+                    )
+                    .primary(e.span, "computed and discarded")
+                    .help("assign it to a variable, or remove it: ONNX functions have no side effects");
                     Err(self.push(d))
                 }
             },
@@ -1349,7 +1671,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             StmtKind::Break | StmtKind::Continue => {
                 let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
                 if self.loop_depth == 0 {
-                    return Err(self.err(codes::BREAK_OUTSIDE_LOOP, s.span, format!("`{word}` outside a loop"), format!("`{word}` must be inside a `for` or `while` loop")));
+                    return Err(self.err(
+                        codes::BREAK_OUTSIDE_LOOP,
+                        s.span,
+                        format!("`{word}` outside a loop"),
+                        format!("`{word}` must be inside a `for` or `while` loop"),
+                    ));
                 }
                 Err(self.misplaced_loop_exit(s))
             }
@@ -1374,8 +1701,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs)) => {
                 if ts.len() != vs.len() {
-                    let d = Diagnostic::error(codes::UNPACK_COUNT, self.file(), format!("{} names on the left but {} values on the right", ts.len(), vs.len()))
-                        .primary(target.span, "unpacked here");
+                    let d = Diagnostic::error(
+                        codes::UNPACK_COUNT,
+                        self.file(),
+                        format!("{} names on the left but {} values on the right", ts.len(), vs.len()),
+                    )
+                    .primary(target.span, "unpacked here");
                     return Err(self.push(d));
                 }
                 for (t, v) in ts.iter().zip(vs) {
@@ -1389,8 +1720,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     match &t.kind {
                         ExprKind::Name(n) => names.push(n.clone()),
                         _ => {
-                            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "only names can be unpacked into")
-                                .primary(t.span, "not a simple name");
+                            let d = Diagnostic::error(
+                                codes::UNSUPPORTED_STMT,
+                                self.file(),
+                                "only names can be unpacked into",
+                            )
+                            .primary(t.span, "not a simple name");
                             return Err(self.push(d));
                         }
                     }
@@ -1403,15 +1738,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Ok(())
             }
             (ExprKind::Tuple(_) | ExprKind::List(_), _) => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "only an op call's outputs or a tuple of values can be unpacked")
-                    .primary(value.span, "cannot be unpacked")
-                    .help("unpack a multi-output op: `values, indices = op.TopK(x, k)`");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    "only an op call's outputs or a tuple of values can be unpacked",
+                )
+                .primary(value.span, "cannot be unpacked")
+                .help("unpack a multi-output op: `values, indices = op.TopK(x, k)`");
                 Err(self.push(d))
             }
             (ExprKind::Subscript { .. }, _) | (ExprKind::Attribute { .. }, _) => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "tensors are immutable: only names can be assigned")
-                    .primary(target.span, "assignment to a part of a value")
-                    .help("compute a new tensor, e.g. with `op.ScatterND` or `op.Where`, and assign it to a name");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    "tensors are immutable: only names can be assigned",
+                )
+                .primary(target.span, "assignment to a part of a value")
+                .help("compute a new tensor, e.g. with `op.ScatterND` or `op.Where`, and assign it to a name");
                 Err(self.push(d))
             }
             _ => {
@@ -1437,9 +1780,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
         let (then_graph, else_graph) = (then_graph?, else_graph?);
         if outputs.is_empty() {
-            let d = Diagnostic::error(codes::IF_WITHOUT_OUTPUT, self.file(), "this `if` computes nothing that is used afterwards")
-                .primary(s.span, "no variable assigned here is used later")
-                .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
+            let d = Diagnostic::error(
+                codes::IF_WITHOUT_OUTPUT,
+                self.file(),
+                "this `if` computes nothing that is used afterwards",
+            )
+            .primary(s.span, "no variable assigned here is used later")
+            .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
             return Err(self.push(d));
         }
         let names: Vec<String> = outputs.iter().map(|o| self.fresh(o)).collect();
@@ -1457,21 +1804,31 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A returned value whose inferred element type contradicts the annotation (W0601). A
     /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
     fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
-        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else { return Ok(()) };
+        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else {
+            return Ok(());
+        };
         if !infer::contradicts(&actual, &want) {
             return Ok(());
         }
         let help = match (actual.is_tensor(), want.is_tensor(), &want) {
-            (true, true, Ty::Elem(t)) => format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", t.script_name()),
+            (true, true, Ty::Elem(t)) => {
+                format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", t.script_name())
+            }
             (true, true, _) => "cast the result, e.g. `op.Cast(x, to=FLOAT.dtype)`, or fix the annotation".to_string(),
-            (false, true, _) => "fix the annotation, or return a tensor, e.g. `op.ConcatFromSequence(seq, axis=0)`".to_string(),
+            (false, true, _) => {
+                "fix the annotation, or return a tensor, e.g. `op.ConcatFromSequence(seq, axis=0)`".to_string()
+            }
             (true, false, _) => "fix the annotation, or return a sequence, e.g. `op.SequenceConstruct(x)`".to_string(),
             (false, false, _) => "fix the annotation".to_string(),
         };
-        let d = Diagnostic::warning(codes::RETURN_TYPE_MISMATCH, self.file(), format!("this returns {}, but the function is annotated to return {}", actual.describe(), want.describe()))
-            .primary(span, format!("{} here", actual.describe()))
-            .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
-            .help(help);
+        let d = Diagnostic::warning(
+            codes::RETURN_TYPE_MISMATCH,
+            self.file(),
+            format!("this returns {}, but the function is annotated to return {}", actual.describe(), want.describe()),
+        )
+        .primary(span, format!("{} here", actual.describe()))
+        .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
+        .help(help);
         self.push(d);
         Ok(())
     }
@@ -1502,9 +1859,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let out = match self.subgraph_output(var, if_span, &outs) {
                 Ok(Some(o)) => Ok(o),
                 Ok(None) => {
-                    let d = Diagnostic::error(codes::CONDITIONALLY_DEFINED, self.file(), format!("`{var}` is assigned in only one branch of this `if`"))
-                        .primary(if_span, format!("`{var}` has no value when the other branch runs"))
-                        .help(format!("assign `{var}` before the `if`, or in every branch"));
+                    let d = Diagnostic::error(
+                        codes::CONDITIONALLY_DEFINED,
+                        self.file(),
+                        format!("`{var}` is assigned in only one branch of this `if`"),
+                    )
+                    .primary(if_span, format!("`{var}` has no value when the other branch runs"))
+                    .help(format!("assign `{var}` before the `if`, or in every branch"));
                     Err(self.push(d))
                 }
                 Err(e) => Err(e),
@@ -1521,7 +1882,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
-    fn new(env: &'a ModuleEnv<'m>, diags: &'a mut Diagnostics, function_domains: &'a [crate::sema::calls::Callee], source_text: &'a str) -> Self {
+    fn new(
+        env: &'a ModuleEnv<'m>,
+        diags: &'a mut Diagnostics,
+        function_domains: &'a [crate::sema::calls::Callee],
+        source_text: &'a str,
+    ) -> Self {
         Lowerer {
             source_text,
             reported_no_opset: false,
@@ -1597,13 +1963,26 @@ pub fn tensor_of(v: &PyValue) -> Option<Tensor> {
                 return None;
             }
             if items.iter().all(|i| matches!(i, PyValue::Bool(_))) {
-                Tensor { elem: ElemType::Bool, dims, data: TensorData::Bools(items.iter().map(|i| matches!(i, PyValue::Bool(true))).collect()) }
+                Tensor {
+                    elem: ElemType::Bool,
+                    dims,
+                    data: TensorData::Bools(items.iter().map(|i| matches!(i, PyValue::Bool(true))).collect()),
+                }
             } else if items.iter().all(|i| matches!(i, PyValue::Int(_) | PyValue::Bool(_))) {
-                Tensor { elem: ElemType::Int64, dims, data: TensorData::Ints(items.iter().filter_map(|i| i.as_i64()).collect()) }
+                Tensor {
+                    elem: ElemType::Int64,
+                    dims,
+                    data: TensorData::Ints(items.iter().filter_map(|i| i.as_i64()).collect()),
+                }
             } else if items.iter().all(|i| i.as_f64().is_some()) {
-                Tensor { elem: ElemType::Float, dims, data: TensorData::Floats(items.iter().filter_map(|i| i.as_f64()).map(|f| f as f32).collect()) }
+                Tensor {
+                    elem: ElemType::Float,
+                    dims,
+                    data: TensorData::Floats(items.iter().filter_map(|i| i.as_f64()).map(|f| f as f32).collect()),
+                }
             } else if items.iter().all(|i| matches!(i, PyValue::Str(_))) {
-                let strs = items.iter().map(|i| if let PyValue::Str(s) = i { s.clone() } else { String::new() }).collect();
+                let strs =
+                    items.iter().map(|i| if let PyValue::Str(s) = i { s.clone() } else { String::new() }).collect();
                 Tensor { elem: ElemType::String, dims, data: TensorData::Strings(strs) }
             } else {
                 return None;
@@ -1625,10 +2004,15 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
             PyValue::Str(s) => AttrValue::Str(s.clone()),
             _ => return None,
         },
-        AttrType::Floats => AttrValue::Floats(list(v)?.iter().map(|i| i.as_f64().map(|f| f as f32)).collect::<Option<_>>()?),
+        AttrType::Floats => {
+            AttrValue::Floats(list(v)?.iter().map(|i| i.as_f64().map(|f| f as f32)).collect::<Option<_>>()?)
+        }
         AttrType::Ints => AttrValue::Ints(list(v)?.iter().map(|i| i.as_i64()).collect::<Option<_>>()?),
         AttrType::Strings => AttrValue::Strs(
-            list(v)?.iter().map(|i| if let PyValue::Str(s) = i { Some(s.clone()) } else { None }).collect::<Option<_>>()?,
+            list(v)?
+                .iter()
+                .map(|i| if let PyValue::Str(s) = i { Some(s.clone()) } else { None })
+                .collect::<Option<_>>()?,
         ),
         AttrType::Tensor => AttrValue::Tensor(tensor_of(v)?),
         _ => return None,
@@ -1696,10 +2080,14 @@ pub fn lower_function(
             match (&p.default, default_seen) {
                 (Some(d), None) => default_seen = Some(d.span),
                 (None, Some(first)) => {
-                    let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("parameter `{}` without a default follows a parameter with one", p.name.name))
-                        .primary(p.name.span, "needs a default")
-                        .secondary(first, "first default here")
-                        .help("move parameters without defaults before those with defaults");
+                    let d = Diagnostic::error(
+                        codes::BAD_DEFAULT,
+                        env.file,
+                        format!("parameter `{}` without a default follows a parameter with one", p.name.name),
+                    )
+                    .primary(p.name.span, "needs a default")
+                    .secondary(first, "first default here")
+                    .help("move parameters without defaults before those with defaults");
                     l.push(d);
                     ok = false;
                 }
@@ -1712,9 +2100,13 @@ pub fn lower_function(
             continue;
         }
         if let Some(first) = seen.insert(&p.name.name, p.name.span) {
-            let d = Diagnostic::error(codes::DUPLICATE_PARAMETER, env.file, format!("parameter `{}` is declared twice", p.name.name))
-                .primary(p.name.span, "declared again here")
-                .secondary(first, "first declared here");
+            let d = Diagnostic::error(
+                codes::DUPLICATE_PARAMETER,
+                env.file,
+                format!("parameter `{}` is declared twice", p.name.name),
+            )
+            .primary(p.name.span, "declared again here")
+            .secondary(first, "first declared here");
             l.push(d);
             ok = false;
             continue;
@@ -1734,12 +2126,19 @@ pub fn lower_function(
                         .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
                     if let ExprKind::Name(n) = &a.kind {
                         if env.get(n).is_none() {
-                            d = Diagnostic::error(codes::UNDEFINED_NAME, env.file, format!("undefined name `{n}` in the annotation of `{}`", p.name.name))
-                                .primary(a.span, "not defined")
-                                .help(match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                            d = Diagnostic::error(
+                                codes::UNDEFINED_NAME,
+                                env.file,
+                                format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
+                            )
+                            .primary(a.span, "not defined")
+                            .help(
+                                match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
                                     Some(t) => format!("import it: `from onnxscript import {}`", t.script_name()),
-                                    None => "import the type from onnxscript, e.g. `from onnxscript import FLOAT`".to_string(),
-                                });
+                                    None => "import the type from onnxscript, e.g. `from onnxscript import FLOAT`"
+                                        .to_string(),
+                                },
+                            );
                         }
                     }
                     l.push(d);
@@ -1769,27 +2168,49 @@ pub fn lower_function(
                     match eval_const(env, d) {
                         Ok(PyValue::None) => {}
                         Ok(v) => match attr_value(&v, onnx_ty) {
-                            Some(av) if !(matches!(ty, crate::sema::types::AttrKind::Int) && matches!(v, PyValue::Float(_))) => {
+                            Some(av)
+                                if !(matches!(ty, crate::sema::types::AttrKind::Int)
+                                    && matches!(v, PyValue::Float(_))) =>
+                            {
                                 default_repr = Some(v.to_json());
                                 default = Some(av);
                             }
                             _ => {
-                                let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` is {}, but its type is `{}`", p.name.name, with_article(v.type_name()), ty.python_name()))
-                                    .primary(d.span, format!("expected {} value", with_article(ty.python_name())));
+                                let d = Diagnostic::error(
+                                    codes::BAD_DEFAULT,
+                                    env.file,
+                                    format!(
+                                        "the default of `{}` is {}, but its type is `{}`",
+                                        p.name.name,
+                                        with_article(v.type_name()),
+                                        ty.python_name()
+                                    ),
+                                )
+                                .primary(d.span, format!("expected {} value", with_article(ty.python_name())));
                                 l.push(d);
                                 ok = false;
                             }
                         },
                         Err(span) => {
-                            let d = Diagnostic::error(codes::BAD_DEFAULT, env.file, format!("the default of `{}` must be a constant", p.name.name))
-                                .primary(span, "not a constant");
+                            let d = Diagnostic::error(
+                                codes::BAD_DEFAULT,
+                                env.file,
+                                format!("the default of `{}` must be a constant", p.name.name),
+                            )
+                            .primary(span, "not a constant");
                             l.push(d);
                             ok = false;
                         }
                     }
                 }
                 l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
-                attributes.push(AttrParam { name: p.name.name.clone(), ty: onnx_ty, python_type: ty.python_name(), default, default_repr });
+                attributes.push(AttrParam {
+                    name: p.name.name.clone(),
+                    ty: onnx_ty,
+                    python_type: ty.python_name(),
+                    default,
+                    default_repr,
+                });
             }
         }
     }
@@ -1838,7 +2259,9 @@ pub fn lower_function(
         .filter_map(|i| i.ty.as_deref())
         .chain(output_types.iter().flatten().map(String::as_str))
         .filter_map(|t| match declared_ty(env, t) {
-            Some(Ty::Var { name, allowed }) => Some((name, allowed.iter().map(|t| t.script_name().to_string()).collect())),
+            Some(Ty::Var { name, allowed }) => {
+                Some((name, allowed.iter().map(|t| t.script_name().to_string()).collect()))
+            }
             _ => None,
         })
         .collect();
@@ -1935,9 +2358,21 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     }
                     if let Some(declared) = declared_outputs {
                         if declared.len() != items.len() && ok {
-                            let d = Diagnostic::error(codes::RETURN_COUNT, self.file(), format!("the function is annotated with {} output{}, but returns {}", declared.len(), if declared.len() == 1 { "" } else { "s" }, items.len()))
-                                .primary(value.span, format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }))
-                                .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
+                            let d = Diagnostic::error(
+                                codes::RETURN_COUNT,
+                                self.file(),
+                                format!(
+                                    "the function is annotated with {} output{}, but returns {}",
+                                    declared.len(),
+                                    if declared.len() == 1 { "" } else { "s" },
+                                    items.len()
+                                ),
+                            )
+                            .primary(
+                                value.span,
+                                format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }),
+                            )
+                            .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
                             self.push(d);
                             ok = false;
                         }
@@ -1952,9 +2387,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         if !returned && ok {
-            let d = Diagnostic::error(codes::NO_RETURN_VALUE, self.file(), format!("function `{}` returns nothing", f.name.name))
-                .primary(f.name.span, "no `return` at the end of this function")
-                .help("an ONNX function must return at least one tensor: end it with `return ...`");
+            let d = Diagnostic::error(
+                codes::NO_RETURN_VALUE,
+                self.file(),
+                format!("function `{}` returns nothing", f.name.name),
+            )
+            .primary(f.name.span, "no `return` at the end of this function")
+            .help("an ONNX function must return at least one tensor: end it with `return ...`");
             self.push(d);
             ok = false;
         }
@@ -2024,7 +2463,9 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
                 children.extend(comparisons.iter().map(|(_, c)| c));
             }
             ExprKind::Subscript { value, index } => children.extend([value.as_ref(), index.as_ref()]),
-            ExprKind::Slice { lower, upper, step } => children.extend([lower, upper, step].into_iter().flatten().map(|b| b.as_ref())),
+            ExprKind::Slice { lower, upper, step } => {
+                children.extend([lower, upper, step].into_iter().flatten().map(|b| b.as_ref()))
+            }
             ExprKind::Tuple(items) | ExprKind::List(items) => children.extend(items.iter()),
             _ => {}
         }
@@ -2033,8 +2474,12 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
     fn in_stmts(env: &ModuleEnv, stmts: &[Stmt]) -> Option<Opset> {
         stmts.iter().find_map(|s| match &s.kind {
             StmtKind::Expr(e) | StmtKind::Return(Some(e)) => in_expr(env, e),
-            StmtKind::Assign { targets, value } => targets.iter().find_map(|t| in_expr(env, t)).or_else(|| in_expr(env, value)),
-            StmtKind::AnnAssign { target, value, .. } => in_expr(env, target).or_else(|| value.as_ref().and_then(|v| in_expr(env, v))),
+            StmtKind::Assign { targets, value } => {
+                targets.iter().find_map(|t| in_expr(env, t)).or_else(|| in_expr(env, value))
+            }
+            StmtKind::AnnAssign { target, value, .. } => {
+                in_expr(env, target).or_else(|| value.as_ref().and_then(|v| in_expr(env, v)))
+            }
             StmtKind::AugAssign { target, value, .. } => in_expr(env, target).or_else(|| in_expr(env, value)),
             StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
                 in_expr(env, test).or_else(|| in_stmts(env, body)).or_else(|| in_stmts(env, orelse))

@@ -30,7 +30,10 @@ pub enum AttrValue {
     Tensor(Tensor),
     Graph(Graph),
     /// A reference to an attribute of the enclosing function (`ref_attr_name`).
-    Ref { name: String, ty: AttrType },
+    Ref {
+        name: String,
+        ty: AttrType,
+    },
 }
 
 impl AttrValue {

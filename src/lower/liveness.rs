@@ -49,7 +49,9 @@ pub fn used_vars(e: &Expr, out: &mut Live) {
                 used_vars(p, out);
             }
         }
-        ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => items.iter().for_each(|v| used_vars(v, out)),
+        ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
+            items.iter().for_each(|v| used_vars(v, out))
+        }
         ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
             used_vars(k, out);
             used_vars(v, out);
@@ -60,7 +62,12 @@ pub fn used_vars(e: &Expr, out: &mut Live) {
             used_vars(body, out);
             used_vars(orelse, out);
         }
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Ellipsis => {}
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis => {}
     }
 }
 
@@ -134,7 +141,9 @@ pub fn bound_in_nested_functions(stmts: &[Stmt], out: &mut Vec<String>) {
                 assigned_in_order(&f.body, &|_| None, out);
                 bound_in_nested_functions(&f.body, out);
             }
-            StmtKind::If { body, orelse, .. } | StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => {
                 bound_in_nested_functions(body, out);
                 bound_in_nested_functions(orelse, out);
             }
@@ -208,14 +217,24 @@ fn block_effect(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Ef
 
 fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
     match &s.kind {
-        StmtKind::Assign { targets, value } => Effect { gen: used_in(value), kill: targets.iter().flat_map(names_of).collect(), returns: false },
-        StmtKind::AnnAssign { target, value, .. } => Effect { gen: value.as_ref().map(used_in).unwrap_or_default(), kill: names_of(target), returns: false },
-        StmtKind::AugAssign { target, value, .. } => Effect::reads(used_in(target).union(&used_in(value)).cloned().collect()),
-        StmtKind::Return(v) => Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true },
+        StmtKind::Assign { targets, value } => {
+            Effect { gen: used_in(value), kill: targets.iter().flat_map(names_of).collect(), returns: false }
+        }
+        StmtKind::AnnAssign { target, value, .. } => {
+            Effect { gen: value.as_ref().map(used_in).unwrap_or_default(), kill: names_of(target), returns: false }
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            Effect::reads(used_in(target).union(&used_in(value)).cloned().collect())
+        }
+        StmtKind::Return(v) => {
+            Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true }
+        }
         StmtKind::If { test, body, orelse } => match is_static(s) {
             Some(true) => block_effect(body, is_static),
             Some(false) => block_effect(orelse, is_static),
-            None => Effect::reads(used_in(test)).then(block_effect(body, is_static).or(block_effect(orelse, is_static))),
+            None => {
+                Effect::reads(used_in(test)).then(block_effect(body, is_static).or(block_effect(orelse, is_static)))
+            }
         },
         // Live before a loop: what is live after it (it may run zero times), what its body reads
         // before assigning, and its header.
@@ -231,7 +250,9 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
         }
         // The graph is built where the function is defined, from the values its captured
         // variables have there.
-        StmtKind::FunctionDef(f) => Effect { gen: captured(f, is_static), kill: Live::from([f.name.name.clone()]), returns: false },
+        StmtKind::FunctionDef(f) => {
+            Effect { gen: captured(f, is_static), kill: Live::from([f.name.name.clone()]), returns: false }
+        }
         StmtKind::Expr(e) => Effect::reads(used_in(e)),
         _ => Effect::reads(Live::new()),
     }
@@ -239,7 +260,12 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
 
 /// Walks a block backwards from what is live after it, recording what is live after each `if`
 /// and loop.
-fn record_block(stmts: &[Stmt], mut live: Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) {
+fn record_block(
+    stmts: &[Stmt],
+    mut live: Live,
+    is_static: &dyn Fn(&Stmt) -> Option<bool>,
+    map: &mut HashMap<u32, Live>,
+) {
     for s in stmts.iter().rev() {
         record_stmt(s, &live, is_static, map);
         live = effect(s, is_static).live_in(&live);

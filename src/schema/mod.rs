@@ -283,10 +283,7 @@ pub struct OpSchema {
 impl OpSchema {
     /// The attribute called `name`.
     pub fn attribute(&self, name: &str) -> Option<&AttrSchema> {
-        self.attributes
-            .binary_search_by(|a| a.name.as_str().cmp(name))
-            .ok()
-            .map(|i| &self.attributes[i])
+        self.attributes.binary_search_by(|a| a.name.as_str().cmp(name)).ok().map(|i| &self.attributes[i])
     }
 
     /// The constraint of type parameter `param` (e.g. `"T"`); `None` if `param` is not a
@@ -353,8 +350,7 @@ pub struct Registry {
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        Registry::from_json(SCHEMA_JSON)
-            .unwrap_or_else(|e| panic!("embedded operator-schema data is invalid: {e}"))
+        Registry::from_json(SCHEMA_JSON).unwrap_or_else(|e| panic!("embedded operator-schema data is invalid: {e}"))
     })
 }
 
@@ -377,9 +373,7 @@ impl Registry {
         };
         let n = versions.partition_point(|s| s.since_version <= version);
         if n == 0 {
-            Resolution::NotYet {
-                first_version: first.since_version,
-            }
+            Resolution::NotYet { first_version: first.since_version }
         } else {
             Resolution::Found(&versions[n - 1])
         }
@@ -387,18 +381,12 @@ impl Registry {
 
     /// Every version of `name` in `domain`, oldest first (empty if unknown).
     pub fn versions(&self, domain: &str, name: &str) -> &[OpSchema] {
-        self.index
-            .get(normalize_domain(domain))
-            .and_then(|ops| ops.get(name))
-            .map_or(&[], |r| &self.schemas[r.clone()])
+        self.index.get(normalize_domain(domain)).and_then(|ops| ops.get(name)).map_or(&[], |r| &self.schemas[r.clone()])
     }
 
     /// The operator names of `domain`, sorted (for did-you-mean suggestions).
     pub fn op_names(&self, domain: &str) -> Vec<&str> {
-        self.index
-            .get(normalize_domain(domain))
-            .map(|ops| ops.keys().map(String::as_str).collect())
-            .unwrap_or_default()
+        self.index.get(normalize_domain(domain)).map(|ops| ops.keys().map(String::as_str).collect()).unwrap_or_default()
     }
 
     /// Whether `domain` is an operator-set domain the data knows (including ONNX
@@ -429,24 +417,15 @@ impl Registry {
 
     fn from_json(text: &str) -> Result<Registry, String> {
         let raw: RawFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let mut schemas = raw
-            .schemas
-            .into_iter()
-            .map(convert_schema)
-            .collect::<Result<Vec<_>, _>>()?;
-        schemas.sort_by(|a, b| {
-            (&a.domain, &a.name, a.since_version).cmp(&(&b.domain, &b.name, b.since_version))
-        });
+        let mut schemas = raw.schemas.into_iter().map(convert_schema).collect::<Result<Vec<_>, _>>()?;
+        schemas.sort_by(|a, b| (&a.domain, &a.name, a.since_version).cmp(&(&b.domain, &b.name, b.since_version)));
 
         let mut index: HashMap<String, BTreeMap<String, Range<usize>>> = HashMap::new();
         let mut start = 0;
         while start < schemas.len() {
             let (domain, name) = (&schemas[start].domain, &schemas[start].name);
             let mut end = start + 1;
-            while end < schemas.len()
-                && schemas[end].domain == *domain
-                && schemas[end].name == *name
-            {
+            while end < schemas.len() && schemas[end].domain == *domain && schemas[end].name == *name {
                 if schemas[end].since_version == schemas[end - 1].since_version {
                     return Err(format!(
                         "duplicate schema {}@{}",
@@ -456,23 +435,14 @@ impl Registry {
                 }
                 end += 1;
             }
-            index
-                .entry(domain.clone())
-                .or_default()
-                .insert(name.clone(), start..end);
+            index.entry(domain.clone()).or_default().insert(name.clone(), start..end);
             start = end;
         }
 
-        let mut max_versions: BTreeMap<String, i64> = raw
-            .header
-            .max_versions
-            .into_iter()
-            .map(|(d, v)| (normalize_domain(&d).to_string(), v))
-            .collect();
+        let mut max_versions: BTreeMap<String, i64> =
+            raw.header.max_versions.into_iter().map(|(d, v)| (normalize_domain(&d).to_string(), v)).collect();
         for s in &schemas {
-            let v = max_versions
-                .entry(s.domain.clone())
-                .or_insert(s.since_version);
+            let v = max_versions.entry(s.domain.clone()).or_insert(s.since_version);
             *v = (*v).max(s.since_version);
         }
 
@@ -586,21 +556,14 @@ fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
         .attributes
         .into_iter()
         .map(|a| {
-            let ty = AttrType::from_proto_name(&a.ty)
-                .ok_or_else(|| format!("{ctx}: bad attribute type {:?}", a.ty))?;
+            let ty = AttrType::from_proto_name(&a.ty).ok_or_else(|| format!("{ctx}: bad attribute type {:?}", a.ty))?;
             let default = match a.default {
                 None => None,
-                Some(v) => Some(
-                    convert_default(ty, &v)
-                        .ok_or_else(|| format!("{ctx}: bad default for {}: {v}", a.name))?,
-                ),
+                Some(v) => {
+                    Some(convert_default(ty, &v).ok_or_else(|| format!("{ctx}: bad default for {}: {v}", a.name))?)
+                }
             };
-            Ok(AttrSchema {
-                name: a.name,
-                ty,
-                required: a.required,
-                default,
-            })
+            Ok(AttrSchema { name: a.name, ty, required: a.required, default })
         })
         .collect::<Result<Vec<_>, String>>()?;
     attributes.sort_by(|a, b| a.name.cmp(&b.name));
@@ -620,10 +583,7 @@ fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
         type_constraints: raw
             .type_constraints
             .into_iter()
-            .map(|c| TypeConstraint {
-                type_param: c.type_param,
-                allowed: c.allowed,
-            })
+            .map(|c| TypeConstraint { type_param: c.type_param, allowed: c.allowed })
             .collect(),
     })
 }
@@ -638,18 +598,11 @@ fn convert_default(ty: AttrType, v: &serde_json::Value) -> Option<AttrDefault> {
         AttrType::Float => AttrDefault::Float(v.as_f64()?),
         AttrType::Int => AttrDefault::Int(v.as_i64()?),
         AttrType::String => AttrDefault::String(v.as_str()?.to_string()),
-        AttrType::Floats => {
-            AttrDefault::Floats(list(v)?.iter().map(Value::as_f64).collect::<Option<_>>()?)
+        AttrType::Floats => AttrDefault::Floats(list(v)?.iter().map(Value::as_f64).collect::<Option<_>>()?),
+        AttrType::Ints => AttrDefault::Ints(list(v)?.iter().map(Value::as_i64).collect::<Option<_>>()?),
+        AttrType::Strings => {
+            AttrDefault::Strings(list(v)?.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<_>>()?)
         }
-        AttrType::Ints => {
-            AttrDefault::Ints(list(v)?.iter().map(Value::as_i64).collect::<Option<_>>()?)
-        }
-        AttrType::Strings => AttrDefault::Strings(
-            list(v)?
-                .iter()
-                .map(|s| s.as_str().map(str::to_string))
-                .collect::<Option<_>>()?,
-        ),
         _ => return None,
     })
 }

@@ -20,10 +20,7 @@ fn generated_from_pinned_packages() {
     assert_eq!(g.onnx, "1.23.2");
     assert_eq!(g.onnxruntime, "1.32.0");
     assert!(g.python.starts_with("3."), "{}", g.python);
-    assert!(g
-        .ort_skipped_onnx_domain_extras
-        .iter()
-        .any(|s| s == "Affine@1"));
+    assert!(g.ort_skipped_onnx_domain_extras.iter().any(|s| s == "Affine@1"));
 }
 
 #[test]
@@ -31,11 +28,7 @@ fn counts_per_domain() {
     let r = registry();
     let count = |d: &str| {
         let ops = r.op_names(d).len();
-        let versions = r
-            .schemas()
-            .iter()
-            .filter(|s| s.domain == normalize_domain(d))
-            .count();
+        let versions = r.schemas().iter().filter(|s| s.domain == normalize_domain(d)).count();
         (ops, versions)
     };
     assert_eq!(count(""), (203, 629));
@@ -86,25 +79,15 @@ fn add_at_18_is_version_14() {
     assert_eq!(found("", "Add", 14).since_version, 14);
     assert_eq!(found("", "Add", 28).since_version, 14);
     assert_eq!(found("", "Add", 1).since_version, 1);
-    let versions: Vec<i64> = registry()
-        .versions("", "Add")
-        .iter()
-        .map(|s| s.since_version)
-        .collect();
+    let versions: Vec<i64> = registry().versions("", "Add").iter().map(|s| s.since_version).collect();
     assert_eq!(versions, [1, 6, 7, 13, 14]);
 }
 
 #[test]
 fn gelu_in_default_domain_starts_at_20() {
     let r = registry();
-    assert_eq!(
-        r.resolve("", "Gelu", 19),
-        Resolution::NotYet { first_version: 20 }
-    );
-    assert_eq!(
-        r.resolve("ai.onnx", "Gelu", 1),
-        Resolution::NotYet { first_version: 20 }
-    );
+    assert_eq!(r.resolve("", "Gelu", 19), Resolution::NotYet { first_version: 20 });
+    assert_eq!(r.resolve("ai.onnx", "Gelu", 1), Resolution::NotYet { first_version: 20 });
     let gelu = found("", "Gelu", 20);
     assert!(gelu.has_function);
     let approx = gelu.attribute("approximate").unwrap();
@@ -121,15 +104,7 @@ fn microsoft_gelu() {
     assert_eq!(names(&gelu.outputs), ["Y"]);
     assert!(gelu.attributes.is_empty());
     let t = gelu.type_constraint("T").unwrap();
-    assert_eq!(
-        t.allowed,
-        [
-            "tensor(float16)",
-            "tensor(float)",
-            "tensor(double)",
-            "tensor(bfloat16)"
-        ]
-    );
+    assert_eq!(t.allowed, ["tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"]);
     // Contrib ops only have version 1; a later opset still resolves to it.
     assert_eq!(found("com.microsoft", "Gelu", 5).since_version, 1);
 }
@@ -170,14 +145,7 @@ fn clip_at_18_has_optional_inputs() {
     assert_eq!(clip.since_version, 13);
     assert_eq!(names(&clip.inputs), ["input", "min", "max"]);
     let options: Vec<_> = clip.inputs.iter().map(|p| p.option).collect();
-    assert_eq!(
-        options,
-        [
-            FormalOption::Single,
-            FormalOption::Optional,
-            FormalOption::Optional
-        ]
-    );
+    assert_eq!(options, [FormalOption::Single, FormalOption::Optional, FormalOption::Optional]);
     assert_eq!(clip.inputs[1].min_arity, 0);
     assert_eq!((clip.min_input, clip.max_input), (1, 3));
     assert!(clip.attributes.is_empty());
@@ -209,10 +177,7 @@ fn split_at_18_has_variadic_output() {
     assert_eq!(split.outputs.len(), 1);
     assert_eq!(split.outputs[0].option, FormalOption::Variadic);
     assert_eq!(split.outputs[0].min_arity, 1);
-    assert_eq!(
-        split.attribute("axis").unwrap().default,
-        Some(AttrDefault::Int(0))
-    );
+    assert_eq!(split.attribute("axis").unwrap().default, Some(AttrDefault::Int(0)));
     let num_outputs = split.attribute("num_outputs").unwrap();
     assert!(!num_outputs.required);
     assert_eq!(num_outputs.default, None);
@@ -223,10 +188,7 @@ fn loop_state_may_be_empty() {
     let lp = found("", "Loop", 18);
     assert_eq!(lp.since_version, 16);
     let v = &lp.inputs[2];
-    assert_eq!(
-        (v.name.as_str(), v.option, v.min_arity),
-        ("v_initial", FormalOption::Variadic, 0)
-    );
+    assert_eq!((v.name.as_str(), v.option, v.min_arity), ("v_initial", FormalOption::Variadic, 0));
     assert!(!v.is_homogeneous);
     assert_eq!(lp.attribute("body").unwrap().ty, AttrType::Graph);
 }
@@ -239,10 +201,7 @@ fn list_and_other_attribute_types() {
         Some(AttrDefault::Strings(vec!["Tanh".into(), "Tanh".into()]))
     );
     let mvn = found("", "MeanVarianceNormalization", 18);
-    assert_eq!(
-        mvn.attribute("axes").unwrap().default,
-        Some(AttrDefault::Ints(vec![0, 2, 3]))
-    );
+    assert_eq!(mvn.attribute("axes").unwrap().default, Some(AttrDefault::Ints(vec![0, 2, 3])));
     let constant = found("", "Constant", 18);
     let ty = |n: &str| constant.attribute(n).unwrap().ty;
     assert_eq!(ty("value"), AttrType::Tensor);
@@ -299,27 +258,14 @@ fn every_schema_is_consistent() {
     for s in registry().schemas() {
         let q = format!("{}@{}", s.qualified_name(), s.since_version);
         // Attribute lookup by binary search relies on name order.
-        assert!(
-            s.attributes.windows(2).all(|w| w[0].name < w[1].name),
-            "{q}"
-        );
+        assert!(s.attributes.windows(2).all(|w| w[0].name < w[1].name), "{q}");
         for p in s.inputs.iter().chain(&s.outputs) {
             assert!(!p.type_str.is_empty(), "{q}");
             // A type_str is a type parameter or a concrete type.
-            assert!(
-                s.type_constraint(&p.type_str).is_some() || p.type_str.contains('('),
-                "{q}: {}",
-                p.type_str
-            );
+            assert!(s.type_constraint(&p.type_str).is_some() || p.type_str.contains('('), "{q}: {}", p.type_str);
         }
-        for (params, min, max) in [
-            (&s.inputs, s.min_input, s.max_input),
-            (&s.outputs, s.min_output, s.max_output),
-        ] {
-            if let Some(i) = params
-                .iter()
-                .position(|p| p.option == FormalOption::Variadic)
-            {
+        for (params, min, max) in [(&s.inputs, s.min_input, s.max_input), (&s.outputs, s.min_output, s.max_output)] {
+            if let Some(i) = params.iter().position(|p| p.option == FormalOption::Variadic) {
                 assert_eq!(i, params.len() - 1, "{q}: variadic not last");
                 assert_eq!(max, i32::MAX as u32, "{q}");
             } else {
@@ -340,11 +286,7 @@ fn every_schema_is_consistent() {
                         | (_, AttrDefault::Other)
                 );
                 assert!(ok, "{q}: {} {:?}", a.name, d);
-                assert!(
-                    !a.required,
-                    "{q}: required attribute {} has a default",
-                    a.name
-                );
+                assert!(!a.required, "{q}: required attribute {} has a default", a.name);
             }
         }
     }

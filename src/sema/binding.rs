@@ -6,7 +6,7 @@
 //! omitted — so any disagreement silently yields a wrong model. This pass compares the two
 //! signatures the way the exporter will use them (see docs/onnx-facts §6).
 
-use crate::aten::{AtenRegistry, Argument, BaseType, DefaultValue, FunctionSchema, Type};
+use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::lower::function::{did_you_mean, TorchBinding};
 use crate::sema::env::{self, eval_const, ModuleEnv};
@@ -29,7 +29,9 @@ struct TParam<'f> {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     /// A tensor input; `optional` when annotated `Optional[...]` or defaulting to `None`.
-    Input { optional: bool },
+    Input {
+        optional: bool,
+    },
     Attr(AttrKind),
     /// The annotation is invalid; already reported elsewhere.
     Unknown,
@@ -78,7 +80,10 @@ fn translation_outputs(env: &ModuleEnv, f: &FunctionDef) -> Option<(usize, Span)
 fn may_be_omitted(a: &Argument) -> bool {
     a.is_out()
         || a.name == "pin_memory"
-        || matches!(a.ty.base_type(), BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator)
+        || matches!(
+            a.ty.base_type(),
+            BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator
+        )
 }
 
 /// `float alpha=1`, the way the help line suggests a parameter for it.
@@ -201,7 +206,14 @@ fn attribute_holds(kind: AttrKind, ty: &Type) -> bool {
 /// Checks one function against every operator its `@torch_op` names.
 ///
 /// `invalid` names custom operators whose declaration failed (already reported).
-pub fn check_function(env: &ModuleEnv, f: &FunctionDef, bindings: &[TorchBinding], registry: &AtenRegistry, invalid: &[String], diags: &mut Diagnostics) {
+pub fn check_function(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    bindings: &[TorchBinding],
+    registry: &AtenRegistry,
+    invalid: &[String],
+    diags: &mut Diagnostics,
+) {
     if bindings.is_empty() {
         return;
     }
@@ -222,9 +234,13 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
     // `aten::getitem` by mistake and keeps it for compatibility.
     if rest == "getitem" && registry.has_namespace(ns) {
         diags.push(
-            Diagnostic::warning(codes::LEGACY_GETITEM_NAME, env.file, format!("`{}` is not a PyTorch operator; the exporter ignores this name", b.qualname))
-                .primary(b.span, "never looked up")
-                .help("`x[i]` on a tuple reaches translations as `_operator::getitem`"),
+            Diagnostic::warning(
+                codes::LEGACY_GETITEM_NAME,
+                env.file,
+                format!("`{}` is not a PyTorch operator; the exporter ignores this name", b.qualname),
+            )
+            .primary(b.span, "never looked up")
+            .help("`x[i]` on a tuple reaches translations as `_operator::getitem`"),
         );
         return;
     }
@@ -242,14 +258,19 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
     let mut d;
     if !overloads.is_empty() {
         let shown = if overload.is_empty() { "default overload".to_string() } else { format!("overload `{overload}`") };
-        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("`{base}` has no {shown}")).primary(b.span, "unknown overload");
-        let list: Vec<String> = overloads.iter().map(|o| if o.is_empty() { format!("`{base}`") } else { format!("`{base}.{o}`") }).collect();
+        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("`{base}` has no {shown}"))
+            .primary(b.span, "unknown overload");
+        let list: Vec<String> = overloads
+            .iter()
+            .map(|o| if o.is_empty() { format!("`{base}`") } else { format!("`{base}.{o}`") })
+            .collect();
         d = match did_you_mean(overload, overloads.iter().copied()) {
             Some(s) if !s.is_empty() => d.help(format!("did you mean `{base}.{s}`?")),
             _ => d.help(format!("its overloads are {}", list.join(", "))),
         };
     } else {
-        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("there is no operator `{}`", b.qualname)).primary(b.span, "unknown operator");
+        d = Diagnostic::error(codes::UNKNOWN_ATEN_OP, env.file, format!("there is no operator `{}`", b.qualname))
+            .primary(b.span, "unknown operator");
         let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
         if let Some(s) = did_you_mean(name, candidates) {
             d = d.help(format!("did you mean `{ns}::{s}`?"));
@@ -282,10 +303,14 @@ fn check_against(
                 matched.push((a, i));
                 if p.name != a.name {
                     diags.push(
-                        Diagnostic::warning(codes::POSITIONAL_NAME_MISMATCH, file, format!("parameter `{}` receives `{q}`'s argument `{}`", p.name, a.name))
-                            .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
-                            .secondary(b.span, "bound here")
-                            .help(format!("rename the parameter to `{}` to match the schema", a.name)),
+                        Diagnostic::warning(
+                            codes::POSITIONAL_NAME_MISMATCH,
+                            file,
+                            format!("parameter `{}` receives `{q}`'s argument `{}`", p.name, a.name),
+                        )
+                        .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+                        .secondary(b.span, "bound here")
+                        .help(format!("rename the parameter to `{}` to match the schema", a.name)),
                     );
                 }
             }
@@ -308,10 +333,17 @@ fn check_against(
             Some(p) => {
                 used[slot] = true;
                 diags.push(
-                    Diagnostic::error(codes::KEYWORD_NAME_MISMATCH, file, format!("`{q}` passes its keyword-only argument `{}` by name, but the parameter is called `{}`", a.name, p.name))
-                        .primary(p.span, format!("should be `{}`", a.name))
-                        .secondary(b.span, "bound here")
-                        .help(format!("rename the parameter to `{}`", a.name)),
+                    Diagnostic::error(
+                        codes::KEYWORD_NAME_MISMATCH,
+                        file,
+                        format!(
+                            "`{q}` passes its keyword-only argument `{}` by name, but the parameter is called `{}`",
+                            a.name, p.name
+                        ),
+                    )
+                    .primary(p.span, format!("should be `{}`", a.name))
+                    .secondary(b.span, "bound here")
+                    .help(format!("rename the parameter to `{}`", a.name)),
                 );
             }
             None => missing.push(a),
@@ -321,17 +353,29 @@ fn check_against(
     for a in missing {
         if a.default.is_none() && !a.is_out() {
             diags.push(
-                Diagnostic::error(codes::MISSING_ATEN_ARGUMENT, file, format!("the translation of `{q}` has no parameter for its argument `{}`", a.name))
-                    .primary(f.name.span, format!("lacks `{a}`"))
-                    .secondary(b.span, "bound here")
-                    .help(format!("add the parameter `{}`", suggested_parameter(a))),
+                Diagnostic::error(
+                    codes::MISSING_ATEN_ARGUMENT,
+                    file,
+                    format!("the translation of `{q}` has no parameter for its argument `{}`", a.name),
+                )
+                .primary(f.name.span, format!("lacks `{a}`"))
+                .secondary(b.span, "bound here")
+                .help(format!("add the parameter `{}`", suggested_parameter(a))),
             );
         } else if a.default.is_some() && !may_be_omitted(a) {
             diags.push(
-                Diagnostic::error(codes::IGNORED_ATEN_ARGUMENT, file, format!("the translation of `{q}` ignores its argument `{}`", a.name))
-                    .primary(f.name.span, format!("lacks `{a}`"))
-                    .secondary(b.span, "bound here")
-                    .help(format!("a call with a non-default `{}` would be translated wrongly; add the parameter `{}`", a.name, suggested_parameter(a))),
+                Diagnostic::error(
+                    codes::IGNORED_ATEN_ARGUMENT,
+                    file,
+                    format!("the translation of `{q}` ignores its argument `{}`", a.name),
+                )
+                .primary(f.name.span, format!("lacks `{a}`"))
+                .secondary(b.span, "bound here")
+                .help(format!(
+                    "a call with a non-default `{}` would be translated wrongly; add the parameter `{}`",
+                    a.name,
+                    suggested_parameter(a)
+                )),
             );
         }
     }
@@ -350,19 +394,33 @@ fn check_against(
             }
             Kind::Attr(kind) if !attribute_holds(kind, &a.ty) => {
                 diags.push(
-                    Diagnostic::error(codes::ATTRIBUTE_CANNOT_HOLD, file, format!("{} `{}` attribute cannot hold `{q}`'s `{} {}`", if kind.python_name().starts_with('i') { "an" } else { "a" }, kind.python_name(), a.ty, a.name))
-                        .primary(p.span, format!("declared `{}`", kind.python_name()))
-                        .secondary(b.span, "bound here")
-                        .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
+                    Diagnostic::error(
+                        codes::ATTRIBUTE_CANNOT_HOLD,
+                        file,
+                        format!(
+                            "{} `{}` attribute cannot hold `{q}`'s `{} {}`",
+                            if kind.python_name().starts_with('i') { "an" } else { "a" },
+                            kind.python_name(),
+                            a.ty,
+                            a.name
+                        ),
+                    )
+                    .primary(p.span, format!("declared `{}`", kind.python_name()))
+                    .secondary(b.span, "bound here")
+                    .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
                 );
                 continue;
             }
             Kind::Input { optional: false } if a.ty.is_optional() && a.ty.is_single_tensor() => {
                 diags.push(
-                    Diagnostic::error(codes::OPTIONAL_TENSOR_REQUIRED, file, format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty))
-                        .primary(p.span, "a required input")
-                        .secondary(b.span, "bound here")
-                        .help(format!("make it optional: `{}: Optional[FLOAT] = None`", p.name)),
+                    Diagnostic::error(
+                        codes::OPTIONAL_TENSOR_REQUIRED,
+                        file,
+                        format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty),
+                    )
+                    .primary(p.span, "a required input")
+                    .secondary(b.span, "bound here")
+                    .help(format!("make it optional: `{}: Optional[FLOAT] = None`", p.name)),
                 );
                 continue;
             }
@@ -371,10 +429,14 @@ fn check_against(
         match (&a.default, p.has_default) {
             (Some(text), false) => {
                 diags.push(
-                    Diagnostic::warning(codes::ATEN_DEFAULT_REQUIRED, file, format!("`{q}` gives `{}` the default `{text}`, but the translation requires a value", a.name))
-                        .primary(p.span, "no default")
-                        .secondary(b.span, "bound here")
-                        .help(format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))),
+                    Diagnostic::warning(
+                        codes::ATEN_DEFAULT_REQUIRED,
+                        file,
+                        format!("`{q}` gives `{}` the default `{text}`, but the translation requires a value", a.name),
+                    )
+                    .primary(p.span, "no default")
+                    .secondary(b.span, "bound here")
+                    .help(format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))),
                 );
             }
             (Some(text), true) => {
@@ -401,10 +463,14 @@ fn check_against(
     for (i, p) in params.iter().enumerate() {
         if !used[i] && !p.has_default && p.kind != Kind::Unknown {
             diags.push(
-                Diagnostic::error(codes::EXTRA_PARAMETER, file, format!("parameter `{}` matches no argument of `{q}`", p.name))
-                    .primary(p.span, "the exporter never passes this")
-                    .secondary(b.span, "bound here")
-                    .help(format!("give it a default, or remove it; `{q}` takes {}", argument_list(schema))),
+                Diagnostic::error(
+                    codes::EXTRA_PARAMETER,
+                    file,
+                    format!("parameter `{}` matches no argument of `{q}`", p.name),
+                )
+                .primary(p.span, "the exporter never passes this")
+                .secondary(b.span, "bound here")
+                .help(format!("give it a default, or remove it; `{q}` takes {}", argument_list(schema))),
             );
         }
     }
@@ -413,10 +479,17 @@ fn check_against(
         let want = schema.returns.len();
         if n != want && want > 0 {
             diags.push(
-                Diagnostic::error(codes::ATEN_OUTPUT_COUNT, file, format!("`{q}` returns {want} value{}, but the translation returns {n}", if want == 1 { "" } else { "s" }))
-                    .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
-                    .secondary(b.span, "bound here")
-                    .help(format!("the schema returns `{}`", returns_text(schema))),
+                Diagnostic::error(
+                    codes::ATEN_OUTPUT_COUNT,
+                    file,
+                    format!(
+                        "`{q}` returns {want} value{}, but the translation returns {n}",
+                        if want == 1 { "" } else { "s" }
+                    ),
+                )
+                .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+                .secondary(b.span, "bound here")
+                .help(format!("the schema returns `{}`", returns_text(schema))),
             );
         }
     }
@@ -446,9 +519,12 @@ pub fn onnx_mapping(a: &Argument) -> String {
     let mapping = match ty {
         Type::Base(BaseType::Tensor) if optional => "optional tensor input (None when absent)".to_string(),
         Type::Base(BaseType::Tensor) => "tensor input".to_string(),
-        Type::List(elem, _) if elem.base_type() == BaseType::Tensor => {
-            if elem.is_optional() { "input: a sequence of optional tensors" } else { "input: a sequence of tensors (Sequence[...])" }.to_string()
+        Type::List(elem, _) if elem.base_type() == BaseType::Tensor => if elem.is_optional() {
+            "input: a sequence of optional tensors"
+        } else {
+            "input: a sequence of tensors (Sequence[...])"
         }
+        .to_string(),
         Type::Base(b) => match b {
             BaseType::Int | BaseType::SymInt => "attribute `int` (INT), or an INT64 tensor input".into(),
             BaseType::Float => "attribute `float` (FLOAT)".into(),
@@ -495,11 +571,8 @@ pub fn describe_schema(schema: &FunctionSchema) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{schema}");
     let _ = writeln!(out);
-    let rows: Vec<(String, String, String)> = schema
-        .arguments
-        .iter()
-        .map(|a| (a.name.clone(), a.ty.to_string(), onnx_mapping(a)))
-        .collect();
+    let rows: Vec<(String, String, String)> =
+        schema.arguments.iter().map(|a| (a.name.clone(), a.ty.to_string(), onnx_mapping(a))).collect();
     let name_w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
     let ty_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(4);
     let _ = writeln!(out, "{:name_w$}  {:ty_w$}  onnx", "argument", "type");
@@ -507,7 +580,8 @@ pub fn describe_schema(schema: &FunctionSchema) -> String {
         let _ = writeln!(out, "{n:name_w$}  {t:ty_w$}  {m}");
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "returns: {} output{}", schema.returns.len(), if schema.returns.len() == 1 { "" } else { "s" });
+    let _ =
+        writeln!(out, "returns: {} output{}", schema.returns.len(), if schema.returns.len() == 1 { "" } else { "s" });
     for (i, r) in schema.returns.iter().enumerate() {
         let name = r.name.clone().unwrap_or_else(|| format!("#{i}"));
         let _ = writeln!(out, "  {name}: {}", r.ty);

@@ -59,7 +59,13 @@ impl Callee {
                     Some(Global::TypeVar { name, .. }) if attr.is_none() => Some(name),
                     _ => None,
                 };
-                CalleeParam { name: p.name.name.clone(), span: p.name.span, attr, has_default: p.default.is_some(), type_var }
+                CalleeParam {
+                    name: p.name.name.clone(),
+                    span: p.name.span,
+                    attr,
+                    has_default: p.default.is_some(),
+                    type_var,
+                }
             })
             .collect();
         let declared = f.returns.as_ref().and_then(|r| env::return_types(env, r).ok()).map(|ts| ts.len());
@@ -162,8 +168,17 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
     let positional: Vec<&Arg> = call.args.iter().filter(|a| a.keyword.is_none() && a.kind == ArgKind::Plain).collect();
     if positional.len() > params.len() {
         let extra = positional[params.len()];
-        let d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` takes {} argument{}, but {} were given", params.len(), if params.len() == 1 { "" } else { "s" }, positional.len()))
-            .primary(extra.span, "unexpected argument");
+        let d = Diagnostic::error(
+            codes::FUNCTION_CALL_ARGUMENTS,
+            file,
+            format!(
+                "`{name}` takes {} argument{}, but {} were given",
+                params.len(),
+                if params.len() == 1 { "" } else { "s" },
+                positional.len()
+            ),
+        )
+        .primary(extra.span, "unexpected argument");
         diags.push(defined_here(d).help(format!("its signature is {}", callee.signature())));
         return;
     }
@@ -175,16 +190,24 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
         let k = a.keyword.as_ref().expect("filtered");
         match params.iter().position(|p| p.name == k.name) {
             Some(i) if given[i] && i < positional.len() => {
-                let d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` is given `{}` twice", k.name))
-                    .primary(k.span, "given again by keyword")
-                    .secondary(positional[i].span, "given here by position");
+                let d = Diagnostic::error(
+                    codes::FUNCTION_CALL_ARGUMENTS,
+                    file,
+                    format!("`{name}` is given `{}` twice", k.name),
+                )
+                .primary(k.span, "given again by keyword")
+                .secondary(positional[i].span, "given here by position");
                 diags.push(d.help(format!("its signature is {}", callee.signature())));
                 return;
             }
             Some(i) => given[i] = true,
             None => {
-                let mut d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("`{name}` has no parameter `{}`", k.name))
-                    .primary(k.span, "unknown keyword");
+                let mut d = Diagnostic::error(
+                    codes::FUNCTION_CALL_ARGUMENTS,
+                    file,
+                    format!("`{name}` has no parameter `{}`", k.name),
+                )
+                .primary(k.span, "unknown keyword");
                 d = defined_here(d);
                 d = match crate::lower::function::did_you_mean(&k.name, params.iter().map(|p| p.name.as_str())) {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
@@ -200,8 +223,12 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
             continue;
         }
         let what = if p.attr.is_some() { "attribute" } else { "input" };
-        let mut d = Diagnostic::error(codes::FUNCTION_CALL_ARGUMENTS, file, format!("call to `{name}` is missing its {what} `{}`", p.name))
-            .primary(call.span, format!("`{}` not given", p.name));
+        let mut d = Diagnostic::error(
+            codes::FUNCTION_CALL_ARGUMENTS,
+            file,
+            format!("call to `{name}` is missing its {what} `{}`", p.name),
+        )
+        .primary(call.span, format!("`{}` not given", p.name));
         if same_file {
             d = d.secondary(p.span, "declared here");
         }
@@ -211,7 +238,13 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
 }
 
 /// Finds each cycle in the call graph once and reports it at the call that closes it.
-fn report_cycles(envs: &[ModuleEnv], owner: &[Option<usize>], calls: &[Vec<Call>], callees: &[Callee], diags: &mut Diagnostics) {
+fn report_cycles(
+    envs: &[ModuleEnv],
+    owner: &[Option<usize>],
+    calls: &[Vec<Call>],
+    callees: &[Callee],
+    diags: &mut Diagnostics,
+) {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         New,
@@ -262,9 +295,12 @@ fn cycle_diagnostic(file: FileId, cycle: &[&str], callee: &str, closing: &Call) 
     } else {
         let mut path: Vec<String> = cycle.iter().map(|f| format!("`{f}`")).collect();
         path.push(format!("`{callee}`"));
-        (format!("functions call each other in a cycle: {}", path.join(" → ")), format!("closes the cycle back to `{callee}`"))
+        (
+            format!("functions call each other in a cycle: {}", path.join(" → ")),
+            format!("closes the cycle back to `{callee}`"),
+        )
     };
-    Diagnostic::error(codes::RECURSION, file, message)
-        .primary(closing.func_span, label)
-        .help("ONNX functions are expanded where they are called, so they cannot recurse; use `op.Loop` or a `for` loop")
+    Diagnostic::error(codes::RECURSION, file, message).primary(closing.func_span, label).help(
+        "ONNX functions are expanded where they are called, so they cannot recurse; use `op.Loop` or a `for` loop",
+    )
 }

@@ -29,7 +29,10 @@ pub enum Global {
     /// A tensor type such as `FLOAT`.
     TensorType(ElemType),
     /// `TypeVar("T", bound=Union[FLOAT, DOUBLE])`: the allowed element types (empty: any).
-    TypeVar { name: String, allowed: Vec<ElemType> },
+    TypeVar {
+        name: String,
+        allowed: Vec<ElemType>,
+    },
     /// A type alias such as `RealType = Union[FLOAT, DOUBLE, INT64]`.
     TypeUnion(Vec<ElemType>),
     /// The `script` decorator, `graph`, or another onnxscript helper.
@@ -236,10 +239,14 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                                     // `import a.b.c` binds `a`, whose `b` is `a.b`, whose `c` is the module.
                                     let mut child = Global::Module(key);
                                     for depth in (1..a.name.parts.len()).rev() {
-                                        let prefix: Vec<&str> = a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
+                                        let prefix: Vec<&str> =
+                                            a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
                                         let prefix = prefix.join(".");
                                         let ns_key = format!("package:{prefix}");
-                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| Namespace { display: prefix.clone(), ..Default::default() });
+                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| Namespace {
+                                            display: prefix.clone(),
+                                            ..Default::default()
+                                        });
                                         ns.names.insert(a.name.parts[depth].name.clone(), child);
                                         child = Global::Module(ns_key);
                                     }
@@ -257,7 +264,8 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
             }
             StmtKind::ImportFrom { level, module: m, names, star } => {
                 let module_name = m.dotted();
-                let lookup = if *level == 0 { (ctx.resolve)(0, &module_name) } else { (ctx.resolve)(*level, &module_name) };
+                let lookup =
+                    if *level == 0 { (ctx.resolve)(0, &module_name) } else { (ctx.resolve)(*level, &module_name) };
                 if lookup != ModuleLookup::External {
                     import_from_onnxs(&mut env, ctx, stmt.span, *level, m, names, *star, lookup, diags);
                     continue;
@@ -306,9 +314,13 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                 // A `def` that redefines one of the module's functions (an imported function
                 // may be shadowed, as in Python).
                 if !accepted.iter().any(|a| std::ptr::eq(*a, f)) {
-                    let mut d = Diagnostic::error(codes::DUPLICATE_FUNCTION, file, format!("function `{}` is defined twice", f.name.name))
-                        .primary(f.name.span, "defined again here")
-                        .help("rename one of the functions");
+                    let mut d = Diagnostic::error(
+                        codes::DUPLICATE_FUNCTION,
+                        file,
+                        format!("function `{}` is defined twice", f.name.name),
+                    )
+                    .primary(f.name.span, "defined again here")
+                    .help("rename one of the functions");
                     if let Some(prev) = env.globals.get(&f.name.name) {
                         d = d.secondary(prev.span, "first defined here");
                     }
@@ -365,7 +377,9 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
         }
         _ => {
             let key = format!("package:{shown}");
-            env.namespaces.entry(key.clone()).or_insert_with(|| Namespace { display: shown.to_string(), ..Default::default() });
+            env.namespaces
+                .entry(key.clone())
+                .or_insert_with(|| Namespace { display: shown.to_string(), ..Default::default() });
             key
         }
     }
@@ -481,19 +495,23 @@ fn import_from_onnxs(
 /// E0111: an imported module is not a `.onnxs` file of the compilation or beside the importer.
 fn module_not_found(file: FileId, shown: &str, span: Span, lookup: &ModuleLookup) -> Diagnostic {
     match lookup {
-        ModuleLookup::Ambiguous { candidates } => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` is ambiguous"))
-            .primary(span, "several input files could be this module")
-            .help(format!(
-                "it could be {}; import it relatively (`from .{} import ...`), or give only one of them",
-                candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "),
-                shown.trim_start_matches('.')
-            )),
-        ModuleLookup::NotFound { tried } if !tried.is_empty() => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
-            .primary(span, "no such `.onnxs` module")
-            .help(format!(
-                "looked for {}; give the module's file as an input, or put it next to the file that imports it",
-                tried.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
-            )),
+        ModuleLookup::Ambiguous { candidates } => {
+            Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` is ambiguous"))
+                .primary(span, "several input files could be this module")
+                .help(format!(
+                    "it could be {}; import it relatively (`from .{} import ...`), or give only one of them",
+                    candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "),
+                    shown.trim_start_matches('.')
+                ))
+        }
+        ModuleLookup::NotFound { tried } if !tried.is_empty() => {
+            Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
+                .primary(span, "no such `.onnxs` module")
+                .help(format!(
+                    "looked for {}; give the module's file as an input, or put it next to the file that imports it",
+                    tried.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
+                ))
+        }
         _ => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
             .primary(span, "no such `.onnxs` module")
             .help("give the module's file as an input, or put it next to the file that imports it"),
@@ -513,7 +531,9 @@ fn is_library_define(env: &ModuleEnv, e: &Expr) -> bool {
     parts.push(root);
     parts.reverse();
     match parts.as_slice() {
-        ["torch", "library", "define"] => matches!(env.get("torch"), None | Some(Global::Module(_) | Global::Opaque(_))),
+        ["torch", "library", "define"] => {
+            matches!(env.get("torch"), None | Some(Global::Module(_) | Global::Opaque(_)))
+        }
         ["library", "define"] => matches!(env.get("library"), Some(Global::Opaque(m)) if m == "torch.library"),
         _ => false,
     }
@@ -526,9 +546,13 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
     let qualname = positional.first().map(|a| &a.value).or(keyword("qualname").map(|a| &a.value));
     let schema = positional.get(1).map(|a| &a.value).or(keyword("schema").map(|a| &a.value));
     let bad = |span: Span, label: &str| {
-        Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, file, "`torch.library.define` needs the operator's name and schema as strings")
-            .primary(span, label)
-            .help("write `torch.library.define(\"mylibrary::my_op\", \"(Tensor x) -> Tensor\")`")
+        Diagnostic::error(
+            codes::BAD_CUSTOM_SCHEMA,
+            file,
+            "`torch.library.define` needs the operator's name and schema as strings",
+        )
+        .primary(span, label)
+        .help("write `torch.library.define(\"mylibrary::my_op\", \"(Tensor x) -> Tensor\")`")
     };
     let (Some(q), Some(sch)) = (qualname, schema) else {
         diags.push(bad(e.span, "missing the name or the schema"));
@@ -541,9 +565,13 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
     };
     if !qtext.contains("::") {
         diags.push(
-            Diagnostic::error(codes::BAD_CUSTOM_SCHEMA, file, format!("custom operator name `{qtext}` has no namespace"))
-                .primary(q.span, "expected `namespace::name`")
-                .help(format!("write it as `mylibrary::{qtext}`, as `torch.library.custom_op` does")),
+            Diagnostic::error(
+                codes::BAD_CUSTOM_SCHEMA,
+                file,
+                format!("custom operator name `{qtext}` has no namespace"),
+            )
+            .primary(q.span, "expected `namespace::name`")
+            .help(format!("write it as `mylibrary::{qtext}`, as `torch.library.custom_op` does")),
         );
         return None;
     }
@@ -587,7 +615,8 @@ pub fn opset_by_name(name: &str) -> Option<Opset> {
 
 /// What `from MODULE import NAME` binds.
 fn imported(module: &str, name: &str) -> Result<Global, String> {
-    let onnxscript_like = matches!(module, "onnxscript" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "onnxscript.values");
+    let onnxscript_like =
+        matches!(module, "onnxscript" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "onnxscript.values");
     if onnxscript_like {
         if let Some(op) = opset_by_name(name) {
             if module == "onnxscript.onnx_types" || module == "onnxscript.values" {
@@ -632,7 +661,8 @@ const TORCHLIB_TYPING: &str = "onnxscript.function_libs.torch_lib.tensor_typing"
 static TORCHLIB_TYPING_DATA: &str = include_str!("generated/torchlib_typing.txt");
 
 fn torchlib_type_var(name: &str) -> Option<Global> {
-    let line = TORCHLIB_TYPING_DATA.lines().filter(|l| !l.starts_with('#')).find(|l| l.split(' ').next() == Some(name))?;
+    let line =
+        TORCHLIB_TYPING_DATA.lines().filter(|l| !l.starts_with('#')).find(|l| l.split(' ').next() == Some(name))?;
     let allowed = line.split(' ').skip(1).filter_map(ElemType::from_script_name).collect();
     Some(Global::TypeVar { name: name.to_string(), allowed })
 }
@@ -646,7 +676,9 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
             Global::Module(m) => {
                 let full = format!("{m}.{}", attr.name);
                 match full.as_str() {
-                    "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => Some(Global::Module(full)),
+                    "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => {
+                        Some(Global::Module(full))
+                    }
                     "onnxscript.script" => Some(Global::ScriptDecorator),
                     "onnxscript.graph" => Some(Global::GraphDecorator),
                     "onnxscript.values.Opset" | "onnxscript.Opset" => Some(Global::OpsetClass),
@@ -671,7 +703,9 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
         }
     }
     let is_union = match &value.kind {
-        ExprKind::Subscript { value: head, .. } => matches!(resolve_dotted(env, head), Some(Global::Typing(t)) if t == "Union"),
+        ExprKind::Subscript { value: head, .. } => {
+            matches!(resolve_dotted(env, head), Some(Global::Typing(t)) if t == "Union")
+        }
         ExprKind::BinOp { op: BinOp::BitOr, .. } => true,
         _ => false,
     };
@@ -725,11 +759,17 @@ fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diag
             (0, Some(PyValue::Str(s))) => domain = Some(s),
             (1, Some(PyValue::Int(n))) => version = Some(n),
             (0, _) => {
-                diags.push(Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string").primary(arg.value.span, "expected a string"));
+                diags.push(
+                    Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string")
+                        .primary(arg.value.span, "expected a string"),
+                );
                 return None;
             }
             _ => {
-                diags.push(Diagnostic::error(codes::BAD_OPSET, file, "the opset version must be an integer").primary(arg.value.span, "expected an integer"));
+                diags.push(
+                    Diagnostic::error(codes::BAD_OPSET, file, "the opset version must be an integer")
+                        .primary(arg.value.span, "expected an integer"),
+                );
                 return None;
             }
         }
@@ -883,7 +923,9 @@ fn fold_binop(op: BinOp, l: &PyValue, r: &PyValue) -> Option<PyValue> {
                 BinOp::Sub => Int(a.checked_sub(b)?),
                 BinOp::Mult => Int(a.checked_mul(b)?),
                 BinOp::Div => Float(a as f64 / b as f64).filter_finite()?,
-                BinOp::FloorDiv if b != 0 => Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 }),
+                BinOp::FloorDiv if b != 0 => {
+                    Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 })
+                }
                 BinOp::Mod if b != 0 => Int(((a % b) + b) % b),
                 BinOp::Pow if b >= 0 => Int(a.checked_pow(u32::try_from(b).ok()?)?),
                 BinOp::Pow => Float((a as f64).powf(b as f64)),
@@ -940,11 +982,15 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
     }
     if let ExprKind::Subscript { value, index } = &e.kind {
         let head = match &value.kind {
-            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => Some(Global::Typing(n.clone())),
+            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => {
+                Some(Global::Typing(n.clone()))
+            }
             _ => resolve_dotted(env, value),
         };
         match head {
-            Some(Global::TensorType(t)) => return Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
+            Some(Global::TensorType(t)) => {
+                return Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false })
+            }
             Some(Global::Typing(t)) => match t.as_str() {
                 "Sequence" | "List" | "list" => {
                     return match param_type(env, index)? {
@@ -976,7 +1022,8 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
                         ExprKind::Tuple(items) => items.iter().collect(),
                         _ => vec![index.as_ref()],
                     };
-                    let non_none: Vec<&Expr> = items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
+                    let non_none: Vec<&Expr> =
+                        items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
                     let optional = non_none.len() != items.len();
                     if non_none.len() == 1 {
                         return Ok(match param_type(env, non_none[0])? {

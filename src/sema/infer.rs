@@ -244,9 +244,12 @@ fn list(types: &[ElemType]) -> String {
 fn kind_help(have: Kind, want: &[Kind]) -> String {
     match (have, want.first()) {
         (Kind::Seq, Some(Kind::Tensor)) => {
-            "take one tensor with `op.SequenceAt(seq, i)`, or join them with `op.ConcatFromSequence(seq, axis=0)`".to_string()
+            "take one tensor with `op.SequenceAt(seq, i)`, or join them with `op.ConcatFromSequence(seq, axis=0)`"
+                .to_string()
         }
-        (Kind::Tensor, Some(Kind::Seq)) => "make a sequence with `op.SequenceConstruct(x)` or `op.SplitToSequence(x)`".to_string(),
+        (Kind::Tensor, Some(Kind::Seq)) => {
+            "make a sequence with `op.SequenceConstruct(x)` or `op.SplitToSequence(x)`".to_string()
+        }
         (Kind::OptTensor | Kind::OptSeq, _) => "take the value out with `op.OptionalGetElement(o)`".to_string(),
         (_, Some(Kind::OptTensor | Kind::OptSeq)) => "wrap the value with `op.Optional(x)`".to_string(),
         _ => "pass a value of the kind the operator expects".to_string(),
@@ -262,7 +265,9 @@ fn clash(a: &Ty, b: &Ty) -> bool {
     match (a.tensor_ty(), b.tensor_ty()) {
         (Some(Ty::Elem(x)), Some(Ty::Elem(y))) => x != y,
         (Some(Ty::Elem(x)), Some(v @ Ty::Var { .. })) | (Some(v @ Ty::Var { .. }), Some(Ty::Elem(x))) => !v.admits(*x),
-        (Some(Ty::Var { allowed: x, .. }), Some(Ty::Var { allowed: y, .. })) => !x.is_empty() && !y.is_empty() && !x.iter().any(|t| y.contains(t)),
+        (Some(Ty::Var { allowed: x, .. }), Some(Ty::Var { allowed: y, .. })) => {
+            !x.is_empty() && !y.is_empty() && !x.iter().any(|t| y.contains(t))
+        }
         _ => false,
     }
 }
@@ -315,7 +320,11 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             return Err(Conflict {
                 arg: i,
                 other: None,
-                message: format!("`{op}` expects {want} for its input `{}`, but this is {}", formal.name, if kinds.len() == 1 { kinds[0].describe().to_string() } else { ty.describe() }),
+                message: format!(
+                    "`{op}` expects {want} for its input `{}`, but this is {}",
+                    formal.name,
+                    if kinds.len() == 1 { kinds[0].describe().to_string() } else { ty.describe() }
+                ),
                 label: format!("{} here", ty.describe()),
                 help: Some(kind_help(kinds[0], &wanted)),
             });
@@ -362,7 +371,11 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                     return Err(Conflict {
                         arg: i,
                         other: Some(j),
-                        message: format!("`{op}` needs {which} to have the same {what}, but they are {} and {}", first.describe(), ty.describe()),
+                        message: format!(
+                            "`{op}` needs {which} to have the same {what}, but they are {} and {}",
+                            first.describe(),
+                            ty.describe()
+                        ),
                         label: format!("{} here", ty.describe()),
                         help: None,
                     });
@@ -410,7 +423,9 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                 Some(a) if a.len() == 1 => Some(a[0].ty()),
                 // Every alternative a sequence (or an optional value): that much is known.
                 Some(a) if !a.is_empty() && a.iter().all(|x| x.kind == Kind::Seq) => Some(Ty::Seq(None)),
-                Some(a) if !a.is_empty() && a.iter().all(|x| matches!(x.kind, Kind::OptTensor | Kind::OptSeq)) => Some(Ty::Opt(None)),
+                Some(a) if !a.is_empty() && a.iter().all(|x| matches!(x.kind, Kind::OptTensor | Kind::OptSeq)) => {
+                    Some(Ty::Opt(None))
+                }
                 _ => None,
             }
         };

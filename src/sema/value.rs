@@ -51,8 +51,16 @@ impl PyValue {
             PyValue::List(items) => {
                 let first = items.first()?;
                 match first {
-                    PyValue::Int(_) | PyValue::Bool(_) if items.iter().all(|v| matches!(v, PyValue::Int(_) | PyValue::Bool(_))) => AttrType::Ints,
-                    PyValue::Int(_) | PyValue::Float(_) | PyValue::Bool(_) if items.iter().all(|v| v.as_f64().is_some()) => AttrType::Floats,
+                    PyValue::Int(_) | PyValue::Bool(_)
+                        if items.iter().all(|v| matches!(v, PyValue::Int(_) | PyValue::Bool(_))) =>
+                    {
+                        AttrType::Ints
+                    }
+                    PyValue::Int(_) | PyValue::Float(_) | PyValue::Bool(_)
+                        if items.iter().all(|v| v.as_f64().is_some()) =>
+                    {
+                        AttrType::Floats
+                    }
                     PyValue::Str(_) if items.iter().all(|v| matches!(v, PyValue::Str(_))) => AttrType::Strings,
                     _ => return None,
                 }
@@ -65,7 +73,13 @@ impl PyValue {
         match self {
             PyValue::Int(i) => i.to_string(),
             PyValue::Float(f) => format_float(*f),
-            PyValue::Bool(b) => if *b { "True".into() } else { "False".into() },
+            PyValue::Bool(b) => {
+                if *b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
             PyValue::Str(s) => format!("{s:?}"),
             PyValue::None => "None".into(),
             PyValue::List(items) => format!("[{}]", items.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", ")),
@@ -75,7 +89,9 @@ impl PyValue {
     pub fn to_json(&self) -> serde_json::Value {
         match self {
             PyValue::Int(i) => (*i).into(),
-            PyValue::Float(f) => serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null),
+            PyValue::Float(f) => {
+                serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
+            }
             PyValue::Bool(b) => (*b).into(),
             PyValue::Str(s) => s.clone().into(),
             PyValue::None => serde_json::Value::Null,
@@ -89,7 +105,11 @@ pub fn format_float(f: f64) -> String {
     if f.is_nan() {
         "nan".into()
     } else if f.is_infinite() {
-        if f > 0.0 { "inf".into() } else { "-inf".into() }
+        if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else if f == f.trunc() && f.abs() < 1e16 {
         format!("{f:.1}")
     } else {

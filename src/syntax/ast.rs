@@ -27,24 +27,53 @@ pub struct Stmt {
 pub enum StmtKind {
     Expr(Expr),
     /// `a = b = value` has two targets.
-    Assign { targets: Vec<Expr>, value: Expr },
-    AnnAssign { target: Expr, annotation: Expr, value: Option<Expr> },
-    AugAssign { target: Expr, op: BinOp, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
+    AnnAssign {
+        target: Expr,
+        annotation: Expr,
+        value: Option<Expr>,
+    },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
     Return(Option<Expr>),
     Pass,
     Break,
     Continue,
     /// `elif` is an `If` alone in the `orelse` of the enclosing `If`.
-    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    For { target: Expr, iter: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    While { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    While {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
     FunctionDef(FunctionDef),
     /// `import a.b as c, d`
     Import(Vec<ImportAlias>),
     /// `from a.b import c as d, e`; `names` is empty for `import *`. `level` counts the leading
     /// dots of a relative import (`from ..a import b` has level 2; `from . import b` has level 1
     /// and an empty `module`).
-    ImportFrom { level: usize, module: DottedName, names: Vec<ImportAlias>, star: bool },
+    ImportFrom {
+        level: usize,
+        module: DottedName,
+        names: Vec<ImportAlias>,
+        star: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -114,15 +143,41 @@ pub enum ExprKind {
     Bool(bool),
     None,
     Ellipsis,
-    Attribute { value: Box<Expr>, attr: Ident },
-    Call { func: Box<Expr>, args: Vec<Arg> },
-    BinOp { op: BinOp, left: Box<Expr>, right: Box<Expr> },
-    UnaryOp { op: UnaryOp, operand: Box<Expr> },
-    BoolOp { op: BoolOp, values: Vec<Expr> },
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+    },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
+    BinOp {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    UnaryOp {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    BoolOp {
+        op: BoolOp,
+        values: Vec<Expr>,
+    },
     /// `a < b` has one comparison; `a < b < c` (not in the language) has two.
-    Compare { left: Box<Expr>, comparisons: Vec<(CmpOp, Expr)> },
-    Subscript { value: Box<Expr>, index: Box<Expr> },
-    Slice { lower: Option<Box<Expr>>, upper: Option<Box<Expr>>, step: Option<Box<Expr>> },
+    Compare {
+        left: Box<Expr>,
+        comparisons: Vec<(CmpOp, Expr)>,
+    },
+    Subscript {
+        value: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     /// Kept only to be reported as unsupported.
@@ -130,7 +185,11 @@ pub enum ExprKind {
     Set(Vec<Expr>),
     Starred(Box<Expr>),
     /// `a if c else b`, kept only to be reported as unsupported.
-    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -271,7 +330,9 @@ impl Expr {
     /// Calls `f` on each direct subexpression, in source order.
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => f(value),
+            ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => {
+                f(value)
+            }
             ExprKind::Call { func, args } => {
                 f(func);
                 args.iter().for_each(|a| f(&a.value));
@@ -280,9 +341,10 @@ impl Expr {
                 f(left);
                 f(right);
             }
-            ExprKind::BoolOp { values: items, .. } | ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
-                items.iter().for_each(f)
-            }
+            ExprKind::BoolOp { values: items, .. }
+            | ExprKind::Tuple(items)
+            | ExprKind::List(items)
+            | ExprKind::Set(items) => items.iter().for_each(f),
             ExprKind::Compare { left, comparisons } => {
                 f(left);
                 comparisons.iter().for_each(|(_, c)| f(c));
@@ -301,7 +363,13 @@ impl Expr {
                 f(body);
                 f(orelse);
             }
-            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Ellipsis => {}
+            ExprKind::Name(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Ellipsis => {}
         }
     }
 }
@@ -333,14 +401,21 @@ impl Stmt {
                 f(iter);
             }
             StmtKind::FunctionDef(def) => def.decorators.iter().for_each(f),
-            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue | StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {}
+            StmtKind::Return(None)
+            | StmtKind::Pass
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Import(_)
+            | StmtKind::ImportFrom { .. } => {}
         }
     }
 
     /// Calls `f` on each nested block: branches, loop bodies, nested function bodies.
     pub fn for_each_block<'a>(&'a self, f: &mut dyn FnMut(&'a [Stmt])) {
         match &self.kind {
-            StmtKind::If { body, orelse, .. } | StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => {
                 f(body);
                 f(orelse);
             }

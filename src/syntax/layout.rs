@@ -62,7 +62,10 @@ pub fn layout(file: FileId, text: &str) -> Layout {
                     if indents.len() > MAX_INDENT_LEVELS {
                         diags.push(
                             Diagnostic::error(codes::SYNTAX_ERROR, file, "too many levels of indentation")
-                                .primary(Span::new(line_start, start), format!("more than {MAX_INDENT_LEVELS} nested blocks"))
+                                .primary(
+                                    Span::new(line_start, start),
+                                    format!("more than {MAX_INDENT_LEVELS} nested blocks"),
+                                )
                                 .help("Python allows at most 100 levels; split the function"),
                         );
                         return Layout { tokens: out, diagnostics: diags };
@@ -135,8 +138,7 @@ fn bad_dedent(file: FileId, text: &str, start: usize, end: usize, indents: &[&st
     let width = |s: &str| s.chars().count();
     let mut levels: Vec<String> = indents.iter().map(|i| width(i).to_string()).collect();
     levels.dedup();
-    let mixed = indents.iter().any(|i| i.contains('\t')) != indent.contains('\t')
-        || !consistent(indent);
+    let mixed = indents.iter().any(|i| i.contains('\t')) != indent.contains('\t') || !consistent(indent);
     if mixed {
         return mixed_indent(file, start, end);
     }
@@ -150,33 +152,55 @@ fn lex_error(file: FileId, text: &str, err: LexError, start: usize, end: usize) 
     match err {
         LexError::InvalidCharacter => {
             let ch = text[start..].chars().next().unwrap_or('?');
-            let d = Diagnostic::error(codes::INVALID_CHARACTER, file, format!("unexpected character `{}`", ch.escape_default()))
-                .primary(span, "not part of any token");
+            let d = Diagnostic::error(
+                codes::INVALID_CHARACTER,
+                file,
+                format!("unexpected character `{}`", ch.escape_default()),
+            )
+            .primary(span, "not part of any token");
             match ch {
                 '$' | '?' | '`' => d.help("this character has no meaning in Python"),
                 '\'' | '"' => d,
-                c if !c.is_ascii() => d.help("names and operators must be ASCII; check for a pasted look-alike character"),
+                c if !c.is_ascii() => {
+                    d.help("names and operators must be ASCII; check for a pasted look-alike character")
+                }
                 _ => d,
             }
         }
-        LexError::UnterminatedString => Diagnostic::error(codes::UNTERMINATED_STRING, file, "unterminated string literal")
-            .primary(span, "this string is never closed")
-            .help("add the closing quote on the same line, or use a triple-quoted string"),
-        LexError::InvalidEscape => Diagnostic::error(codes::UNTERMINATED_STRING, file, "invalid escape sequence in string")
-            .primary(span, "bad `\\x`, `\\u` or `\\U` escape"),
-        LexError::FString => Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "f-strings are not part of the ONNX Script language")
-            .primary(span, "f-string")
-            .help("use a plain string literal"),
-        LexError::BytesLiteral => Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "bytes literals are not part of the ONNX Script language")
-            .primary(span, "bytes literal")
-            .help("use a plain string literal"),
-        LexError::IntegerTooLarge => Diagnostic::error(codes::INVALID_NUMBER, file, "integer literal does not fit in 64 bits")
-            .primary(span, "too large for INT64")
-            .help("ONNX Script integers are INT64 constants"),
+        LexError::UnterminatedString => {
+            Diagnostic::error(codes::UNTERMINATED_STRING, file, "unterminated string literal")
+                .primary(span, "this string is never closed")
+                .help("add the closing quote on the same line, or use a triple-quoted string")
+        }
+        LexError::InvalidEscape => {
+            Diagnostic::error(codes::UNTERMINATED_STRING, file, "invalid escape sequence in string")
+                .primary(span, "bad `\\x`, `\\u` or `\\U` escape")
+        }
+        LexError::FString => {
+            Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "f-strings are not part of the ONNX Script language")
+                .primary(span, "f-string")
+                .help("use a plain string literal")
+        }
+        LexError::BytesLiteral => Diagnostic::error(
+            codes::UNSUPPORTED_SYNTAX,
+            file,
+            "bytes literals are not part of the ONNX Script language",
+        )
+        .primary(span, "bytes literal")
+        .help("use a plain string literal"),
+        LexError::IntegerTooLarge => {
+            Diagnostic::error(codes::INVALID_NUMBER, file, "integer literal does not fit in 64 bits")
+                .primary(span, "too large for INT64")
+                .help("ONNX Script integers are INT64 constants")
+        }
         LexError::InvalidNumber => Diagnostic::error(codes::INVALID_NUMBER, file, "invalid number literal")
             .primary(span, "not a valid number")
             .help("leading zeros are not allowed in decimal integers; write `0o17` for octal"),
-        LexError::ComplexLiteral => Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "complex literals are not part of the ONNX Script language")
-            .primary(span, "complex literal"),
+        LexError::ComplexLiteral => Diagnostic::error(
+            codes::UNSUPPORTED_SYNTAX,
+            file,
+            "complex literals are not part of the ONNX Script language",
+        )
+        .primary(span, "complex literal"),
     }
 }

@@ -287,8 +287,8 @@ impl Tok {
 
 fn foreign_keyword(lex: &mut Lexer<Tok>) -> Word {
     const KEYWORDS: [&str; 14] = [
-        "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "del", "global", "nonlocal",
-        "yield", "async", "await",
+        "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "del", "global", "nonlocal", "yield",
+        "async", "await",
     ];
     Word(KEYWORDS.iter().copied().find(|k| *k == lex.slice()).unwrap_or("lambda"))
 }

@@ -82,7 +82,8 @@ fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> 
         Some(t) => t.describe(),
         None => "end of file".to_string(),
     };
-    let syntax = |msg: String, label: &str| Diagnostic::error(codes::SYNTAX_ERROR, file, msg).primary(span, label.to_string());
+    let syntax =
+        |msg: String, label: &str| Diagnostic::error(codes::SYNTAX_ERROR, file, msg).primary(span, label.to_string());
 
     // Python keywords that the language does not have: name the construct.
     if let Some(Tok::ForeignKeyword(super::lexer::Word(k))) = &tok {
@@ -98,19 +99,33 @@ fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> 
             "yield" => "generators (`yield`) are",
             _ => "`async` and `await` are",
         };
-        return Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, format!("{what} not part of the ONNX Script language"))
-            .primary(span, format!("`{k}` is not supported"))
-            .help("ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops");
+        return Diagnostic::error(
+            codes::UNSUPPORTED_SYNTAX,
+            file,
+            format!("{what} not part of the ONNX Script language"),
+        )
+        .primary(span, format!("`{k}` is not supported"))
+        .help("ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops");
     }
-    if matches!(tok, Some(Tok::For)) && line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace)) {
-        return Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "comprehensions are not part of the ONNX Script language")
-            .primary(span, "comprehension `for`")
-            .help("write the computation with ONNX ops, or as a `for` loop");
+    if matches!(tok, Some(Tok::For))
+        && line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace))
+    {
+        return Diagnostic::error(
+            codes::UNSUPPORTED_SYNTAX,
+            file,
+            "comprehensions are not part of the ONNX Script language",
+        )
+        .primary(span, "comprehension `for`")
+        .help("write the computation with ONNX ops, or as a `for` loop");
     }
     if matches!(tok, Some(Tok::Walrus)) {
-        return Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "assignment expressions (`:=`) are not part of the ONNX Script language")
-            .primary(span, "`:=` is not supported")
-            .help("assign the value in a statement of its own");
+        return Diagnostic::error(
+            codes::UNSUPPORTED_SYNTAX,
+            file,
+            "assignment expressions (`:=`) are not part of the ONNX Script language",
+        )
+        .primary(span, "`:=` is not supported")
+        .help("assign the value in a statement of its own");
     }
     if matches!(tok, Some(Tok::Indent)) {
         return syntax("unexpected indentation".into(), "this line is indented more than the block it is in")
@@ -135,7 +150,10 @@ fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> 
             .help("write `==` to compare");
     }
 
-    let head = line.iter().map(|(_, t, _)| t).find(|t| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While));
+    let head = line
+        .iter()
+        .map(|(_, t, _)| t)
+        .find(|t| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While));
     if expects(":") && !expects(")") {
         let after = match head {
             Some(Tok::Def) => "after the function signature",
@@ -167,12 +185,19 @@ fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> 
     }
     if matches!(tok, Some(Tok::Name(_)) | Some(Tok::Int(_)) | Some(Tok::Float(_)) | Some(Tok::Str(_)))
         && !line.is_empty()
-        && matches!(line.last(), Some((_, Tok::Name(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::RParen | Tok::RBracket, _)))
+        && matches!(
+            line.last(),
+            Some((_, Tok::Name(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::RParen | Tok::RBracket, _))
+        )
     {
         let inside_call = open_bracket(line).is_some();
         let msg = format!("unexpected {found}");
         let d = syntax(msg, "expected an operator or `,` before this");
-        return if inside_call { d.help("separate arguments with `,`") } else { d.help("is an operator or a line break missing?") };
+        return if inside_call {
+            d.help("separate arguments with `,`")
+        } else {
+            d.help("is an operator or a line break missing?")
+        };
     }
     if let Some(open) = open_bracket(line) {
         let close = match open.1 {

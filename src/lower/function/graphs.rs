@@ -62,8 +62,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     None
                 }
                 Err((span, why)) => {
-                    let d = Diagnostic::error(codes::BAD_ANNOTATION, self.file(), format!("invalid return annotation: {why}"))
-                        .primary(span, "not a tensor type");
+                    let d = Diagnostic::error(
+                        codes::BAD_ANNOTATION,
+                        self.file(),
+                        format!("invalid return annotation: {why}"),
+                    )
+                    .primary(span, "not a tensor type");
                     self.push(d);
                     ok = false;
                     None
@@ -80,18 +84,30 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// One parameter of a nested function: a tensor input of the graph.
     fn graph_input<'p>(&mut self, p: &'p Param, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
         if p.kind != ParamKind::Normal {
-            return Err(self.unsupported(p.span, super::unsupported_parameter(p.kind), "list each graph input as a plain parameter"));
+            return Err(self.unsupported(
+                p.span,
+                super::unsupported_parameter(p.kind),
+                "list each graph input as a plain parameter",
+            ));
         }
         if let Some(first) = seen.insert(&p.name.name, p.name.span) {
-            let d = Diagnostic::error(codes::DUPLICATE_PARAMETER, self.file(), format!("parameter `{}` is declared twice", p.name.name))
-                .primary(p.name.span, "declared again here")
-                .secondary(first, "first declared here");
+            let d = Diagnostic::error(
+                codes::DUPLICATE_PARAMETER,
+                self.file(),
+                format!("parameter `{}` is declared twice", p.name.name),
+            )
+            .primary(p.name.span, "declared again here")
+            .secondary(first, "first declared here");
             return Err(self.push(d));
         }
         if let Some(default) = &p.default {
-            let d = Diagnostic::error(codes::BAD_DEFAULT, self.file(), format!("graph input `{}` cannot have a default", p.name.name))
-                .primary(default.span, "default value")
-                .help("the op that runs the graph binds every input; remove the default");
+            let d = Diagnostic::error(
+                codes::BAD_DEFAULT,
+                self.file(),
+                format!("graph input `{}` cannot have a default", p.name.name),
+            )
+            .primary(default.span, "default value")
+            .help("the op that runs the graph binds every input; remove the default");
             return Err(self.push(d));
         }
         let mut ty = None;
@@ -103,15 +119,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     declared = name.as_deref().and_then(|n| declared_ty(self.env, n));
                 }
                 Ok(ParamType::Attr { .. }) => {
-                    let d = Diagnostic::error(codes::BAD_ANNOTATION, self.file(), format!("graph input `{}` is a tensor, not an attribute", p.name.name))
-                        .primary(a.span, "an attribute type")
-                        .help("annotate graph inputs with a tensor type such as `FLOAT[...]`, or leave them unannotated");
+                    let d = Diagnostic::error(
+                        codes::BAD_ANNOTATION,
+                        self.file(),
+                        format!("graph input `{}` is a tensor, not an attribute", p.name.name),
+                    )
+                    .primary(a.span, "an attribute type")
+                    .help("annotate graph inputs with a tensor type such as `FLOAT[...]`, or leave them unannotated");
                     return Err(self.push(d));
                 }
                 Err(_) if mentions_poison(self.env, a) => return Err(Reported),
                 Err((span, why)) => {
-                    let d = Diagnostic::error(codes::BAD_ANNOTATION, self.file(), format!("invalid type annotation for `{}`: {why}", p.name.name))
-                        .primary(span, "not a tensor type");
+                    let d = Diagnostic::error(
+                        codes::BAD_ANNOTATION,
+                        self.file(),
+                        format!("invalid type annotation for `{}`: {why}", p.name.name),
+                    )
+                    .primary(span, "not a tensor type");
                     return Err(self.push(d));
                 }
             }
@@ -128,14 +152,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// eager mode.
     fn check_graph_decorator(&mut self, f: &FunctionDef) -> R<()> {
         let is_graph = |e: &Expr| matches!(resolve_dotted(self.env, e), Some(Global::GraphDecorator));
-        let help = "nested functions are graph attributes: decorate them with `@graph()` (`from onnxscript import graph`)";
+        let help =
+            "nested functions are graph attributes: decorate them with `@graph()` (`from onnxscript import graph`)";
         let d = match f.decorators.as_slice() {
-            [] => Diagnostic::error(codes::BAD_DECORATOR, self.file(), format!("nested function `{}` needs the `@graph()` decorator", f.name.name))
-                .primary(f.header_span, "no `@graph()`")
-                .help(help),
-            [_, extra, ..] => Diagnostic::error(codes::BAD_DECORATOR, self.file(), "a nested function takes only the `@graph()` decorator")
-                .primary(extra.span, "extra decorator")
-                .help(help),
+            [] => Diagnostic::error(
+                codes::BAD_DECORATOR,
+                self.file(),
+                format!("nested function `{}` needs the `@graph()` decorator", f.name.name),
+            )
+            .primary(f.header_span, "no `@graph()`")
+            .help(help),
+            [_, extra, ..] => Diagnostic::error(
+                codes::BAD_DECORATOR,
+                self.file(),
+                "a nested function takes only the `@graph()` decorator",
+            )
+            .primary(extra.span, "extra decorator")
+            .help(help),
             [d] => match &d.kind {
                 ExprKind::Call { func, args } if is_graph(func) => match args.first() {
                     None => return Ok(()),
@@ -155,10 +188,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// A nested function passed as attribute `key` of `op`.
-    pub(super) fn graph_attr(&mut self, op: &str, key: &Ident, n: &str, g: NestedGraph, span: Span, expected: Option<AttrType>) -> R<Attr> {
+    pub(super) fn graph_attr(
+        &mut self,
+        op: &str,
+        key: &Ident,
+        n: &str,
+        g: NestedGraph,
+        span: Span,
+        expected: Option<AttrType>,
+    ) -> R<Attr> {
         if let Some(exp) = expected.filter(|t| *t != AttrType::Graph) {
-            let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` of `{op}` is {}, but `{n}` is a graph", key.name, exp.name()))
-                .primary(span, "a nested function");
+            let d = Diagnostic::error(
+                codes::ATTRIBUTE_TYPE,
+                self.file(),
+                format!("attribute `{}` of `{op}` is {}, but `{n}` is a graph", key.name, exp.name()),
+            )
+            .primary(span, "a nested function");
             return Err(self.push(d));
         }
         for (var, then) in &g.captures {
@@ -166,10 +211,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(now) if now == then => {}
                 Some(Binding::Poison) => return Err(Reported),
                 _ => {
-                    let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), format!("`{n}` reads `{var}`, which is reassigned between the definition of `{n}` and this use"))
-                        .primary(span, format!("`{var}` has another value here"))
-                        .secondary(g.header, format!("`{n}` is built here, with the earlier `{var}`"))
-                        .help(format!("define `{n}` after the last assignment to `{var}`, where it is used"));
+                    let d = Diagnostic::error(
+                        codes::UNSUPPORTED_EXPR,
+                        self.file(),
+                        format!(
+                            "`{n}` reads `{var}`, which is reassigned between the definition of `{n}` and this use"
+                        ),
+                    )
+                    .primary(span, format!("`{var}` has another value here"))
+                    .secondary(g.header, format!("`{n}` is built here, with the earlier `{var}`"))
+                    .help(format!("define `{n}` after the last assignment to `{var}`, where it is used"));
                     return Err(self.push(d));
                 }
             }

@@ -36,9 +36,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     pub(super) fn lower_for(&mut self, s: &Stmt, target: &Expr, iter: &Expr, body: &[Stmt], orelse: &[Stmt]) -> R<()> {
         self.reject_loop_else(orelse)?;
         let ExprKind::Name(var) = &target.kind else {
-            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "the target of a `for` loop must be a single name")
-                .primary(target.span, "not a simple name")
-                .help("write `for i in range(n):`; the loop variable is the iteration number");
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_STMT,
+                self.file(),
+                "the target of a `for` loop must be a single name",
+            )
+            .primary(target.span, "not a simple name")
+            .help("write `for i in range(n):`; the loop variable is the iteration number");
             return Err(self.push(d));
         };
         let count = self.range_count(iter)?;
@@ -59,10 +63,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let (body_only, exit) = self.split_exit(body)?;
         if let Some((_, span)) = exit {
             // onnxscript would end the loop on the `break` condition alone and ignore `cond`.
-            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "a `while` loop cannot also end with `break`")
-                .primary(span, "`break` condition")
-                .secondary(test.span, "the loop's own condition")
-                .help(format!("fold the exit into the loop condition: `{cond} = op.And({cond}, op.Not(...))`"));
+            let d =
+                Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "a `while` loop cannot also end with `break`")
+                    .primary(span, "`break` condition")
+                    .secondary(test.span, "the loop's own condition")
+                    .help(format!("fold the exit into the loop condition: `{cond} = op.And({cond}, op.Not(...))`"));
             return Err(self.push(d));
         }
         let kind = LoopKind::While { cond, cond_span: test.span };
@@ -73,22 +78,34 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// `break` or `continue` anywhere but as the trailing `if c: break` of a loop body.
     pub(super) fn misplaced_loop_exit(&mut self, s: &Stmt) -> Reported {
         let d = if matches!(s.kind, StmtKind::Break) {
-            Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "`break` is supported only as the last statement of a loop body, as `if cond: break`")
-                .primary(s.span, "`break` here")
-                .help("compute the exit condition into a variable and end the loop body with `if cond: break`")
+            Diagnostic::error(
+                codes::UNSUPPORTED_STMT,
+                self.file(),
+                "`break` is supported only as the last statement of a loop body, as `if cond: break`",
+            )
+            .primary(s.span, "`break` here")
+            .help("compute the exit condition into a variable and end the loop body with `if cond: break`")
         } else {
-            Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "`continue` is not part of the ONNX Script language")
-                .primary(s.span, "not supported")
-                .help("guard the rest of the loop body with an `if` instead")
+            Diagnostic::error(
+                codes::UNSUPPORTED_STMT,
+                self.file(),
+                "`continue` is not part of the ONNX Script language",
+            )
+            .primary(s.span, "not supported")
+            .help("guard the rest of the loop body with an `if` instead")
         };
         self.push(d)
     }
 
     fn reject_loop_else(&mut self, orelse: &[Stmt]) -> R<()> {
         let Some(first) = orelse.first() else { return Ok(()) };
-        let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "`else` on a loop is not part of the ONNX Script language")
-            .primary(first.span, "in the `else` block of a loop")
-            .help("put these statements after the loop");
+        let d = Diagnostic::error(
+            codes::UNSUPPORTED_STMT,
+            self.file(),
+            "`else` on a loop is not part of the ONNX Script language",
+        )
+        .primary(first.span, "in the `else` block of a loop")
+        .help("put these statements after the loop");
         Err(self.push(d))
     }
 
@@ -98,9 +115,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let args = match &iter.kind {
             ExprKind::Call { func, args } if is_range(func) => args,
             _ => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "a `for` loop can only iterate over `range(n)`")
-                    .primary(iter.span, "not `range(...)`")
-                    .help("ONNX `Loop` counts iterations: loop over `range(n)` and pick items with `op.Gather(xs, i)`");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    "a `for` loop can only iterate over `range(n)`",
+                )
+                .primary(iter.span, "not `range(...)`")
+                .help("ONNX `Loop` counts iterations: loop over `range(n)` and pick items with `op.Gather(xs, i)`");
                 return Err(self.push(d));
             }
         };
@@ -127,15 +148,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Ok((body, None));
         }
         if let Some(first) = orelse.first() {
-            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "the `if ...: break` that ends a loop cannot have an `else`")
-                .primary(first.span, "in the `else` block")
-                .help("move these statements before the `if ...: break`");
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_STMT,
+                self.file(),
+                "the `if ...: break` that ends a loop cannot have an `else`",
+            )
+            .primary(first.span, "in the `else` block")
+            .help("move these statements before the `if ...: break`");
             return Err(self.push(d));
         }
         let ExprKind::Name(c) = &test.kind else {
-            let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "the condition of a `break` must be a variable")
-                .primary(test.span, "an expression")
-                .help("compute it into a variable first: `stop = ...`, then `if stop: break`");
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_EXPR,
+                self.file(),
+                "the condition of a `break` must be a variable",
+            )
+            .primary(test.span, "an expression")
+            .help("compute it into a variable first: `stop = ...`, then `if stop: break`");
             return Err(self.push(d));
         };
         Ok((rest, Some((c.as_str(), test.span))))
@@ -164,9 +193,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let body = self.lower_loop_body(&form, &state, &initial)?;
         self.check_carried_types(&state, &initial, &body, form.header)?;
         if state.is_empty() {
-            let d = Diagnostic::error(codes::IF_WITHOUT_OUTPUT, self.file(), "this loop computes nothing that is used afterwards")
-                .primary(form.header, "no variable assigned in the loop is used later")
-                .help("ONNX `Loop` must have outputs: use the variables it assigns, or remove the loop");
+            let d = Diagnostic::error(
+                codes::IF_WITHOUT_OUTPUT,
+                self.file(),
+                "this loop computes nothing that is used afterwards",
+            )
+            .primary(form.header, "no variable assigned in the loop is used later")
+            .help("ONNX `Loop` must have outputs: use the variables it assigns, or remove the loop");
             return Err(self.push(d));
         }
         let outputs: Vec<String> = state.iter().map(|v| self.fresh(v)).collect();
@@ -196,10 +229,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             LoopKind::Range { var, var_span, .. } => {
                 if assigned.iter().any(|v| v == var) {
                     let at = first_assignment(form.all, var).unwrap_or(form.header);
-                    let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), format!("the loop variable `{var}` is assigned in the loop body"))
-                        .primary(at, "assigned here")
-                        .secondary(var_span, "the loop variable")
-                        .help("ONNX `Loop` sets the iteration number itself: assign the new value to another variable");
+                    let d = Diagnostic::error(
+                        codes::UNSUPPORTED_STMT,
+                        self.file(),
+                        format!("the loop variable `{var}` is assigned in the loop body"),
+                    )
+                    .primary(at, "assigned here")
+                    .secondary(var_span, "the loop variable")
+                    .help("ONNX `Loop` sets the iteration number itself: assign the new value to another variable");
                     return Err(self.push(d));
                 }
                 if live.contains(var) {
@@ -211,18 +248,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             LoopKind::While { cond, cond_span } => {
                 if !assigned.iter().any(|v| v == cond) {
-                    let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), format!("the condition `{cond}` of this `while` loop is never updated in its body"))
-                        .primary(cond_span, "not assigned in the loop")
-                        .help(format!("assign `{cond}` in the loop body, typically as its last statement"));
+                    let d = Diagnostic::error(
+                        codes::UNSUPPORTED_EXPR,
+                        self.file(),
+                        format!("the condition `{cond}` of this `while` loop is never updated in its body"),
+                    )
+                    .primary(cond_span, "not assigned in the loop")
+                    .help(format!("assign `{cond}` in the loop body, typically as its last statement"));
                     return Err(self.push(d));
                 }
             }
         }
         if let Some((c, span)) = form.exit {
             if !assigned_before_exit.iter().any(|v| v == c) {
-                let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), format!("the `break` condition `{c}` must be computed in the loop body"))
-                    .primary(span, "not assigned in the loop")
-                    .help(format!("assign `{c}` in the loop body, before `if {c}: break`"));
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_EXPR,
+                    self.file(),
+                    format!("the `break` condition `{c}` must be computed in the loop body"),
+                )
+                .primary(span, "not assigned in the loop")
+                .help(format!("assign `{c}` in the loop body, before `if {c}: break`"));
                 return Err(self.push(d));
             }
         }
@@ -237,9 +282,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let value = match self.lookup(v).cloned() {
                 Some(b) => self.binding_value(v, b, v, header),
                 None => {
-                    let d = Diagnostic::error(codes::CONDITIONALLY_DEFINED, self.file(), format!("`{v}` is carried by this loop but has no value before it"))
-                        .primary(header, format!("`{v}` has no value if the loop runs zero times"))
-                        .help(format!("give `{v}` a value before the loop"));
+                    let d = Diagnostic::error(
+                        codes::CONDITIONALLY_DEFINED,
+                        self.file(),
+                        format!("`{v}` is carried by this loop but has no value before it"),
+                    )
+                    .primary(header, format!("`{v}` has no value if the loop runs zero times"))
+                    .help(format!("give `{v}` a value before the loop"));
                     Err(self.push(d))
                 }
             };
@@ -263,7 +312,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The body's inputs (iteration number, condition, carried values) and outputs (condition,
     /// carried values), lowering its statements in between.
-    fn loop_body_in_scope(&mut self, form: &LoopForm, state: &[String], initial: &[String]) -> R<(Vec<GraphInput>, Vec<String>)> {
+    fn loop_body_in_scope(
+        &mut self,
+        form: &LoopForm,
+        state: &[String],
+        initial: &[String],
+    ) -> R<(Vec<GraphInput>, Vec<String>)> {
         let (iter_hint, cond_hint) = match form.kind {
             LoopKind::Range { var, .. } => (var, "cond_in"),
             LoopKind::While { cond, .. } => ("infinite_loop", cond),
@@ -315,7 +369,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A carried value keeps one element type across iterations.
     fn check_carried_types(&mut self, state: &[String], initial: &[String], body: &Graph, header: Span) -> R<()> {
         for ((v, init), out) in state.iter().zip(initial).zip(body.outputs.iter().skip(1)) {
-            if let (Some(Ty::Elem(before)), Some(Ty::Elem(after))) = (self.types.get(init).cloned(), self.types.get(out).cloned()) {
+            if let (Some(Ty::Elem(before)), Some(Ty::Elem(after))) =
+                (self.types.get(init).cloned(), self.types.get(out).cloned())
+            {
                 if before != after {
                     let d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), format!("`{v}` enters the loop as {} but the body makes it {}", before.script_name(), after.script_name()))
                         .primary(header, format!("`{v}` is carried by this loop"))
@@ -337,9 +393,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ElemType::Bool => "compare to get a boolean, e.g. `x > 0`".to_string(),
             _ => format!("cast it: `op.Cast(x, to={}.dtype)`", want.script_name()),
         };
-        let d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), format!("{what} must be {}, but this is {}", want.script_name(), actual.script_name()))
-            .primary(span, format!("{} here", actual.script_name()))
-            .help(help);
+        let d = Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            self.file(),
+            format!("{what} must be {}, but this is {}", want.script_name(), actual.script_name()),
+        )
+        .primary(span, format!("{} here", actual.script_name()))
+        .help(help);
         Err(self.push(d))
     }
 }
@@ -353,7 +413,9 @@ fn first_assignment(stmts: &[Stmt], name: &str) -> Option<Span> {
             continue;
         }
         let inner = match &s.kind {
-            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => first_assignment(body, name).or_else(|| first_assignment(orelse, name)),
+            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+                first_assignment(body, name).or_else(|| first_assignment(orelse, name))
+            }
             StmtKind::For { target, body, .. } => first_assignment(body, name).or(Some(target.span)),
             _ => None,
         };

@@ -50,7 +50,12 @@ struct SliceSpec<'e> {
 /// (module constants included) are not constant here: they are looked up as values.
 fn is_constant_expr(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Ellipsis => true,
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis => true,
         ExprKind::UnaryOp { operand, .. } => is_constant_expr(operand),
         ExprKind::List(items) => items.iter().all(is_constant_expr),
         _ => false,
@@ -66,9 +71,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Ty::Seq(_) => "take one tensor of a sequence with `op.SequenceAt(seq, i)`",
                 _ => "take the value out first with `op.OptionalGetElement(o)`",
             };
-            let d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), format!("only tensors can be indexed, but this is {}", t.describe()))
-                .primary(value.span, format!("{} here", t.describe()))
-                .help(help);
+            let d = Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                self.file(),
+                format!("only tensors can be indexed, but this is {}", t.describe()),
+            )
+            .primary(value.span, format!("{} here", t.describe()))
+            .help(help);
             return Err(self.push(d));
         }
         let target = match target {
@@ -106,10 +115,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     -1 => i64::MAX,
                     _ => match i.checked_add(1) {
                         Some(end) => end,
-                        None => return Err(self.err(codes::BAD_CONSTANT, item.span, "this index is out of the INT64 range", "too large")),
+                        None => {
+                            return Err(self.err(
+                                codes::BAD_CONSTANT,
+                                item.span,
+                                "this index is out of the INT64 range",
+                                "too large",
+                            ))
+                        }
                     },
                 };
-                sliced.push(SliceSpec { axis, lower: Bound::Const(i), upper: Bound::Const(end), step: Bound::Const(1) });
+                sliced.push(SliceSpec {
+                    axis,
+                    lower: Bound::Const(i),
+                    upper: Bound::Const(end),
+                    step: Bound::Const(1),
+                });
             }
             let mut cache: HashMap<i64, String> = HashMap::new();
             let (mut starts, mut ends, mut axes, mut steps) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -125,7 +146,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 for (parts, suffix) in [(starts, "start"), (ends, "end"), (axes, "axis"), (steps, "step")] {
                     let name = self.fresh(&format!("{var}_{suffix}"));
                     let inputs = parts.into_iter().map(Some).collect();
-                    self.emit_default("Concat", inputs, vec![name.clone()], vec![Attr { name: "axis".into(), value: AttrValue::Int(0) }], span)?;
+                    self.emit_default(
+                        "Concat",
+                        inputs,
+                        vec![name.clone()],
+                        vec![Attr { name: "axis".into(), value: AttrValue::Int(0) }],
+                        span,
+                    )?;
                     joined.push(name);
                 }
                 let mut it = joined.into_iter();
@@ -161,7 +188,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             if let Some(schema) = self.default_schema("Gather") {
                 self.check_input_types(schema, &inputs, &[value.span, item.span])?;
             }
-            self.emit_default("Gather", inputs, vec![out.clone()], vec![Attr { name: "axis".into(), value: AttrValue::Int(axis as i64) }], e.span)?;
+            self.emit_default(
+                "Gather",
+                inputs,
+                vec![out.clone()],
+                vec![Attr { name: "axis".into(), value: AttrValue::Int(axis as i64) }],
+                e.span,
+            )?;
             result = out;
         }
         Ok(result)
@@ -184,11 +217,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                             .help("use a positive step, or a negative one to go backwards (`x[::-1]`)");
                         return Err(self.push(d));
                     }
-                    (Bound::Dynamic(_), Some(s)) if matches!(lower, Bound::Absent) || matches!(upper, Bound::Absent) => {
-                        let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "a slice whose step is computed at run time needs an explicit start and stop")
-                            .primary(item.span, "open bound")
-                            .secondary(s.span, "the direction of this step is unknown when compiling")
-                            .help("the default bounds depend on the sign of the step: write both, e.g. `x[start:stop:step]`");
+                    (Bound::Dynamic(_), Some(s))
+                        if matches!(lower, Bound::Absent) || matches!(upper, Bound::Absent) =>
+                    {
+                        let d = Diagnostic::error(
+                            codes::UNSUPPORTED_EXPR,
+                            self.file(),
+                            "a slice whose step is computed at run time needs an explicit start and stop",
+                        )
+                        .primary(item.span, "open bound")
+                        .secondary(s.span, "the direction of this step is unknown when compiling")
+                        .help(
+                            "the default bounds depend on the sign of the step: write both, e.g. `x[start:stop:step]`",
+                        );
                         return Err(self.push(d));
                     }
                     _ => {}
@@ -196,15 +237,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Ok(Some(Part::Slice(SliceSpec { axis, lower, upper, step: step_bound })))
             }
             ExprKind::Ellipsis => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "`...` (Ellipsis) in an index is not part of the ONNX Script language")
-                    .primary(item.span, "not supported")
-                    .help("index every axis explicitly, e.g. `x[:, :, 0]`");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_EXPR,
+                    self.file(),
+                    "`...` (Ellipsis) in an index is not part of the ONNX Script language",
+                )
+                .primary(item.span, "not supported")
+                .help("index every axis explicitly, e.g. `x[:, :, 0]`");
                 Err(self.push(d))
             }
             ExprKind::None => {
-                let d = Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "`None` (a new axis) in an index is not part of the ONNX Script language")
-                    .primary(item.span, "not supported")
-                    .help("insert the axis with `op.Unsqueeze(x, [axis])`");
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_EXPR,
+                    self.file(),
+                    "`None` (a new axis) in an index is not part of the ONNX Script language",
+                )
+                .primary(item.span, "not supported")
+                .help("insert the axis with `op.Unsqueeze(x, [axis])`");
                 Err(self.push(d))
             }
             _ if is_constant_expr(item) => match eval_const(self.env, item) {
@@ -212,9 +261,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 // A constant list of indices is gathered like a tensor.
                 Ok(PyValue::List(_)) => Ok(Some(Part::Tensor(item))),
                 Ok(v) => {
-                    let d = Diagnostic::error(codes::BAD_CONSTANT, self.file(), format!("an index must be an integer, not {}", with_article(v.type_name())))
-                        .primary(item.span, format!("{} index", with_article(v.type_name())))
-                        .help("index with an integer literal, an integer tensor, or a slice `a:b`");
+                    let d = Diagnostic::error(
+                        codes::BAD_CONSTANT,
+                        self.file(),
+                        format!("an index must be an integer, not {}", with_article(v.type_name())),
+                    )
+                    .primary(item.span, format!("{} index", with_article(v.type_name())))
+                    .help("index with an integer literal, an integer tensor, or a slice `a:b`");
                     Err(self.push(d))
                 }
                 // Not evaluable here (e.g. `~0`): lowering it reports why.
@@ -233,9 +286,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match eval_const(self.env, e) {
             Ok(PyValue::Int(v)) => Ok(Bound::Const(v)),
             Ok(v) => {
-                let d = Diagnostic::error(codes::BAD_CONSTANT, self.file(), format!("a slice {what} must be an integer, not {}", with_article(v.type_name())))
-                    .primary(e.span, format!("{} {what}", with_article(v.type_name())))
-                    .help("slice with integer literals or integer tensors");
+                let d = Diagnostic::error(
+                    codes::BAD_CONSTANT,
+                    self.file(),
+                    format!("a slice {what} must be an integer, not {}", with_article(v.type_name())),
+                )
+                .primary(e.span, format!("{} {what}", with_article(v.type_name())))
+                .help("slice with integer literals or integer tensors");
                 Err(self.push(d))
             }
             Err(_) => Ok(Bound::Dynamic(e)),
@@ -254,7 +311,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The start, end and step inputs of one slice: the step first, whose sign decides the
     /// default bounds.
-    fn slice_inputs(&mut self, cache: &mut HashMap<i64, String>, s: &SliceSpec, span: Span) -> R<(String, String, String)> {
+    fn slice_inputs(
+        &mut self,
+        cache: &mut HashMap<i64, String>,
+        s: &SliceSpec,
+        span: Span,
+    ) -> R<(String, String, String)> {
         let (step, step_value) = self.slice_component(cache, s.step, Some(1), span)?;
         let (lower_default, upper_default) = match step_value {
             None => (None, None),
@@ -266,11 +328,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok((start, end, step))
     }
 
-    fn slice_component(&mut self, cache: &mut HashMap<i64, String>, b: Bound, default: Option<i64>, span: Span) -> R<(String, Option<i64>)> {
+    fn slice_component(
+        &mut self,
+        cache: &mut HashMap<i64, String>,
+        b: Bound,
+        default: Option<i64>,
+        span: Span,
+    ) -> R<(String, Option<i64>)> {
         match (b, default) {
             (Bound::Const(v), _) | (Bound::Absent, Some(v)) => Ok((self.const_1d(cache, v, span)?, Some(v))),
             // Ruled out when the index was classified.
-            (Bound::Absent, None) => Err(self.err(codes::UNSUPPORTED_EXPR, span, "a slice whose step is computed at run time needs an explicit start and stop", "open bound")),
+            (Bound::Absent, None) => Err(self.err(
+                codes::UNSUPPORTED_EXPR,
+                span,
+                "a slice whose step is computed at run time needs an explicit start and stop",
+                "open bound",
+            )),
             (Bound::Dynamic(e), _) => {
                 let v = self.lower_expr(e, None)?;
                 self.check_slice_bound(&v, e.span)?;
@@ -290,9 +363,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Ok(());
         }
         let help = if t.is_tensor() { "cast it: `op.Cast(i, to=INT64.dtype)`" } else { "slice with an INT64 tensor" };
-        let d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), format!("a slice bound must be an INT64 tensor, but this is {}", t.describe()))
-            .primary(span, format!("{} here", t.describe()))
-            .help(help);
+        let d = Diagnostic::error(
+            codes::TYPE_MISMATCH,
+            self.file(),
+            format!("a slice bound must be an INT64 tensor, but this is {}", t.describe()),
+        )
+        .primary(span, format!("{} here", t.describe()))
+        .help(help);
         Err(self.push(d))
     }
 }
