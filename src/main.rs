@@ -285,7 +285,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 }
             };
             match &output {
-                Some(out) => write_atomically(out, &bytes)?,
+                Some(out) => write_output(out, &bytes, &c.files)?,
                 None => write_stdout(&bytes)?,
             }
             summary(&c);
@@ -303,10 +303,8 @@ fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, AppError> {
-    std::fs::read(path).map_err(|e| AppError {
-        message: format!("cannot read {}: {}", path.display(), driver::io_message(&e)),
-        help: None,
-    })
+    driver::files::read(path, driver::files::Kind::Model)
+        .map_err(|e| AppError { message: format!("cannot read {}: {}", path.display(), e.message), help: None })
 }
 
 /// `onnxsc link MODEL LIB... -o OUT`.
@@ -326,6 +324,10 @@ fn link_model(
         eprintln!("onnxsc: {errors} error{}, nothing written", if errors == 1 { "" } else { "s" });
         Ok(ExitCode::from(1))
     };
+    let mut inputs: Vec<PathBuf> = std::iter::once(model.to_path_buf()).chain(libs.iter().cloned()).collect();
+    inputs.extend(schemas.native_functions.iter().chain(&schemas.schema_files).cloned());
+    // Refused before any work; checked again once compiled sources bring their imports.
+    driver::output::refuse_inputs(output, &inputs).map_err(app_error)?;
     let bytes = read(model)?;
     let model_proto = match link::load::model(&bytes, &model.display().to_string()) {
         Ok(m) => m,
@@ -347,6 +349,7 @@ fn link_model(
         render_to_stderr(&c.sources, &c.diagnostics, color);
         let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         libraries.push(link::Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
+        inputs.extend(c.files);
         sources = c.sources;
     }
     for lib in file_libs {
@@ -361,23 +364,14 @@ fn link_model(
         Err(diags) => return fail(&sources, &diags),
     };
     render_to_stderr(&sources, &linked.diagnostics, color);
-    let dir_of = |p: &Path| match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir_of(output).is_dir() {
-        return Err(AppError {
-            message: format!(
-                "cannot write {}: directory {} does not exist",
-                output.display(),
-                dir_of(output).display()
-            ),
-            help: Some("create the directory first".into()),
-        });
-    }
-    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(output))
+    driver::output::refuse_inputs(output, &inputs).map_err(app_error)?;
+    // External data goes beside the file written, which a symbolic link may put elsewhere.
+    let target = driver::output::resolve(output).map_err(app_error)?;
+    driver::output::check_dir(&target).map_err(app_error)?;
+    let dir_of = driver::output::dir_of;
+    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(&target))
         .map_err(|e| AppError { message: e.message, help: e.help })?;
-    if let Err(e) = write_atomically(output, &linked.model.encode_to_vec()) {
+    if let Err(e) = write_output(output, &linked.model.encode_to_vec(), &inputs) {
         placed.undo();
         return Err(e);
     }
@@ -457,39 +451,12 @@ fn explain(code: &str) -> Result<ExitCode, AppError> {
     }
 }
 
-/// Writes through a temporary file in the same directory, renamed into place: a reader never
-/// sees a partial file, and a failure leaves any previous output untouched.
-/// A temporary file beside `path` with the permissions the output should have: those of the
-/// file it replaces, else an ordinary file's (0666 less the umask), not tempfile's private 0600.
-fn temp_file_like(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o666);
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    builder.tempfile_in(dir)
+/// Writes an output file: never over an input, atomically for a regular file (see
+/// `driver::output`).
+fn write_output(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), AppError> {
+    driver::output::write(path, bytes, inputs).map_err(app_error)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AppError> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| AppError {
-        message: format!("cannot {what} {}: {e}", path.display()),
-        help: None,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !dir.is_dir() {
-        return Err(AppError {
-            message: format!("cannot write {}: directory {} does not exist", path.display(), dir.display()),
-            help: Some("create the directory first".into()),
-        });
-    }
-    let mut tmp = temp_file_like(path, &dir).map_err(|e| fail("write", &e))?;
-    tmp.write_all(bytes).map_err(|e| fail("write", &e))?;
-    tmp.as_file().sync_all().map_err(|e| fail("write", &e))?;
-    tmp.persist(path).map_err(|e| fail("write", &e.error))?;
-    Ok(())
+fn app_error(e: driver::output::OutputError) -> AppError {
+    AppError { message: e.message, help: e.help }
 }

@@ -1,6 +1,8 @@
 //! The driver: files in, functions and diagnostics out. The command line and tests call this.
 
+pub mod files;
 mod modules;
+pub mod output;
 mod schemas;
 
 use crate::aten::AtenRegistry;
@@ -79,6 +81,9 @@ pub struct Compilation {
     pub sources: SourceMap,
     pub diagnostics: Vec<Diagnostic>,
     pub functions: Vec<Function>,
+    /// Every file the compilation read (sources, imported modules, schema files): an output
+    /// must not replace any of them.
+    pub files: Vec<PathBuf>,
 }
 
 impl Compilation {
@@ -107,7 +112,7 @@ pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation
     let files = collect_inputs(paths)?;
     let mut inputs = Vec::new();
     for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| InputError { path: f.clone(), message: io_message(&e) })?;
+        let bytes = files::read(f, files::Kind::Source)?;
         inputs.push(Input { name: f.display().to_string(), bytes });
     }
     compile_inputs(inputs, options)
@@ -205,7 +210,14 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
         let text = sources.text(env.file).to_string();
         functions.extend(compile_module(env, decos, &callees, &text, &registry, &invalid, &mut diags));
     }
-    Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions })
+    let files = mods
+        .units
+        .iter()
+        .map(|u| PathBuf::from(&u.name))
+        .chain(options.native_functions.iter().cloned())
+        .chain(options.schema_files.iter().cloned())
+        .collect();
+    Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions, files })
 }
 
 /// Reads one file's text (E0009 if it is not UTF-8) and parses it.

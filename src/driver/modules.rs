@@ -212,14 +212,12 @@ impl Modules {
         let result = match self.resolve(importer, level, dotted) {
             Resolved::Unit(j) => ModuleLookup::Onnxs(j),
             Resolved::Lookup(l) => l,
-            Resolved::NewFile(path) => match std::fs::read(&path) {
+            Resolved::NewFile(path) => match super::files::read(&path, super::files::Kind::Source) {
                 Ok(bytes) => {
                     let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)
                 }
-                Err(e) => {
-                    ModuleLookup::NotFound { tried: vec![format!("{} ({})", path.display(), super::io_message(&e))] }
-                }
+                Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({})", path.display(), e.message)] },
             },
         };
         if let ModuleLookup::Onnxs(j) = result {

@@ -1,7 +1,7 @@
 //! The PyTorch operator schemas a compilation checks against: the embedded native_functions
 //! (or `--native-functions`), `--schema` files, and the modules' `torch.library.define`s.
 
-use super::{io_message, InputError, Options};
+use super::{InputError, Options};
 use crate::aten::{parse_schema, AtenRegistry};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::env::ModuleEnv;
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub const AUTO: &str = "auto";
 
 fn read(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError { path: path.to_path_buf(), message: io_message(&e) })?;
+    let bytes = super::files::read(path, super::files::Kind::Schema)?;
     String::from_utf8(bytes)
         .map_err(|_| InputError { path: path.to_path_buf(), message: "not valid UTF-8 text".into() })
 }
