@@ -425,7 +425,7 @@ fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {
         return format!("its overloads are {}", list.join(", "));
     }
     let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, n)| n);
-    match onnxsc::lower::function::did_you_mean(name, candidates) {
+    match onnxsc::diagnostics::suggest::did_you_mean(name, candidates) {
         Some(s) => format!("did you mean `{ns}::{s}`?"),
         None => {
             "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload"

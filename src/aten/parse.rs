@@ -448,26 +448,5 @@ fn suggest_type(written: &str) -> Option<&'static str> {
     if let Some(n) = names.iter().find(|n| n.to_ascii_lowercase() == lower) {
         return Some(n);
     }
-    names
-        .iter()
-        .map(|n| (edit_distance(&lower, &n.to_ascii_lowercase()), *n))
-        .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
-}
-
-/// Levenshtein distance over bytes (type names are ASCII).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
+    crate::diagnostics::suggest::closest_within(&lower, names, 2)
 }

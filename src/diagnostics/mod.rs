@@ -8,6 +8,7 @@ pub mod codes;
 pub mod explain;
 pub mod json;
 mod render;
+pub mod suggest;
 
 pub use render::{render_plain, render_to_stderr, ColorMode};
 

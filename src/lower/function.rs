@@ -11,6 +11,7 @@
 
 use super::ir::*;
 use super::liveness;
+use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
@@ -762,13 +763,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn undefined(&mut self, n: &str, span: Span) -> Reported {
-        let mut candidates: Vec<String> = self.scopes.iter().flat_map(|s| s.vars.keys().cloned()).collect();
-        candidates.extend(self.env.globals.keys().cloned());
+        let candidates = self.scopes.iter().flat_map(|s| s.vars.keys()).chain(self.env.globals.keys());
         let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`"))
             .primary(span, "not defined");
         if self.assigned_anywhere.contains(n) {
             d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
-        } else if let Some(s) = did_you_mean(n, candidates.iter().map(String::as_str)) {
+        } else if let Some(s) = did_you_mean(n, candidates.map(String::as_str)) {
             d = d.help(format!("did you mean `{s}`?"));
         }
         self.push(d)
@@ -1055,7 +1055,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 let mut d =
                     Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
                         .primary(op_span, "unknown operator");
-                if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain).into_iter()) {
+                if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain)) {
                     d = d.help(format!("did you mean `{s}`?"));
                 }
                 return Err(self.push(d));
@@ -2017,41 +2017,6 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
         AttrType::Tensor => AttrValue::Tensor(tensor_of(v)?),
         _ => return None,
     })
-}
-
-/// The closest candidate by edit distance, if it is close enough to be a likely typo.
-pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
-    let len = name.chars().count();
-    if len < 2 {
-        return None;
-    }
-    let limit = (len / 3).clamp(1, 3);
-    candidates
-        .filter(|c| *c != name && c.chars().count() >= 2)
-        .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
-        .map(|(_, c)| c.to_string())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut prev2: Vec<usize> = prev.clone();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-            // A swap of two neighbouring letters counts as one edit.
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                cur[j] = cur[j].min(prev2[j - 2] + 1);
-            }
-        }
-        prev2 = std::mem::replace(&mut prev, cur);
-    }
-    prev[b.len()]
 }
 
 /// Lowers one function of a module. Returns `None` when it had errors (already reported).

@@ -7,8 +7,9 @@
 //! signatures the way the exporter will use them (see docs/onnx-facts §6).
 
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
+use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
-use crate::lower::function::{did_you_mean, TorchBinding};
+use crate::lower::function::TorchBinding;
 use crate::sema::env::{self, eval_const, ModuleEnv};
 use crate::sema::types::{AttrKind, ParamType};
 use crate::sema::value::PyValue;

@@ -209,7 +209,7 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
                 )
                 .primary(k.span, "unknown keyword");
                 d = defined_here(d);
-                d = match crate::lower::function::did_you_mean(&k.name, params.iter().map(|p| p.name.as_str())) {
+                d = match crate::diagnostics::suggest::did_you_mean(&k.name, params.iter().map(|p| p.name.as_str())) {
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d.help(format!("its signature is {}", callee.signature())),
                 };

@@ -475,7 +475,7 @@ fn import_from_onnxs(
                 Some(ex) => {
                     let mut d = Diagnostic::error(codes::UNDEFINED_NAME, file, format!("module `{shown}` has no `{}`", name.name))
                         .primary(name.span, "not defined in that module");
-                    d = match crate::lower::function::did_you_mean(&name.name, ex.globals.keys().map(String::as_str)) {
+                    d = match crate::diagnostics::suggest::did_you_mean(&name.name, ex.globals.keys().map(String::as_str)) {
                         Some(s) => d.help(format!("did you mean `{s}`?")),
                         None => d.help(format!("`{shown}` defines no function, constant, opset or type named `{}`", name.name)),
                     };
