@@ -3,7 +3,7 @@
 //! Every AST node carries a [`Span`]; a [`SourceMap`] owns the text of every file so that
 //! diagnostics can be rendered with line and column numbers long after parsing.
 
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files;
 use std::ops::Range;
 
 /// Index of a file in a [`SourceMap`].
@@ -42,11 +42,19 @@ impl std::fmt::Display for Span {
     }
 }
 
-/// The text of every file that takes part in one compilation.
+/// One file: its name, its text, and where each of its lines starts.
+struct SourceFile {
+    name: String,
+    text: String,
+    /// The byte offset of the start of each line; the first is 0.
+    line_starts: Vec<u32>,
+}
+
+/// The text of every file that takes part in one compilation, with an index of its lines: a
+/// line or column is found by binary search, never by counting newlines from the start.
 #[derive(Default)]
 pub struct SourceMap {
-    files: SimpleFiles<String, String>,
-    count: usize,
+    files: Vec<SourceFile>,
 }
 
 impl SourceMap {
@@ -55,46 +63,117 @@ impl SourceMap {
     }
 
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
-        self.count += 1;
-        self.files.add(name.into(), text.into())
+        let text = text.into();
+        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| (i + 1) as u32)).collect();
+        self.files.push(SourceFile { name: name.into(), text, line_starts });
+        self.files.len() - 1
     }
 
     pub fn text(&self, file: FileId) -> &str {
-        self.files.get(file).map(|f| f.source().as_str()).unwrap_or("")
+        self.files.get(file).map(|f| f.text.as_str()).unwrap_or("")
     }
 
     pub fn name(&self, file: FileId) -> &str {
-        self.files.get(file).map(|f| f.name().as_str()).unwrap_or("<unknown>")
+        self.files.get(file).map(|f| f.name.as_str()).unwrap_or("<unknown>")
     }
 
     pub fn len(&self) -> usize {
-        self.count
+        self.files.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.files.is_empty()
     }
 
-    /// The files in the form codespan-reporting renders from.
-    pub fn files(&self) -> &SimpleFiles<String, String> {
-        &self.files
+    /// 0-based index of the line holding a byte offset (offsets past the end are on the last).
+    pub fn line_index(&self, file: FileId, offset: usize) -> usize {
+        match self.files.get(file) {
+            Some(f) => f.line_starts.partition_point(|s| *s as usize <= offset).saturating_sub(1),
+            None => 0,
+        }
+    }
+
+    /// The byte range of a 0-based line, its line break included.
+    pub fn line_range(&self, file: FileId, line: usize) -> Option<Range<usize>> {
+        let f = self.files.get(file)?;
+        let start = *f.line_starts.get(line)? as usize;
+        let end = f.line_starts.get(line + 1).map_or(f.text.len(), |e| *e as usize);
+        Some(start..end)
+    }
+
+    /// 1-based line number of a byte offset.
+    pub fn line_number(&self, file: FileId, offset: u32) -> usize {
+        self.line_index(file, offset as usize) + 1
     }
 
     /// 1-based line and column of a byte offset (columns count characters).
     pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
         let text = self.text(file);
-        let offset = (offset as usize).min(text.len());
-        let before = &text[..floor_char_boundary(text, offset)];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-        let col = before[line_start..].chars().count() + 1;
-        (line, col)
+        let offset = floor_char_boundary(text, (offset as usize).min(text.len()));
+        let line = self.line_index(file, offset);
+        let start = self.line_range(file, line).map_or(0, |r| r.start);
+        (line + 1, text[start..offset].chars().count() + 1)
     }
 }
 
+/// The files in the form codespan-reporting renders from.
+impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        self.files.get(id).map(|f| f.name.as_str()).ok_or(files::Error::FileMissing)
+    }
+
+    fn source(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        self.files.get(id).map(|f| f.text.as_str()).ok_or(files::Error::FileMissing)
+    }
+
+    fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, files::Error> {
+        self.files.get(id).ok_or(files::Error::FileMissing)?;
+        Ok(SourceMap::line_index(self, id, byte_index))
+    }
+
+    fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
+        let f = self.files.get(id).ok_or(files::Error::FileMissing)?;
+        SourceMap::line_range(self, id, line_index)
+            .ok_or(files::Error::LineTooLarge { given: line_index, max: f.line_starts.len() - 1 })
+    }
+}
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while offset > 0 && !text.is_char_boundary(offset) {
         offset -= 1;
     }
     offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_columns() {
+        let mut map = SourceMap::new();
+        let f = map.add("a.onnxs", "ab\néx\n\nlast");
+        assert_eq!(map.line_col(f, 0), (1, 1));
+        assert_eq!(map.line_col(f, 2), (1, 3));
+        assert_eq!(map.line_col(f, 3), (2, 1));
+        assert_eq!(map.line_col(f, 5), (2, 2), "columns count characters");
+        assert_eq!(map.line_col(f, 4), (2, 1), "inside a character: its start");
+        assert_eq!(map.line_col(f, 7), (3, 1));
+        assert_eq!(map.line_col(f, 100), (4, 5), "past the end: the end");
+        assert_eq!(map.line_range(f, 1), Some(3..7));
+        assert_eq!(map.line_range(f, 3), Some(8..12));
+        assert_eq!(map.line_range(f, 4), None);
+    }
+
+    /// 200,000 lines, each asked for: a binary search each, not a count from the start.
+    #[test]
+    fn a_line_of_every_offset_of_a_large_file() {
+        let mut map = SourceMap::new();
+        let f = map.add("big.onnxs", "x = 1\n".repeat(200_000));
+        let total: usize = (0..200_000u32).map(|i| map.line_number(f, i * 6)).sum();
+        assert_eq!(total, (1..=200_000).sum::<usize>());
+    }
 }

@@ -4,7 +4,7 @@
 //! E02xx: function signatures; E03xx: statements and expressions; E04xx: op calls;
 //! E05xx: translations against their PyTorch operator schema; E06xx: element types;
 //! E07xx: schema files given on the command line; E08xx: linking models (`onnxsc link`);
-//! W0xxx: warnings.
+//! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); W0xxx: warnings.
 //!
 //! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
 
@@ -80,6 +80,8 @@ pub const CALL_SIGNATURE_MISMATCH: &str = "E0803";
 pub const DUPLICATE_FUNCTION_DEFINITION: &str = "E0804";
 pub const OPSET_VERSION_CONFLICT: &str = "E0805";
 pub const RECURSIVE_FUNCTIONS: &str = "E0806";
+
+pub const NESTING_TOO_DEEP: &str = "E1001";
 
 pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";

@@ -44,7 +44,7 @@ fn config() -> term::Config {
 
 /// Plain text, as snapshot tests and `--color never` see it.
 pub fn render_plain(sources: &SourceMap, d: &Diagnostic) -> String {
-    term::emit_into_string(&config(), sources.files(), &to_codespan(d))
+    term::emit_into_string(&config(), sources, &to_codespan(d))
         .unwrap_or_else(|_| format!("{}[{}]: {}\n", severity_word(d.severity), d.code, d.message))
 }
 
@@ -75,7 +75,7 @@ pub fn render_to_stderr(sources: &SourceMap, diags: &[Diagnostic], mode: ColorMo
     let stream = termcolor::StandardStream::stderr(choice);
     let mut lock = stream.lock();
     for d in diags {
-        if term::emit_to_write_style(&mut lock, &config(), sources.files(), &to_codespan(d)).is_err() {
+        if term::emit_to_write_style(&mut lock, &config(), sources, &to_codespan(d)).is_err() {
             eprintln!("{}[{}]: {}", severity_word(d.severity), d.code, d.message);
         }
     }

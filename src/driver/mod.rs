@@ -207,8 +207,7 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
 
     let mut functions = Vec::new();
     for (env, decos) in envs.iter().zip(&decorations) {
-        let text = sources.text(env.file).to_string();
-        functions.extend(compile_module(env, decos, &callees, &text, &registry, &invalid, &mut diags));
+        functions.extend(compile_module(env, decos, &callees, &sources, &registry, &invalid, &mut diags));
     }
     let files = mods
         .units
@@ -297,7 +296,7 @@ fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
     callees: &[Callee],
-    text: &str,
+    sources: &SourceMap,
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
@@ -309,7 +308,7 @@ fn compile_module(
         if !deco.private {
             binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
         }
-        if let Some(mut function) = lower::lower_function(env, f, deco, callees, text, diags) {
+        if let Some(mut function) = lower::lower_function(env, f, deco, callees, sources, diags) {
             // The exporter needs each bound operator's output count, annotation or not.
             for op in &mut function.torch_ops {
                 op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());

@@ -18,7 +18,7 @@ use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opse
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
-use crate::source::Span;
+use crate::source::{SourceMap, Span};
 use crate::syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -328,7 +328,7 @@ pub struct Lowerer<'a, 'm> {
     imports: BTreeMap<String, (i64, Span)>,
     live_out: HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
-    source_text: &'a str,
+    sources: &'a SourceMap,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: bool,
     /// What is known of each value's element type (values are unique across scopes).
@@ -1774,6 +1774,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let is_static = |st: &Stmt| self.is_static_if(st);
         liveness::assigned_in_order(std::slice::from_ref(s), &is_static, &mut assigned);
         let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
+        self.check_nesting(s.span)?;
         let cond = self.lower_expr(test, Some("cond"))?;
         let line = self.line_of(s.span);
         let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
@@ -1834,8 +1835,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn line_of(&self, span: Span) -> usize {
-        let text = self.source_text;
-        text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
+        self.sources.line_number(self.env.file, span.start)
     }
 
     /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
@@ -1851,8 +1851,37 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.copy(&v, var, span).map(Some)
     }
 
-    fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
+    /// Opens the scope of a subgraph (a branch, a loop body, a nested function), unless it would
+    /// nest subgraphs deeper than an ONNX file can hold (E1001).
+    fn enter_subgraph(&mut self, span: Span) -> R<()> {
+        self.check_nesting(span)?;
         self.scopes.push(Scope::default());
+        Ok(())
+    }
+
+    /// E1001 if a subgraph opened here would be nested too deep.
+    fn check_nesting(&mut self, span: Span) -> R<()> {
+        if self.scopes.len() > liveness::MAX_NESTING {
+            let d = Diagnostic::error(
+                codes::NESTING_TOO_DEEP,
+                self.file(),
+                format!("control flow nested more than {} levels deep", liveness::MAX_NESTING),
+            )
+            .primary(span, format!("level {} starts here", self.scopes.len()))
+            .help(format!(
+                "ONNX holds each `if` branch and loop body as a graph inside the node that runs it, and protobuf \
+                 readers (onnx, ONNX Runtime) refuse messages nested more than 100 deep, which allows {} levels: \
+                 flatten the conditions (an `elif` chain nests one level per branch), or move the inner part into \
+                 a function of its own",
+                liveness::MAX_NESTING
+            ));
+            return Err(self.push(d));
+        }
+        Ok(())
+    }
+
+    fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
+        self.enter_subgraph(if_span)?;
         let mut result = self.lower_block(stmts);
         let mut outs = Vec::new();
         for var in outputs {
@@ -1886,10 +1915,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         env: &'a ModuleEnv<'m>,
         diags: &'a mut Diagnostics,
         function_domains: &'a [crate::sema::calls::Callee],
-        source_text: &'a str,
+        sources: &'a SourceMap,
     ) -> Self {
         Lowerer {
-            source_text,
+            sources,
             reported_no_opset: false,
             types: HashMap::new(),
             env,
@@ -2025,10 +2054,10 @@ pub fn lower_function(
     f: &FunctionDef,
     deco: &Decoration,
     function_domains: &[crate::sema::calls::Callee],
-    source_text: &str,
+    sources: &SourceMap,
     diags: &mut Diagnostics,
 ) -> Option<Function> {
-    let mut l = Lowerer::new(env, diags, function_domains, source_text);
+    let mut l = Lowerer::new(env, diags, function_domains, sources);
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);

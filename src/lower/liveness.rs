@@ -7,9 +7,15 @@
 //! and then forgets values a loop needs).
 
 use crate::syntax::ast::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub type Live = BTreeSet<String>;
+
+/// The deepest nesting of subgraphs (`if` branches, loop bodies, nested functions) that lowering
+/// accepts (E1001): each level is three protobuf messages (node, attribute, graph), and protobuf
+/// readers refuse a file nested more than 100 deep. The analyses below look no deeper either, so
+/// their cost stays linear even in a chain of 10,000 `elif`s (each nests one level).
+pub const MAX_NESTING: usize = 30;
 
 /// Variables read by an expression. As in onnxscript, the callee of a call is not a use, and of
 /// keyword arguments only bare names count (other keyword values are script-time constants).
@@ -80,32 +86,38 @@ pub fn target_names(t: &Expr, out: &mut Vec<String>) {
     }
 }
 
-/// Variables a statement list may assign, in order of first assignment.
+/// Variables a statement list may assign, in order of first assignment (appended to `out`, each
+/// once).
 pub fn assigned_in_order(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, out: &mut Vec<String>) {
+    let mut seen: HashSet<String> = out.iter().cloned().collect();
+    let mut names = Vec::new();
+    assigned_at(stmts, is_static, 0, &mut names);
+    out.extend(names.into_iter().filter(|n| seen.insert(n.clone())));
+}
+
+/// Every assignment in source order, repeats included; `depth` counts enclosing subgraphs.
+fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_NESTING {
+        return;
+    }
     for s in stmts {
-        let mut names = Vec::new();
         match &s.kind {
-            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, &mut names)),
-            StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => target_names(target, &mut names),
+            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
+            StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => target_names(target, out),
             StmtKind::If { body, orelse, .. } => match is_static(s) {
-                Some(true) => assigned_in_order(body, is_static, &mut names),
-                Some(false) => assigned_in_order(orelse, is_static, &mut names),
+                Some(true) => assigned_at(body, is_static, depth, out),
+                Some(false) => assigned_at(orelse, is_static, depth, out),
                 None => {
-                    assigned_in_order(body, is_static, &mut names);
-                    assigned_in_order(orelse, is_static, &mut names);
+                    assigned_at(body, is_static, depth + 1, out);
+                    assigned_at(orelse, is_static, depth + 1, out);
                 }
             },
             StmtKind::For { target, body, .. } => {
-                assigned_in_order(body, is_static, &mut names);
-                target_names(target, &mut names);
+                assigned_at(body, is_static, depth + 1, out);
+                target_names(target, out);
             }
-            StmtKind::While { body, .. } => assigned_in_order(body, is_static, &mut names),
+            StmtKind::While { body, .. } => assigned_at(body, is_static, depth + 1, out),
             _ => {}
-        }
-        for n in names {
-            if !out.contains(&n) {
-                out.push(n);
-            }
         }
     }
 }
@@ -114,13 +126,13 @@ pub fn assigned_in_order(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<boo
 /// keyed by the statement's span start.
 pub fn live_out_of_control_flow(body: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> HashMap<u32, Live> {
     let mut map = HashMap::new();
-    record_block(body, Live::new(), is_static, &mut map);
+    record_block(body, Live::new(), is_static, 0, &mut map);
     map
 }
 
 /// The variables a block reads before assigning them: its inputs.
 pub fn exposed_uses(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live {
-    block_effect(stmts, is_static).gen
+    block_effect(stmts, is_static, 0).gen
 }
 
 /// The variables of enclosing scopes that a nested function reads.
@@ -138,7 +150,7 @@ pub fn bound_in_nested_functions(stmts: &[Stmt], out: &mut Vec<String>) {
         match &s.kind {
             StmtKind::FunctionDef(f) => {
                 out.extend(f.params.iter().map(|p| p.name.name.clone()));
-                assigned_in_order(&f.body, &|_| None, out);
+                assigned_at(&f.body, &|_| None, 0, out);
                 bound_in_nested_functions(&f.body, out);
             }
             StmtKind::If { body, orelse, .. }
@@ -211,11 +223,17 @@ fn names_of(t: &Expr) -> Live {
     names.into_iter().collect()
 }
 
-fn block_effect(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
-    stmts.iter().fold(Effect::reads(Live::new()), |e, s| e.then(effect(s, is_static)))
+/// The effect of a block nested in `depth` subgraphs. Deeper than [`MAX_NESTING`] it is taken
+/// to do nothing: lowering refuses it anyway.
+fn block_effect(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect {
+    if depth > MAX_NESTING {
+        return Effect::reads(Live::new());
+    }
+    stmts.iter().fold(Effect::reads(Live::new()), |e, s| e.then(effect(s, is_static, depth)))
 }
 
-fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
+fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect {
+    let inner = depth + 1;
     match &s.kind {
         StmtKind::Assign { targets, value } => {
             Effect { gen: used_in(value), kill: targets.iter().flat_map(names_of).collect(), returns: false }
@@ -230,21 +248,21 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Effect {
             Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true }
         }
         StmtKind::If { test, body, orelse } => match is_static(s) {
-            Some(true) => block_effect(body, is_static),
-            Some(false) => block_effect(orelse, is_static),
-            None => {
-                Effect::reads(used_in(test)).then(block_effect(body, is_static).or(block_effect(orelse, is_static)))
-            }
+            Some(true) => block_effect(body, is_static, depth),
+            Some(false) => block_effect(orelse, is_static, depth),
+            None => Effect::reads(used_in(test))
+                .then(block_effect(body, is_static, inner).or(block_effect(orelse, is_static, inner))),
         },
         // Live before a loop: what is live after it (it may run zero times), what its body reads
         // before assigning, and its header.
         StmtKind::For { target, iter, body, .. } => {
-            let mut gen: Live = block_effect(body, is_static).gen.difference(&names_of(target)).cloned().collect();
+            let mut gen: Live =
+                block_effect(body, is_static, inner).gen.difference(&names_of(target)).cloned().collect();
             gen.extend(used_in(iter));
             Effect::reads(gen)
         }
         StmtKind::While { test, body, .. } => {
-            let mut gen = block_effect(body, is_static).gen;
+            let mut gen = block_effect(body, is_static, inner).gen;
             gen.extend(used_in(test));
             Effect::reads(gen)
         }
@@ -264,23 +282,35 @@ fn record_block(
     stmts: &[Stmt],
     mut live: Live,
     is_static: &dyn Fn(&Stmt) -> Option<bool>,
+    depth: usize,
     map: &mut HashMap<u32, Live>,
 ) {
+    if depth > MAX_NESTING {
+        return;
+    }
     for s in stmts.iter().rev() {
-        record_stmt(s, &live, is_static, map);
-        live = effect(s, is_static).live_in(&live);
+        record_stmt(s, &live, is_static, depth, map);
+        live = effect(s, is_static, depth).live_in(&live);
     }
 }
 
-fn record_stmt(s: &Stmt, live_out: &Live, is_static: &dyn Fn(&Stmt) -> Option<bool>, map: &mut HashMap<u32, Live>) {
+fn record_stmt(
+    s: &Stmt,
+    live_out: &Live,
+    is_static: &dyn Fn(&Stmt) -> Option<bool>,
+    depth: usize,
+    map: &mut HashMap<u32, Live>,
+) {
+    let inner = depth + 1;
     match &s.kind {
         StmtKind::If { body, orelse, .. } => {
             map.insert(s.span.start, live_out.clone());
+            let branch = if is_static(s).is_some() { depth } else { inner };
             if is_static(s) != Some(false) {
-                record_block(body, live_out.clone(), is_static, map);
+                record_block(body, live_out.clone(), is_static, branch, map);
             }
             if is_static(s) != Some(true) {
-                record_block(orelse, live_out.clone(), is_static, map);
+                record_block(orelse, live_out.clone(), is_static, branch, map);
             }
         }
         // At the end of an iteration, what the loop needs afterwards and what the next iteration
@@ -288,17 +318,17 @@ fn record_stmt(s: &Stmt, live_out: &Live, is_static: &dyn Fn(&Stmt) -> Option<bo
         StmtKind::For { target, body, .. } => {
             map.insert(s.span.start, live_out.clone());
             let mut end = live_out.clone();
-            end.extend(block_effect(body, is_static).gen.difference(&names_of(target)).cloned());
-            record_block(body, end, is_static, map);
+            end.extend(block_effect(body, is_static, inner).gen.difference(&names_of(target)).cloned());
+            record_block(body, end, is_static, inner, map);
         }
         StmtKind::While { test, body, .. } => {
             map.insert(s.span.start, live_out.clone());
             let mut end = live_out.clone();
             end.extend(used_in(test));
-            end.extend(block_effect(body, is_static).gen);
-            record_block(body, end, is_static, map);
+            end.extend(block_effect(body, is_static, inner).gen);
+            record_block(body, end, is_static, inner, map);
         }
-        StmtKind::FunctionDef(f) => record_block(&f.body, Live::new(), is_static, map),
+        StmtKind::FunctionDef(f) => record_block(&f.body, Live::new(), is_static, inner, map),
         _ => {}
     }
 }

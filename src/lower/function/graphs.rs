@@ -23,9 +23,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn nested_graph(&mut self, f: &FunctionDef) -> R<NestedGraph> {
         self.check_graph_decorator(f)?;
+        self.enter_subgraph(f.header_span)?;
         // A `break` in the nested function does not belong to a loop around its definition.
         let loop_depth = std::mem::replace(&mut self.loop_depth, 0);
-        self.scopes.push(Scope::default());
         let result = self.nested_graph_in_scope(f);
         let scope = self.scopes.pop().expect("pushed above");
         self.loop_depth = loop_depth;
