@@ -1,9 +1,12 @@
 //! Rendering diagnostics with codespan-reporting.
 
 use super::{Diagnostic, Severity};
-use crate::source::SourceMap;
+use crate::source::{FileId, SourceMap, Span};
 use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::{self, Files};
 use codespan_reporting::term::{self, termcolor};
+use std::collections::HashMap;
+use std::ops::Range;
 
 /// How the command line colours its output (`--color`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,17 +16,114 @@ pub enum ColorMode {
     Never,
 }
 
-fn to_codespan(d: &Diagnostic) -> cs::Diagnostic<usize> {
+/// Lines longer than this (in bytes) are shown in part: a window around the labels.
+pub const MAX_SHOWN_LINE: usize = 200;
+/// How much of a long line is shown before the first label on it.
+const SHOWN_BEFORE: usize = 40;
+
+/// The files as a diagnostic shows them: each line longer than [`MAX_SHOWN_LINE`] cut to a
+/// window (around its labels, else its start), so that rendering a diagnostic costs the same
+/// on a 1 MB line as on a short one. Line and column numbers stay those of the whole file.
+struct Clipped<'a> {
+    map: &'a SourceMap,
+    windows: HashMap<(FileId, usize), Range<usize>>,
+}
+
+impl Clipped<'_> {
+    /// A line's range without its line break.
+    fn bare_line(&self, file: FileId, line: usize) -> Range<usize> {
+        let r = self.map.line_range(file, line).unwrap_or(0..0);
+        let text = &self.map.text(file)[r.clone()];
+        r.start..r.start + text.trim_end_matches(['\n', '\r']).len()
+    }
+
+    /// The window shown of a long line that holds a label starting at `at`.
+    fn window(&mut self, file: FileId, line: usize, at: usize) -> Range<usize> {
+        let full = self.bare_line(file, line);
+        let text = self.map.text(file);
+        self.windows
+            .entry((file, line))
+            .or_insert_with(|| {
+                let start = floor_char_boundary(text, at.saturating_sub(SHOWN_BEFORE).max(full.start));
+                start..floor_char_boundary(text, (start + MAX_SHOWN_LINE).min(full.end))
+            })
+            .clone()
+    }
+
+    /// A label's range as shown: inside the window of its line when that line is long, and on
+    /// one line when it would end on a long one.
+    fn label_range(&mut self, file: FileId, span: Span) -> Range<usize> {
+        let text = self.map.text(file);
+        let start = floor_char_boundary(text, (span.start as usize).min(text.len()));
+        let end = floor_char_boundary(text, (span.end as usize).min(text.len())).max(start);
+        let line = self.map.line_index(file, start);
+        let first = self.bare_line(file, line);
+        if first.len() > MAX_SHOWN_LINE {
+            let w = self.window(file, line, start);
+            let s = start.clamp(w.start, w.end);
+            return s..end.clamp(s, w.end);
+        }
+        let last = self.map.line_index(file, end);
+        if last != line && self.bare_line(file, last).len() > MAX_SHOWN_LINE {
+            return start..first.end.max(start);
+        }
+        start..end
+    }
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for Clipped<'a> {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        Files::name(self.map, id)
+    }
+
+    fn source(&'a self, id: FileId) -> Result<&'a str, files::Error> {
+        self.map.source(id)
+    }
+
+    fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, files::Error> {
+        Files::line_index(self.map, id, byte_index)
+    }
+
+    fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
+        if let Some(w) = self.windows.get(&(id, line_index)) {
+            return Ok(w.clone());
+        }
+        let r = Files::line_range(self.map, id, line_index)?;
+        if r.len() <= MAX_SHOWN_LINE {
+            return Ok(r);
+        }
+        Ok(r.start..floor_char_boundary(self.map.text(id), r.start + MAX_SHOWN_LINE))
+    }
+
+    fn column_number(&'a self, id: FileId, _line: usize, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self.map.line_col(id, byte_index as u32).1)
+    }
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn to_codespan<'a>(sources: &'a SourceMap, d: &Diagnostic) -> (cs::Diagnostic<usize>, Clipped<'a>) {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
     };
+    let mut clipped = Clipped { map: sources, windows: HashMap::new() };
     let labels = d
         .labels
         .iter()
         .map(|l| {
             let style = if l.primary { cs::LabelStyle::Primary } else { cs::LabelStyle::Secondary };
-            cs::Label::new(style, d.file, l.span.range()).with_message(l.message.clone())
+            cs::Label::new(style, d.file, clipped.label_range(d.file, l.span)).with_message(l.message.clone())
         })
         .collect();
     let mut notes = Vec::new();
@@ -31,11 +131,18 @@ fn to_codespan(d: &Diagnostic) -> cs::Diagnostic<usize> {
         notes.push(format!("help: {help}"));
     }
     notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
-    cs::Diagnostic::new(severity)
+    let mut long: Vec<usize> = clipped.windows.keys().map(|(_, line)| *line).collect();
+    long.sort_unstable();
+    for line in long {
+        let bytes = clipped.bare_line(d.file, line).len();
+        notes.push(format!("note: line {} is {bytes} bytes long; {MAX_SHOWN_LINE} of them are shown", line + 1));
+    }
+    let diagnostic = cs::Diagnostic::new(severity)
         .with_code(d.code)
         .with_message(d.message.clone())
         .with_labels(labels)
-        .with_notes(notes)
+        .with_notes(notes);
+    (diagnostic, clipped)
 }
 
 fn config() -> term::Config {
@@ -44,7 +151,8 @@ fn config() -> term::Config {
 
 /// Plain text, as snapshot tests and `--color never` see it.
 pub fn render_plain(sources: &SourceMap, d: &Diagnostic) -> String {
-    term::emit_into_string(&config(), sources, &to_codespan(d))
+    let (diagnostic, files) = to_codespan(sources, d);
+    term::emit_into_string(&config(), &files, &diagnostic)
         .unwrap_or_else(|_| format!("{}[{}]: {}\n", severity_word(d.severity), d.code, d.message))
 }
 
@@ -75,7 +183,8 @@ pub fn render_to_stderr(sources: &SourceMap, diags: &[Diagnostic], mode: ColorMo
     let stream = termcolor::StandardStream::stderr(choice);
     let mut lock = stream.lock();
     for d in diags {
-        if term::emit_to_write_style(&mut lock, &config(), sources, &to_codespan(d)).is_err() {
+        let (diagnostic, files) = to_codespan(sources, d);
+        if term::emit_to_write_style(&mut lock, &config(), &files, &diagnostic).is_err() {
             eprintln!("{}[{}]: {}", severity_word(d.severity), d.code, d.message);
         }
     }

@@ -13,6 +13,10 @@ use crate::source::{FileId, Span};
 /// CPython's limit on nested blocks ("too many levels of indentation").
 const MAX_INDENT_LEVELS: usize = 100;
 
+/// Lexical errors reported in one file before the rest is left unread: past a hundred, the file
+/// is likely not source text at all, and each further one would only repeat the news.
+pub const MAX_LEXICAL_ERRORS: usize = 100;
+
 /// A token in the form lalrpop's external-lexer interface takes.
 pub type Triple = (usize, Tok, usize);
 
@@ -31,16 +35,42 @@ pub fn layout(file: FileId, text: &str) -> Layout {
     let mut brackets: Vec<(Tok, usize, usize)> = Vec::new();
     let mut at_line_start = true;
 
+    // The run of invalid characters being reported: its start, end and number of characters.
+    // Its diagnostic (the last one) is given the whole run when the run ends.
+    let mut run: Option<(usize, usize, usize)> = None;
+    let end_run = |run: &mut Option<(usize, usize, usize)>, diags: &mut Vec<Diagnostic>| {
+        if let (Some((first, end, count)), Some(last)) = (run.take(), diags.last_mut()) {
+            if count > 1 {
+                *last = invalid_characters(file, text, first, end, count);
+            }
+        }
+    };
     for item in lex(text) {
         let Spanned { tok, start, end } = match item {
             Ok(s) => s,
+            Err((LexError::InvalidCharacter, start, end)) if run.is_some_and(|(_, e, _)| e == start) => {
+                // A run of invalid characters is one mistake, reported once.
+                run = run.map(|(first, _, count)| (first, end, count + 1));
+                continue;
+            }
             Err((err, start, end)) => {
+                end_run(&mut run, &mut diags);
+                if diags.len() == MAX_LEXICAL_ERRORS {
+                    if let Some(last) = diags.last_mut() {
+                        last.notes.push(format!(
+                            "onnxsc stops after {MAX_LEXICAL_ERRORS} lexical errors in a file; fix these first"
+                        ));
+                    }
+                    return Layout { tokens: out, diagnostics: diags };
+                }
+                run = (err == LexError::InvalidCharacter).then_some((start, end, 1));
                 diags.push(lex_error(file, text, err, start, end));
                 // Keep going as if the bad text were a name, so parsing can report more.
                 at_line_start = false;
                 continue;
             }
         };
+        end_run(&mut run, &mut diags);
         match tok {
             Tok::Newline => {
                 if brackets.is_empty() && !at_line_start {
@@ -99,6 +129,7 @@ pub fn layout(file: FileId, text: &str) -> Layout {
         out.push((start, tok, end));
     }
 
+    end_run(&mut run, &mut diags);
     let eof = text.len();
     if let Some((open, start, end)) = brackets.first() {
         let close = match open {
@@ -145,6 +176,22 @@ fn bad_dedent(file: FileId, text: &str, start: usize, end: usize, indents: &[&st
     Diagnostic::error(codes::INCONSISTENT_DEDENT, file, "unindent does not match any outer indentation level")
         .primary(Span::new(start, end), format!("indented by {} here", width(indent)))
         .help(format!("the enclosing blocks are indented by {}", levels.join(", ")))
+}
+
+/// A run of `count` invalid characters (E0001), reported as one.
+fn invalid_characters(file: FileId, text: &str, start: usize, end: usize, count: usize) -> Diagnostic {
+    let mut d = lex_error(file, text, LexError::InvalidCharacter, start, end);
+    let first = text[start..].chars().next().unwrap_or('?');
+    let same = text[start..end].chars().all(|c| c == first);
+    d.message = if same {
+        format!("{count} unexpected characters `{}`", first.escape_default())
+    } else {
+        format!("{count} unexpected characters, the first `{}`", first.escape_default())
+    };
+    if let Some(label) = d.labels.first_mut() {
+        label.message = "not part of any token".into();
+    }
+    d
 }
 
 fn lex_error(file: FileId, text: &str, err: LexError, start: usize, end: usize) -> Diagnostic {
