@@ -185,6 +185,18 @@ def schema_with_many_arguments(d: Path) -> Case:
 
 
 @case
+def custom_op_with_many_arguments(d: Path) -> Case:
+    n = 100_000
+    args = ", ".join(f"Tensor a{i}" for i in range(n))
+    params = ", ".join(f"a{i}" for i in range(n))
+    text = ("import torch\n" + HEADER + "from onnxscript.function_libs.torch_lib.registration import torch_op\n\n"
+            f'torch.library.define("mylib::many", "({args}) -> Tensor")\n\n'
+            f'@torch_op("mylib::many")\ndef f({params}):\n    return op.Abs(a0)\n')
+    src = write(d, "m.onnxs", text)
+    return Case("custom_op_with_many_arguments", ["check", src])
+
+
+@case
 def deep_subscripts(d: Path) -> Case:
     src = write(d, "s.onnxs", HEADER + function("f", f"    return x{'[0]' * 10_000}\n"))
     return Case("deep_subscripts", ["build", src, "-o", str(d / "out.onnx")], outputs=[str(d / "out.onnx")])

@@ -180,6 +180,8 @@ impl<'a> Parser<'a> {
             return Ok(args);
         }
         let mut star: Option<Range<usize>> = None;
+        // Names seen, for the duplicate check: a set, as schemas can be long.
+        let mut names = std::collections::HashSet::new();
         loop {
             self.skip_ws();
             let after;
@@ -193,7 +195,7 @@ impl<'a> Parser<'a> {
                 after = "`*`".to_string();
             } else {
                 let (arg, name_span) = self.argument(star.is_some())?;
-                if args.iter().any(|a| a.name == arg.name) {
+                if !names.insert(arg.name.clone()) {
                     return Err(Self::error(name_span, format!("duplicate argument name `{}`", arg.name)));
                 }
                 after = format!("argument `{}`", arg.name);

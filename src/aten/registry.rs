@@ -16,8 +16,25 @@ use super::parse::parse_schema;
 /// (`scripts/gen_native_functions.py`).
 pub(super) static NATIVE_FUNCTIONS: &str = include_str!("generated/native_functions.txt");
 
-/// Overloads of one operator name, in declaration order: (overload name, entry index).
-type Overloads = Vec<(Cow<'static, str>, usize)>;
+/// Overloads of one operator name: (overload name, entry index) in declaration order, and the
+/// position of each name in that list (a schema file may declare any number of overloads).
+#[derive(Debug, Clone, Default)]
+struct Overloads {
+    order: Vec<(Cow<'static, str>, usize)>,
+    positions: HashMap<Cow<'static, str>, usize, BuildHasherDefault<FxHasher>>,
+}
+
+impl Overloads {
+    /// The entry index of an overload.
+    fn get(&self, overload: &str) -> Option<usize> {
+        self.positions.get(overload).map(|&p| self.order[p].1)
+    }
+
+    fn push(&mut self, overload: Cow<'static, str>, entry: usize) {
+        self.positions.insert(overload.clone(), self.order.len());
+        self.order.push((overload, entry));
+    }
+}
 
 /// Operator schemas by qualified name (`aten::add.Tensor`).
 #[derive(Debug, Clone, Default)]
@@ -131,10 +148,10 @@ impl AtenRegistry {
             let (ns, name, overload) = split_qualified(head);
             let names = registry.index.entry(Cow::Borrowed(ns)).or_default();
             let overloads = names.entry(Cow::Borrowed(name)).or_default();
-            if overloads.iter().any(|(o, _)| o == overload) {
+            if overloads.get(overload).is_some() {
                 continue;
             }
-            overloads.push((Cow::Borrowed(overload), registry.entries.len()));
+            overloads.push(Cow::Borrowed(overload), registry.entries.len());
             registry.entries.push(Entry { text: Cow::Borrowed(line), schema: OnceLock::new() });
         }
         registry
@@ -145,11 +162,9 @@ impl AtenRegistry {
     pub fn lookup(&self, qualname: &str) -> Option<&FunctionSchema> {
         let (ns, name, overload) = split_qualified(qualname.trim());
         let overloads = self.index.get(ns)?.get(name)?;
-        let found = overloads.iter().find(|(o, _)| o == overload);
         // `default` is torch's name for the empty overload, unless one is really called so.
-        let found =
-            found.or_else(|| (overload == "default").then(|| overloads.iter().find(|(o, _)| o.is_empty())).flatten());
-        self.entries[found?.1].schema()
+        let found = overloads.get(overload).or_else(|| (overload == "default").then(|| overloads.get("")).flatten());
+        self.entries[found?].schema()
     }
 
     /// The overload names of `ns::name` in declaration order (`""` is the default
@@ -159,7 +174,7 @@ impl AtenRegistry {
         self.index
             .get(ns)
             .and_then(|names| names.get(name))
-            .map(|o| o.iter().map(|(o, _)| o.as_ref()).collect())
+            .map(|o| o.order.iter().map(|(o, _)| o.as_ref()).collect())
             .unwrap_or_default()
     }
 
@@ -201,11 +216,11 @@ impl AtenRegistry {
     pub fn add(&mut self, schema: FunctionSchema) -> Option<FunctionSchema> {
         let names = self.index.entry(Cow::Owned(schema.namespace.clone())).or_default();
         let overloads = names.entry(Cow::Owned(schema.name.clone())).or_default();
-        if let Some(&(_, i)) = overloads.iter().find(|(o, _)| *o == schema.overload) {
+        if let Some(i) = overloads.get(&schema.overload) {
             let old = std::mem::replace(&mut self.entries[i], Entry::parsed(schema));
             return old.schema().cloned();
         }
-        overloads.push((Cow::Owned(schema.overload.clone()), self.entries.len()));
+        overloads.push(Cow::Owned(schema.overload.clone()), self.entries.len());
         self.entries.push(Entry::parsed(schema));
         None
     }

@@ -82,6 +82,7 @@ pub fn with_custom_ops<'r>(
     diags: &mut Diagnostics,
 ) -> (Cow<'r, AtenRegistry>, Vec<String>) {
     let mut declared: Vec<(String, usize, Span, crate::aten::FunctionSchema)> = Vec::new();
+    let mut first_declared: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut invalid = Vec::new();
     for env in envs {
         for decl in &env.custom_ops {
@@ -123,7 +124,7 @@ pub fn with_custom_ops<'r>(
                 continue;
             }
             let qualname = schema.qualified_name();
-            if let Some((_, file, span, first)) = declared.iter().find(|(q, _, _, _)| *q == qualname) {
+            if let Some((_, file, span, first)) = first_declared.get(&qualname).map(|&i| &declared[i]) {
                 // Translation files are independent: each may declare the operator it
                 // translates, as long as they agree on its schema.
                 if *file != env.file && *first == schema {
@@ -146,6 +147,7 @@ pub fn with_custom_ops<'r>(
                 diags.push(d);
                 continue;
             }
+            first_declared.insert(qualname.clone(), declared.len());
             declared.push((qualname, env.file, decl.qualname_span, schema.clone()));
             registry.to_mut().add(schema);
         }
