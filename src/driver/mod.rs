@@ -49,7 +49,7 @@ pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         }
     }
     let mut seen = std::collections::HashSet::new();
-    out.retain(|p| seen.insert(p.canonicalize().unwrap_or_else(|_| p.clone())));
+    out.retain(|p| seen.insert(modules::identity(p)));
     Ok(out)
 }
 
@@ -173,13 +173,19 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
     // Environments, each after the modules it imports (their names must be known).
     let (mut interfaces, firsts) = mods.interfaces();
     let keys: Vec<String> = mods.units.iter().map(|u| format!("module:{}", u.name)).collect();
+    let linked = env::Linked::default();
     let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
     for u in mods.build_order() {
         let unit = &mods.units[u];
         let Some(module) = &unit.module else { continue };
         let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
-        let ctx =
-            env::ImportContext { first_function: firsts[u], resolve: &resolve, modules: &interfaces, keys: &keys };
+        let ctx = env::ImportContext {
+            first_function: firsts[u],
+            resolve: &resolve,
+            modules: &interfaces,
+            keys: &keys,
+            linked: &linked,
+        };
         let e = env::build_in(unit.file, module, &ctx, &mut diags);
         interfaces[u].exports = Some(env::Exports::of(&e));
         built[u] = Some(e);

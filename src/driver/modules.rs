@@ -24,8 +24,8 @@ pub struct Unit {
     /// The name it is reported under: as given, or the importer's directory joined with the
     /// module's path.
     pub name: String,
-    /// Its identity: the canonical path when the file exists, else the normalised name.
-    pub key: PathBuf,
+    /// Its name, normalised (`a/./b` is `a/b`), for matching module paths against it.
+    pub normalized: PathBuf,
     pub file: FileId,
     /// `None` when it did not parse (already reported).
     pub module: Option<Module>,
@@ -41,6 +41,8 @@ pub struct Modules {
     pub lookups: Vec<HashMap<(usize, String), ModuleLookup>>,
     /// For each unit: the units it imports, in statement order.
     pub deps: Vec<Vec<usize>>,
+    /// The unit of each identity: the file itself when it exists, else the normalised name.
+    by_identity: HashMap<Identity, usize>,
 }
 
 /// What a module path resolves to, before loading.
@@ -85,9 +87,28 @@ pub fn normalize(path: &Path) -> PathBuf {
     out.iter().collect()
 }
 
-/// The identity of a file: its canonical path if it exists, else its normalised path.
-pub fn identity(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| normalize(path))
+/// What makes two paths the same module.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Identity {
+    /// An existing file: its device and inode, whatever path, link or `..` leads to it. One
+    /// `stat`, where a canonical path would take one per component of a deep path.
+    File(u64, u64),
+    /// A path that names no file: its normalised form.
+    Path(PathBuf),
+}
+
+/// The identity of a file.
+pub fn identity(path: &Path) -> Identity {
+    #[cfg(unix)]
+    if let Ok(m) = std::fs::metadata(path) {
+        use std::os::unix::fs::MetadataExt;
+        return Identity::File(m.dev(), m.ino());
+    }
+    #[cfg(not(unix))]
+    if let Ok(p) = path.canonicalize() {
+        return Identity::Path(p);
+    }
+    Identity::Path(normalize(path))
 }
 
 /// The names a module binds at module level (what `from it import NAME` can find).
@@ -151,14 +172,16 @@ impl Modules {
     pub fn add(
         &mut self,
         name: String,
-        key: PathBuf,
+        key: Identity,
         bytes: &[u8],
         discovered: bool,
         sources: &mut SourceMap,
         diags: &mut Diagnostics,
     ) -> usize {
         let (file, module) = super::parse_input(&name, bytes, sources, diags);
-        self.units.push(Unit { name, key, file, module, discovered });
+        self.by_identity.entry(key.clone()).or_insert(self.units.len());
+        let normalized = normalize(Path::new(&name));
+        self.units.push(Unit { name, normalized, file, module, discovered });
         self.lookups.push(HashMap::new());
         self.deps.push(Vec::new());
         self.units.len() - 1
@@ -261,8 +284,7 @@ impl Modules {
         let as_dir = normalize(&base.join(&rel));
         rel.set_extension("onnxs");
         let beside = normalize(&base.join(&rel));
-        let key = identity(&beside);
-        if let Some(j) = self.units.iter().position(|u| u.key == key) {
+        if let Some(&j) = self.by_identity.get(&identity(&beside)) {
             return Resolved::Unit(j);
         }
         if beside.is_file() {
@@ -271,7 +293,7 @@ impl Modules {
         if level == 0 {
             // An input file of that name elsewhere.
             let matches: Vec<usize> = (0..self.units.len())
-                .filter(|&j| !self.units[j].discovered && normalize(Path::new(&self.units[j].name)).ends_with(&rel))
+                .filter(|&j| !self.units[j].discovered && self.units[j].normalized.ends_with(&rel))
                 .collect();
             match matches.as_slice() {
                 [j] => return Resolved::Unit(*j),
@@ -283,7 +305,7 @@ impl Modules {
                 }
             }
         }
-        let inputs_inside = self.units.iter().any(|u| normalize(Path::new(&u.name)).starts_with(&as_dir));
+        let inputs_inside = self.units.iter().any(|u| u.normalized.starts_with(&as_dir));
         if as_dir.is_dir() || inputs_inside {
             return Resolved::Lookup(ModuleLookup::Package);
         }

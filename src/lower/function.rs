@@ -1315,7 +1315,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             _ => return Ok(None),
         }
         let Some(Global::Module(key)) = resolve_dotted(self.env, value) else { return Ok(None) };
-        let Some(ns) = self.env.namespaces.get(&key) else { return Ok(None) };
+        let Some(ns) = self.env.namespace(&key) else { return Ok(None) };
         match ns.get(&attr.name) {
             Some(Global::Function(idx)) => Ok(Some(idx)),
             Some(Global::Poison) => Err(Reported),

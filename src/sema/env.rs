@@ -9,7 +9,9 @@ use super::value::PyValue;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -67,17 +69,25 @@ pub struct ModuleEnv<'m> {
     pub first_function: usize,
     /// The names of the `.onnxs` modules imported as modules (`import mylib`, `from . import
     /// helpers`), by the key of their [`Global::Module`].
-    pub namespaces: HashMap<String, Namespace>,
+    pub namespaces: HashMap<String, Rc<Namespace>>,
+    /// The namespaces of every module of the compilation, shared by all their environments:
+    /// `a.b.f` may reach a module that this one does not import itself. One table, not a copy
+    /// per module, so a chain of 2,000 modules takes linear memory.
+    pub linked: Linked,
     /// Custom operators declared with `torch.library.define(NAME, SCHEMA)`, in source order.
     pub custom_ops: Vec<CustomOpDecl>,
 }
+
+/// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
+pub type Linked = Rc<RefCell<HashMap<String, Rc<Namespace>>>>;
 
 /// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Namespace {
     /// How messages name it: `mylib`, `.helpers`.
     pub display: String,
-    pub names: BTreeMap<String, Global>,
+    /// Shared with the module's exports: importing a module does not copy its names.
+    pub names: Rc<BTreeMap<String, Global>>,
     /// The module did not parse (already reported): every name of it is poison.
     pub broken: bool,
 }
@@ -112,14 +122,15 @@ pub struct ModuleInterface {
 /// The global names of a built module, and the namespaces they refer to.
 #[derive(Clone, Debug, Default)]
 pub struct Exports {
-    pub globals: BTreeMap<String, Global>,
-    pub namespaces: HashMap<String, Namespace>,
+    pub globals: Rc<BTreeMap<String, Global>>,
+    /// The namespaces the module imports itself.
+    pub namespaces: HashMap<String, Rc<Namespace>>,
 }
 
 impl Exports {
     pub fn of(env: &ModuleEnv) -> Exports {
         Exports {
-            globals: env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+            globals: Rc::new(env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()),
             namespaces: env.namespaces.clone(),
         }
     }
@@ -134,6 +145,8 @@ pub struct ImportContext<'c> {
     pub modules: &'c [ModuleInterface],
     /// The key of each module's namespace ([`Global::Module`]), unique in the compilation.
     pub keys: &'c [String],
+    /// The namespaces of the compilation, filled as modules are built.
+    pub linked: &'c Linked,
 }
 
 /// `torch.library.define("mylibrary::add_and_round_op", "(Tensor input) -> Tensor")`.
@@ -150,6 +163,12 @@ pub struct CustomOpDecl {
 impl<'m> ModuleEnv<'m> {
     pub fn get(&self, name: &str) -> Option<&Global> {
         self.globals.get(name).map(|g| &g.value)
+    }
+
+    /// The namespace a [`Global::Module`] key names: one this module imports, else one of the
+    /// compilation's.
+    pub fn namespace(&self, key: &str) -> Option<Rc<Namespace>> {
+        self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
     }
 
     /// The index into [`ModuleEnv::functions`] of a function id, if the function is this module's.
@@ -202,7 +221,14 @@ const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 /// Builds the environment of a module compiled on its own: imports of other `.onnxs` modules
 /// are not resolved (they are opaque).
 pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
-    let ctx = ImportContext { first_function: 0, resolve: &|_, _| ModuleLookup::External, modules: &[], keys: &[] };
+    let linked = Linked::default();
+    let ctx = ImportContext {
+        first_function: 0,
+        resolve: &|_, _| ModuleLookup::External,
+        modules: &[],
+        keys: &[],
+        linked: &linked,
+    };
     build_in(file, module, &ctx, diags)
 }
 
@@ -215,6 +241,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         functions: Vec::new(),
         first_function: ctx.first_function,
         namespaces: HashMap::new(),
+        linked: ctx.linked.clone(),
         custom_ops: Vec::new(),
     };
     let accepted = function_defs(module);
@@ -243,11 +270,11 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                                             a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
                                         let prefix = prefix.join(".");
                                         let ns_key = format!("package:{prefix}");
-                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| Namespace {
-                                            display: prefix.clone(),
-                                            ..Default::default()
+                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| {
+                                            Rc::new(Namespace { display: prefix.clone(), ..Default::default() })
                                         });
-                                        ns.names.insert(a.name.parts[depth].name.clone(), child);
+                                        Rc::make_mut(&mut Rc::make_mut(ns).names)
+                                            .insert(a.name.parts[depth].name.clone(), child);
                                         child = Global::Module(ns_key);
                                     }
                                     define(&mut env, &a.name.parts[0], child);
@@ -360,48 +387,57 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
     match lookup {
         ModuleLookup::Onnxs(i) => {
             let key = ctx.keys.get(*i).cloned().unwrap_or_else(|| format!("module:{shown}"));
-            let iface = ctx.modules.get(*i).cloned().unwrap_or_default();
+            let none = ModuleInterface::default();
+            let iface = ctx.modules.get(*i).unwrap_or(&none);
             let names = match &iface.exports {
-                _ if iface.broken => BTreeMap::new(),
+                _ if iface.broken => Rc::default(),
                 Some(ex) => {
-                    merge_namespaces(env, &ex.namespaces);
+                    link_namespaces(env, &ex.namespaces);
                     ex.globals.clone()
                 }
                 // The module imports this one, directly or not, and is not built yet.
-                None => iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect(),
+                None => Rc::new(iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect()),
             };
             let ns = Namespace { display: shown.to_string(), names, broken: false };
-            let ns = if iface.broken { poisoned(ns) } else { ns };
-            merge_namespaces(env, &HashMap::from([(key.clone(), ns)]));
+            let ns = Rc::new(if iface.broken { poisoned(ns) } else { ns });
+            merge_namespace(&mut env.namespaces, &key, &ns);
+            merge_namespace(&mut env.linked.borrow_mut(), &key, &ns);
             key
         }
         _ => {
             let key = format!("package:{shown}");
             env.namespaces
                 .entry(key.clone())
-                .or_insert_with(|| Namespace { display: shown.to_string(), ..Default::default() });
+                .or_insert_with(|| Rc::new(Namespace { display: shown.to_string(), ..Default::default() }));
             key
         }
     }
 }
 
-/// Brings the namespaces another module's globals refer to into `env`. The same module may be
-/// known twice, once complete and once as the functions-only view of a module still being
-/// built (an import cycle): the fuller view wins, whatever the order.
-fn merge_namespaces(env: &mut ModuleEnv, from: &HashMap<String, Namespace>) {
+/// Makes the namespaces another module imports, which its globals refer to, known to the
+/// compilation (and so to `env`).
+fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Rc<Namespace>>) {
+    let mut linked = env.linked.borrow_mut();
     for (k, ns) in from {
-        match env.namespaces.get(k) {
-            Some(have) if have.names.len() >= ns.names.len() => {}
-            _ => {
-                env.namespaces.insert(k.clone(), ns.clone());
-            }
+        merge_namespace(&mut linked, k, ns);
+    }
+}
+
+/// Adds a namespace to a table. The same module may be known twice, once complete and once as
+/// the functions-only view of a module still being built (an import cycle): the fuller view
+/// wins, whatever the order.
+fn merge_namespace(table: &mut HashMap<String, Rc<Namespace>>, key: &str, ns: &Rc<Namespace>) {
+    match table.get(key) {
+        Some(have) if have.names.len() >= ns.names.len() => {}
+        _ => {
+            table.insert(key.to_string(), ns.clone());
         }
     }
 }
 
 /// A namespace whose module did not parse: its names are unknown, and their uses stay silent.
 fn poisoned(mut ns: Namespace) -> Namespace {
-    ns.names.clear();
+    ns.names = Rc::default();
     ns.broken = true;
     ns
 }
@@ -444,7 +480,8 @@ fn import_from_onnxs(
         let bound = a.alias.as_ref().unwrap_or(name);
         // A name the module defines.
         if let ModuleLookup::Onnxs(i) = lookup {
-            let iface = ctx.modules.get(i).cloned().unwrap_or_default();
+            let none = ModuleInterface::default();
+            let iface = ctx.modules.get(i).unwrap_or(&none);
             if iface.broken {
                 define(env, bound, Global::Poison);
                 continue;
@@ -452,7 +489,7 @@ fn import_from_onnxs(
             let found = match &iface.exports {
                 Some(ex) => ex.globals.get(&name.name).cloned().inspect(|g| {
                     if matches!(g, Global::Module(_)) {
-                        merge_namespaces(env, &ex.namespaces);
+                        link_namespaces(env, &ex.namespaces);
                     }
                 }),
                 None => iface.functions.iter().find(|(n, _)| *n == name.name).map(|(_, id)| Global::Function(*id)),
@@ -672,7 +709,7 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
     match &expr.kind {
         ExprKind::Name(n) => env.get(n).cloned(),
         ExprKind::Attribute { value, attr } => match resolve_dotted(env, value)? {
-            Global::Module(m) if env.namespaces.contains_key(&m) => env.namespaces[&m].get(&attr.name),
+            Global::Module(m) if env.namespace(&m).is_some() => env.namespace(&m)?.get(&attr.name),
             Global::Module(m) => {
                 let full = format!("{m}.{}", attr.name);
                 match full.as_str() {
