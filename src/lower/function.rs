@@ -31,6 +31,9 @@ mod subscripts;
 pub struct Reported;
 type R<T> = Result<T, Reported>;
 
+/// The longest value name made from a variable's name (longer ones are cut).
+const MAX_VALUE_NAME: usize = 100;
+
 /// The private domain of functions that name no opset of their own (onnxscript's default).
 pub const DEFAULT_FUNCTION_DOMAIN: &str = "this";
 
@@ -361,7 +364,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Reported
     }
 
+    /// A new value name, `candidate` or `candidate_N`. Derived names grow (`x_subscripted`,
+    /// then `x_subscripted_subscripted`...), so a candidate is cut to [`MAX_VALUE_NAME`] bytes:
+    /// a chain of 10,000 subscripts must not make 10,000 names of 10,000 parts.
     fn fresh(&mut self, candidate: &str) -> String {
+        let mut cut = candidate.len().min(MAX_VALUE_NAME);
+        while !candidate.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let candidate = &candidate[..cut];
         let mut name = candidate.to_string();
         while self.used_names.contains(&name) {
             name = format!("{candidate}_{}", self.counter);
