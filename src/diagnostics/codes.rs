@@ -82,6 +82,7 @@ pub const OPSET_VERSION_CONFLICT: &str = "E0805";
 pub const RECURSIVE_FUNCTIONS: &str = "E0806";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
+pub const SYNTAX_TOO_DEEP: &str = "E1002";
 
 pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";

@@ -111,8 +111,20 @@ pub struct Input {
 pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation, InputError> {
     let files = collect_inputs(paths)?;
     let mut inputs = Vec::new();
+    let mut total = 0u64;
     for f in &files {
         let bytes = files::read(f, files::Kind::Source)?;
+        total += bytes.len() as u64;
+        if total > files::MAX_SOURCE_BYTES {
+            return Err(InputError {
+                path: f.clone(),
+                message: format!(
+                    "the sources of one compilation may total at most {} bytes, and with this file they reach {total} \
+                     (compile the modules in several runs)",
+                    files::MAX_SOURCE_BYTES
+                ),
+            });
+        }
         inputs.push(Input { name: f.display().to_string(), bytes });
     }
     compile_inputs(inputs, options)
@@ -239,7 +251,15 @@ fn parse_input(
             let file = sources.add(name.to_string(), text.to_string());
             let result = syntax::parse(file, sources.text(file));
             diags.extend(result.diagnostics);
-            (file, result.module)
+            let module = result.module.and_then(|m| match syntax::depth::too_deep(&m) {
+                None => Some(m),
+                Some(span) => {
+                    diags.push(too_deep(file, span));
+                    syntax::depth::dismantle(m);
+                    None
+                }
+            });
+            (file, module)
         }
         Err(e) => {
             let file = sources.add(name.to_string(), String::from_utf8_lossy(bytes).into_owned());
@@ -281,6 +301,17 @@ fn report_duplicate_functions(
             }
         }
     }
+}
+
+/// E1002: a module nested deeper than the compiler walks.
+fn too_deep(file: usize, span: Span) -> Diagnostic {
+    let max = syntax::depth::MAX_DEPTH;
+    Diagnostic::error(codes::SYNTAX_TOO_DEEP, file, format!("this code is nested more than {max} levels deep"))
+        .primary(span, format!("level {} starts here", max + 1))
+        .help(
+            "CPython itself refuses expressions nested about 3,000 deep: split the expression into \
+             assignments, e.g. `s = a + b` then `s = s + c`",
+        )
 }
 
 /// The first invalid byte of a file that is not UTF-8 (E0009).

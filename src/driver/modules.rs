@@ -41,6 +41,8 @@ pub struct Modules {
     pub lookups: Vec<HashMap<(usize, String), ModuleLookup>>,
     /// For each unit: the units it imports, in statement order.
     pub deps: Vec<Vec<usize>>,
+    /// The bytes of source read so far, against [`super::files::MAX_SOURCE_BYTES`].
+    pub source_bytes: u64,
     /// The unit of each identity: the file itself when it exists, else the normalised name.
     by_identity: HashMap<Identity, usize>,
 }
@@ -178,6 +180,7 @@ impl Modules {
         sources: &mut SourceMap,
         diags: &mut Diagnostics,
     ) -> usize {
+        self.source_bytes += bytes.len() as u64;
         let (file, module) = super::parse_input(&name, bytes, sources, diags);
         self.by_identity.entry(key.clone()).or_insert(self.units.len());
         let normalized = normalize(Path::new(&name));
@@ -236,6 +239,15 @@ impl Modules {
             Resolved::Unit(j) => ModuleLookup::Onnxs(j),
             Resolved::Lookup(l) => l,
             Resolved::NewFile(path) => match super::files::read(&path, super::files::Kind::Source) {
+                Ok(bytes) if self.source_bytes + bytes.len() as u64 > super::files::MAX_SOURCE_BYTES => {
+                    ModuleLookup::NotFound {
+                        tried: vec![format!(
+                            "{} (not read: the sources of one compilation may total at most {} bytes)",
+                            path.display(),
+                            super::files::MAX_SOURCE_BYTES
+                        )],
+                    }
+                }
                 Ok(bytes) => {
                     let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)

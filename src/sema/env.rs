@@ -244,7 +244,8 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         linked: ctx.linked.clone(),
         custom_ops: Vec::new(),
     };
-    let accepted = function_defs(module);
+    // By address: a redefinition is another `def` of the same name.
+    let accepted: HashSet<*const FunctionDef> = function_defs(module).into_iter().map(|f| f as *const _).collect();
     for stmt in &module.body {
         match &stmt.kind {
             StmtKind::Import(aliases) => {
@@ -340,7 +341,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
             StmtKind::FunctionDef(f) => {
                 // A `def` that redefines one of the module's functions (an imported function
                 // may be shadowed, as in Python).
-                if !accepted.iter().any(|a| std::ptr::eq(*a, f)) {
+                if !accepted.contains(&(f as *const FunctionDef)) {
                     let mut d = Diagnostic::error(
                         codes::DUPLICATE_FUNCTION,
                         file,

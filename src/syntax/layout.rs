@@ -6,9 +6,10 @@
 //! - an indentation must be a prefix-extension of the enclosing one, so a dedent to a column
 //!   that was never opened, or a tab/space mix that only lines up at some tab width, is an error.
 
-use super::lexer::{lex, LexError, Spanned, Tok};
+use super::lexer::{LexError, Spanned, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
+use logos::Logos;
 
 /// CPython's limit on nested blocks ("too many levels of indentation").
 const MAX_INDENT_LEVELS: usize = 100;
@@ -45,7 +46,12 @@ pub fn layout(file: FileId, text: &str) -> Layout {
             }
         }
     };
-    for item in lex(text) {
+    // The tokens as the lexer finds them: never all of them in memory at once.
+    let tokens = Tok::lexer(text).spanned().map(|(res, span)| match res {
+        Ok(tok) => Ok(Spanned { tok, start: span.start, end: span.end }),
+        Err(e) => Err((e, span.start, span.end)),
+    });
+    for item in tokens {
         let Spanned { tok, start, end } = match item {
             Ok(s) => s,
             Err((LexError::InvalidCharacter, start, end)) if run.is_some_and(|(_, e, _)| e == start) => {

@@ -45,11 +45,13 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
         // Lexical and indentation errors make the token stream unreliable: report them alone.
         return Parsed { module: None, diagnostics };
     }
-    let tokens = laid.tokens;
-    let stream = tokens.iter().cloned().map(Ok::<Triple, ()>);
+    // The parser takes the tokens by value, so their names move into the AST; only a syntax
+    // error needs them again, and then they are laid out anew.
+    let stream = laid.tokens.into_iter().map(Ok::<Triple, ()>);
     match grammar::ModuleParser::new().parse(stream) {
         Ok(module) => Parsed { module: Some(module), diagnostics },
         Err(err) => {
+            let tokens = layout(file, text).tokens;
             diagnostics.push(explain(file, &tokens, err));
             Parsed { module: None, diagnostics }
         }

@@ -1,0 +1,213 @@
+//! How deeply a module's syntax tree nests, measured (and, when too deep, taken apart) without
+//! recursion.
+//!
+//! Every later phase walks the tree recursively, on a large stack. A 16 MB file can hold a sum of
+//! four million terms, a tree that deep, which no stack survives; CPython itself refuses to
+//! compile expressions nested about 3,000 deep. So a module nested deeper than [`MAX_DEPTH`]
+//! (statements and expressions counted together) is reported (E1002) and not compiled.
+
+use super::ast::{Expr, FunctionDef};
+use super::ast::{ExprKind, Module, Stmt, StmtKind};
+use crate::source::Span;
+
+/// The deepest nesting of statements and expressions a module may have: well above what CPython
+/// compiles, and well below what the compiler's stack holds.
+pub const MAX_DEPTH: usize = 10_000;
+
+enum Node<'a> {
+    Stmt(&'a Stmt),
+    Expr(&'a Expr),
+}
+
+/// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
+pub fn too_deep(module: &Module) -> Option<Span> {
+    let mut stack: Vec<(Node, usize)> = module.body.iter().map(|s| (Node::Stmt(s), 1)).collect();
+    while let Some((node, depth)) = stack.pop() {
+        let (span, mut children) = match node {
+            Node::Stmt(s) => (s.span, stmt_children(s)),
+            Node::Expr(e) => (e.span, expr_children(e)),
+        };
+        if depth > MAX_DEPTH {
+            return Some(span);
+        }
+        stack.extend(children.drain(..).map(|c| (c, depth + 1)));
+    }
+    None
+}
+
+fn function_children(f: &FunctionDef) -> impl Iterator<Item = Node<'_>> {
+    let params = f.params.iter().flat_map(|p| p.annotation.iter().chain(&p.default));
+    f.decorators.iter().chain(params).chain(&f.returns).map(Node::Expr).chain(f.body.iter().map(Node::Stmt))
+}
+
+fn exprs<'a>(es: &[&'a Expr]) -> Vec<Node<'a>> {
+    es.iter().map(|e| Node::Expr(e)).collect()
+}
+
+fn stmt_children(s: &Stmt) -> Vec<Node<'_>> {
+    match &s.kind {
+        StmtKind::Expr(e) => exprs(&[e]),
+        StmtKind::Assign { targets, value } => targets.iter().chain([value]).map(Node::Expr).collect(),
+        StmtKind::AnnAssign { target, annotation, value } => {
+            [target, annotation].into_iter().chain(value).map(Node::Expr).collect()
+        }
+        StmtKind::AugAssign { target, value, .. } => exprs(&[target, value]),
+        StmtKind::Return(v) => v.iter().map(Node::Expr).collect(),
+        StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+            std::iter::once(Node::Expr(test)).chain(body.iter().chain(orelse).map(Node::Stmt)).collect()
+        }
+        StmtKind::For { target, iter, body, orelse } => {
+            exprs(&[target, iter]).into_iter().chain(body.iter().chain(orelse).map(Node::Stmt)).collect()
+        }
+        StmtKind::FunctionDef(f) => function_children(f).collect(),
+        StmtKind::Pass | StmtKind::Break | StmtKind::Continue | StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
+            Vec::new()
+        }
+    }
+}
+
+fn expr_children(e: &Expr) -> Vec<Node<'_>> {
+    let mut out: Vec<&Expr> = Vec::new();
+    match &e.kind {
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis => {}
+        ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => {
+            out.push(value)
+        }
+        ExprKind::Call { func, args } => {
+            out.push(func);
+            out.extend(args.iter().map(|a| &a.value));
+        }
+        ExprKind::BinOp { left, right, .. } | ExprKind::Subscript { value: left, index: right } => {
+            out.extend([left.as_ref(), right.as_ref()])
+        }
+        ExprKind::BoolOp { values: items, .. }
+        | ExprKind::Tuple(items)
+        | ExprKind::List(items)
+        | ExprKind::Set(items) => out.extend(items),
+        ExprKind::Compare { left, comparisons } => {
+            out.push(left);
+            out.extend(comparisons.iter().map(|(_, c)| c));
+        }
+        ExprKind::Slice { lower, upper, step } => out.extend([lower, upper, step].into_iter().flatten().map(|b| &**b)),
+        ExprKind::Dict(pairs) => out.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+        ExprKind::IfExp { test, body, orelse } => out.extend([test.as_ref(), body.as_ref(), orelse.as_ref()]),
+    }
+    out.into_iter().map(Node::Expr).collect()
+}
+
+/// Drops a module node by node: dropping a tree too deep for the stack recursively would
+/// overflow it.
+pub fn dismantle(module: Module) {
+    let mut stmts: Vec<Stmt> = module.body;
+    let mut exprs: Vec<Expr> = Vec::new();
+    let take_function = |f: FunctionDef, stmts: &mut Vec<Stmt>, exprs: &mut Vec<Expr>| {
+        exprs.extend(f.decorators);
+        for p in f.params {
+            exprs.extend(p.annotation.into_iter().chain(p.default));
+        }
+        exprs.extend(f.returns);
+        stmts.extend(f.body);
+    };
+    loop {
+        if let Some(s) = stmts.pop() {
+            match s.kind {
+                StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(e),
+                StmtKind::Assign { targets, value } => exprs.extend(targets.into_iter().chain([value])),
+                StmtKind::AnnAssign { target, annotation, value } => {
+                    exprs.extend([target, annotation].into_iter().chain(value))
+                }
+                StmtKind::AugAssign { target, value, .. } => exprs.extend([target, value]),
+                StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+                    exprs.push(test);
+                    stmts.extend(body.into_iter().chain(orelse));
+                }
+                StmtKind::For { target, iter, body, orelse } => {
+                    exprs.extend([target, iter]);
+                    stmts.extend(body.into_iter().chain(orelse));
+                }
+                StmtKind::FunctionDef(f) => take_function(f, &mut stmts, &mut exprs),
+                StmtKind::Return(None)
+                | StmtKind::Pass
+                | StmtKind::Break
+                | StmtKind::Continue
+                | StmtKind::Import(_)
+                | StmtKind::ImportFrom { .. } => {}
+            }
+        } else if let Some(e) = exprs.pop() {
+            match e.kind {
+                ExprKind::Name(_)
+                | ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Str(_)
+                | ExprKind::Bool(_)
+                | ExprKind::None
+                | ExprKind::Ellipsis => {}
+                ExprKind::Attribute { value, .. }
+                | ExprKind::UnaryOp { operand: value, .. }
+                | ExprKind::Starred(value) => exprs.push(*value),
+                ExprKind::Call { func, args } => {
+                    exprs.push(*func);
+                    exprs.extend(args.into_iter().map(|a| a.value));
+                }
+                ExprKind::BinOp { left, right, .. } | ExprKind::Subscript { value: left, index: right } => {
+                    exprs.extend([*left, *right])
+                }
+                ExprKind::BoolOp { values: items, .. }
+                | ExprKind::Tuple(items)
+                | ExprKind::List(items)
+                | ExprKind::Set(items) => exprs.extend(items),
+                ExprKind::Compare { left, comparisons } => {
+                    exprs.push(*left);
+                    exprs.extend(comparisons.into_iter().map(|(_, c)| c));
+                }
+                ExprKind::Slice { lower, upper, step } => {
+                    exprs.extend([lower, upper, step].into_iter().flatten().map(|b| *b))
+                }
+                ExprKind::Dict(pairs) => exprs.extend(pairs.into_iter().flat_map(|(k, v)| [k, v])),
+                ExprKind::IfExp { test, body, orelse } => exprs.extend([*test, *body, *orelse]),
+            }
+        } else {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Module {
+        crate::syntax::parse(0, text).module.expect("valid syntax")
+    }
+
+    #[test]
+    fn shallow_modules_pass() {
+        let m = parse("def f(x):\n    if x:\n        return x + (x * -x)[0]\n    return [x, (x,)]\n");
+        assert_eq!(too_deep(&m), None);
+        dismantle(m);
+    }
+
+    /// Four million levels: measured and dropped on the test thread's ordinary stack.
+    #[test]
+    fn a_sum_of_millions_of_terms_is_too_deep_and_is_dropped_without_recursion() {
+        let text = format!("y = x{}\n", " + x".repeat(4_000_000));
+        let m = parse(&text);
+        let span = too_deep(&m).expect("too deep");
+        assert!((span.end as usize) < text.len());
+        dismantle(m);
+    }
+
+    #[test]
+    fn the_limit_is_exact() {
+        // The statement is level 1, the sum's top level 2, its n-th nested level n + 1.
+        let at = |terms: usize| too_deep(&parse(&format!("y = x{}\n", " + x".repeat(terms))));
+        assert_eq!(at(MAX_DEPTH - 2), None);
+        assert!(at(MAX_DEPTH - 1).is_some());
+    }
+}
