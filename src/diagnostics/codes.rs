@@ -83,6 +83,7 @@ pub const RECURSIVE_FUNCTIONS: &str = "E0806";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";
+pub const TOO_MANY_FUNCTIONS: &str = "E1003";
 
 pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";

@@ -221,6 +221,7 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
         }
     }
     report_duplicate_functions(&envs, &decorations, &callees, &sources, &mut diags);
+    report_too_many_functions(&envs, &decorations, &mut diags);
     calls::check_calls(&envs, &callees, &mut diags);
 
     let mut functions = Vec::new();
@@ -300,6 +301,33 @@ fn report_duplicate_functions(
                 }
             }
         }
+    }
+}
+
+/// The most functions a model may carry: onnx.checker refuses more ("the model may be
+/// malformed or malicious"), and so every tool that checks the library it loads.
+pub const MAX_LIBRARY_FUNCTIONS: usize = 10_000;
+
+/// E1003 at the first function past [`MAX_LIBRARY_FUNCTIONS`]: the library would be refused.
+fn report_too_many_functions(
+    envs: &[ModuleEnv],
+    decorations: &[Vec<Option<lower::function::Decoration>>],
+    diags: &mut Diagnostics,
+) {
+    let compiled = envs.iter().zip(decorations).flat_map(|(env, decos)| {
+        env.functions.iter().zip(decos).filter(|(_, d)| d.is_some()).map(move |(f, _)| (env.file, *f))
+    });
+    let count = compiled.clone().count();
+    if let Some((file, f)) = compiled.clone().nth(MAX_LIBRARY_FUNCTIONS) {
+        diags.push(
+            Diagnostic::error(
+                codes::TOO_MANY_FUNCTIONS,
+                file,
+                format!("the library would hold {count} functions, and ONNX tools refuse more than {MAX_LIBRARY_FUNCTIONS}"),
+            )
+            .primary(f.name.span, format!("function {} of the library", MAX_LIBRARY_FUNCTIONS + 1))
+            .help("onnx.checker refuses a model with more than 10,000 local functions: compile the modules into several libraries, in separate runs"),
+        );
     }
 }
 
