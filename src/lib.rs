@@ -16,3 +16,4 @@ pub mod schema;
 pub mod sema;
 pub mod source;
 pub mod syntax;
+pub mod validate;

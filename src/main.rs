@@ -127,6 +127,10 @@ enum Command {
         /// same (domain, name).
         #[arg(long = "override")]
         override_model: bool,
+        /// Inline mode: the most nodes inlining may make (it grows exponentially when functions
+        /// call others several times).
+        #[arg(long, value_name = "N", default_value_t = link::DEFAULT_MAX_NODES)]
+        max_nodes: usize,
         #[command(flatten)]
         schemas: SchemaArgs,
     },
@@ -255,12 +259,19 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             summary(&c);
             Ok(if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
-        Command::Link { model, libs, output, mode, override_model, schemas } => {
+        Command::Link { model, libs, output, mode, override_model, max_nodes, schemas } => {
             let mode = match mode {
                 LinkMode::Reference => link::Mode::Reference,
                 LinkMode::Inline => link::Mode::Inline,
             };
-            link_model(&model, &libs, &output, &link::Options { mode, override_model }, &schemas.options(), color)
+            link_model(
+                &model,
+                &libs,
+                &output,
+                &link::Options { mode, override_model, max_nodes },
+                &schemas.options(),
+                color,
+            )
         }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),

@@ -103,8 +103,15 @@ fn call(op: &str, name: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<Attr
     node(D, op, name, inputs, outputs, attrs)
 }
 
+/// A float tensor of unknown shape, typed as onnx.checker requires of graph inputs and outputs.
 fn info(name: &str) -> ValueInfoProto {
-    ValueInfoProto { name: Some(name.into()), ..Default::default() }
+    use onnxsc::proto::onnx::{type_proto, TensorShapeProto, TypeProto};
+    let tensor = type_proto::Tensor { elem_type: Some(1), shape: Some(TensorShapeProto::default()) };
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto { value: Some(type_proto::Value::TensorType(tensor)), ..Default::default() }),
+        ..Default::default()
+    }
 }
 
 fn opset(domain: &str, version: i64) -> OperatorSetIdProto {
@@ -149,7 +156,7 @@ fn text(m: &ModelProto) -> String {
 }
 
 fn errors(m: ModelProto, libs: Vec<Library>, mode: Mode) -> String {
-    match link::link(m, libs, &Options { mode, override_model: false }) {
+    match link::link(m, libs, &Options { mode, override_model: false, max_nodes: link::DEFAULT_MAX_NODES }) {
         Ok(_) => panic!("linking should fail"),
         Err(diags) => render(&diags),
     }
@@ -293,16 +300,24 @@ fn exported() -> ModelProto {
 
 #[test]
 fn inline_mode_text() {
-    let linked =
-        link::link(exported(), lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    let linked = link::link(
+        exported(),
+        lib(library()),
+        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     assert_eq!(linked.inlined_calls, 5);
     insta::assert_snapshot!("inline_exported", text(&linked.model));
 }
 
 #[test]
 fn reference_mode_adds_called_functions_only() {
-    let linked = link::link(exported(), lib(library()), &Options { mode: Mode::Reference, override_model: false })
-        .expect("links");
+    let linked = link::link(
+        exported(),
+        lib(library()),
+        &Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
     // Callees first; `nested` brings `shift` and `scaled`.
     assert_eq!(names, ["scaled", "shift", "nested", "pick", "gelu"]);
@@ -320,7 +335,12 @@ fn inline_names_do_not_collide_with_existing_ones() {
         call("scaled", "s0", &["y"], &["z"], vec![]),
     ];
     let m = model(graph(nodes, &["x"], &["z"]), vec![]);
-    let linked = link::link(m, lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    let linked = link::link(
+        m,
+        lib(library()),
+        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     insta::assert_snapshot!("inline_fresh_names", text(&linked.model));
 }
 
@@ -347,7 +367,12 @@ fn functions_still_called_are_kept() {
     let nodes =
         vec![call("scaled", "s", &["x"], &["a"], vec![]), call("takes_graph", "t", &["a"], &["y"], vec![graph_attr])];
     let m = model(graph(nodes, &["x"], &["y"]), vec![takes_graph]);
-    let linked = link::link(m, lib(library()), &Options { mode: Mode::Inline, override_model: false }).expect("links");
+    let linked = link::link(
+        m,
+        lib(library()),
+        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
     assert_eq!(names, ["shift", "takes_graph"]);
     assert_eq!(linked.inlined_calls, 1);
@@ -424,12 +449,20 @@ fn model_function_kept_without_override() {
         ..function("scaled")
     };
     let m = model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![own]);
-    let kept = link::link(m.clone(), lib(library()), &Options { mode: Mode::Reference, override_model: false })
-        .expect("links");
+    let kept = link::link(
+        m.clone(),
+        lib(library()),
+        &Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     insta::assert_snapshot!("model_function_kept", render(&kept.diagnostics));
     assert_eq!(kept.model.functions[0].node.len(), 1, "the model's own definition");
-    let replaced =
-        link::link(m, lib(library()), &Options { mode: Mode::Reference, override_model: true }).expect("links");
+    let replaced = link::link(
+        m,
+        lib(library()),
+        &Options { mode: Mode::Reference, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
+    )
+    .expect("links");
     assert!(replaced.diagnostics.is_empty());
     assert!(replaced.model.functions[0].node.len() > 1, "the library's definition");
 }
@@ -445,7 +478,7 @@ fn link_bytes(model_bytes: &[u8], lib_bytes: &[u8]) {
         let _ = link::link(
             m.clone(),
             libs.iter().map(|l| Library { name: l.name.clone(), functions: l.functions.clone() }).collect(),
-            &Options { mode, override_model: true },
+            &Options { mode, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
         );
     }
 }

@@ -237,12 +237,12 @@ class _Specializer:
         inputs = [i["name"] for i in signature["inputs"]]
         outputs = [f"out{k}" for k in range(len(proto.output))]
         node = onnx.helper.make_node(proto.name, inputs, outputs, domain=proto.domain, **given)
-        graph = onnx.helper.make_graph(
-            [node],
-            "call",
-            [onnx.helper.make_value_info(n, onnx.TypeProto()) for n in inputs],
-            [onnx.helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
-        )
+        # Typed as onnx.checker requires (the linker refuses a model it would refuse); the
+        # element type is a placeholder, as only the linked nodes are used.
+        untyped = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in inputs + outputs]
+        for v in untyped:
+            v.type.tensor_type.shape.SetInParent()
+        graph = onnx.helper.make_graph([node], "call", untyped[: len(inputs)], untyped[len(inputs) :])
         imports = [onnx.helper.make_opsetid(proto.domain, 1), *proto.opset_import]
         model = onnx.helper.make_model(graph, opset_imports=_unique_imports(imports), ir_version=10)
         with tempfile.TemporaryDirectory(prefix="onnxsc-") as tmp:

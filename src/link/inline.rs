@@ -60,6 +60,8 @@ struct Template {
     /// Number of internal names (the `Slot::Internal` indices).
     internal: Vec<String>,
     value_info: Vec<ValueInfoProto>,
+    /// Its nodes, those of subgraphs included: what each call site adds to the output.
+    size: usize,
 }
 
 pub struct Inliner<'t> {
@@ -71,11 +73,27 @@ pub struct Inliner<'t> {
     pub calls: usize,
     /// Functions still called after expansion, by the graph or by a template.
     pub kept: Vec<usize>,
+    /// The most nodes expansion may make (templates and the graph together): inlining is
+    /// exponential when each function calls the next twice.
+    pub max_nodes: usize,
+    /// Nodes made so far.
+    made: usize,
+    /// The calls being expanded when the limit was reached, outermost first; expansion stops.
+    pub overflow: Option<Vec<usize>>,
 }
 
 impl<'t> Inliner<'t> {
     pub fn new(table: &'t Table) -> Inliner<'t> {
-        Inliner { table, templates: HashMap::new(), active: Vec::new(), calls: 0, kept: Vec::new() }
+        Inliner {
+            table,
+            templates: HashMap::new(),
+            active: Vec::new(),
+            calls: 0,
+            kept: Vec::new(),
+            max_nodes: usize::MAX,
+            made: 0,
+            overflow: None,
+        }
     }
 
     /// Expands every call in the graph and its subgraphs.
@@ -83,14 +101,25 @@ impl<'t> Inliner<'t> {
         let nodes = std::mem::take(&mut g.node);
         let mut out = Vec::with_capacity(nodes.len());
         for mut node in nodes {
+            if self.overflow.is_some() {
+                out.push(node);
+                continue;
+            }
             for sub in subgraphs_mut(&mut node) {
                 self.expand_graph(sub, names);
             }
             match self.template_for(&node) {
+                Some(t) if self.made.saturating_add(t.size) > self.max_nodes => {
+                    let mut chain = self.active.clone();
+                    chain.extend(target_id(self.table, &node));
+                    self.overflow = Some(chain);
+                    out.push(node);
+                }
                 Some(t) => {
                     if self.active.is_empty() {
                         self.calls += 1;
                     }
+                    self.made += t.size;
                     instantiate(&t, &node, names, &mut out, &mut g.value_info);
                 }
                 None => out.push(node),
@@ -142,6 +171,8 @@ impl<'t> Inliner<'t> {
         for (j, n) in f.output.iter().enumerate() {
             slots.entry(n.clone()).or_insert(Slot::Output(j));
         }
+        let mut size = 0;
+        super::walk::each_node(&body.node, &super::walk::Scope::Graph, &mut |_, _, _| size += 1);
         let mut internal = Vec::new();
         declared_names(&body.node, &mut |n| {
             if !slots.contains_key(n) {
@@ -156,7 +187,16 @@ impl<'t> Inliner<'t> {
             slots,
             internal,
             value_info: body.value_info,
+            size,
         }
+    }
+}
+
+/// The function a call node calls, if it is one.
+fn target_id(table: &Table, call: &NodeProto) -> Option<usize> {
+    match target(table, call) {
+        Target::Function(id) => Some(id),
+        _ => None,
     }
 }
 

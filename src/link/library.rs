@@ -57,9 +57,23 @@ impl Table {
         diags: &mut Vec<Diagnostic>,
     ) -> Table {
         let mut t = Table::default();
+        // E0804 once per name however many times it is defined: (name, places, definitions).
+        let mut dups: Vec<(String, Vec<String>, usize)> = Vec::new();
+        let mut dup_index: HashMap<String, usize> = HashMap::new();
+        let mut duplicate = |qualname: String, first: &str, again: &str| {
+            let slot = *dup_index.entry(qualname.clone()).or_insert_with(|| {
+                dups.push((qualname, vec![first.to_string()], 1));
+                dups.len() - 1
+            });
+            let (_, places, count) = &mut dups[slot];
+            *count += 1;
+            if !places.iter().any(|p| p == again) {
+                places.push(again.to_string());
+            }
+        };
         for f in model_functions {
             match t.lookup(f.domain(), f.name(), f.overload()) {
-                Some(_) => diags.push(duplicate(&FunctionDef::new(f, None), "the model", "the model")),
+                Some(_) => duplicate(qualname(f.domain(), f.name(), f.overload()), "the model", "the model"),
                 None => {
                     let id = t.insert(FunctionDef::new(f, None));
                     t.model_functions.push(id);
@@ -74,7 +88,7 @@ impl Table {
                         t.insert(def);
                     }
                     Some(id) => match &t.defs[id].library {
-                        Some(first) => diags.push(duplicate(&def, first, &lib.name)),
+                        Some(first) => duplicate(def.qualname(), first, &lib.name),
                         None if override_model => t.defs[id] = def,
                         None => diags.push(
                             Diagnostic::warning(
@@ -89,6 +103,7 @@ impl Table {
                 }
             }
         }
+        diags.extend(dups.into_iter().map(|(name, places, count)| duplicate_error(&name, &places, count)));
         t
     }
 
@@ -111,17 +126,15 @@ impl Table {
     }
 }
 
-fn duplicate(def: &FunctionDef, first: &str, second: &str) -> Diagnostic {
-    let place = if first == second {
-        format!("{first} defines it twice")
-    } else {
-        format!("{first} and {second} both define it")
+/// E0804 for one name defined `count` times, in `places`.
+fn duplicate_error(name: &str, places: &[String], count: usize) -> Diagnostic {
+    let times = if count == 2 { "twice".to_string() } else { format!("{count} times") };
+    let place = match places {
+        [one] => format!("{one} defines it {times}"),
+        [a, b] => format!("{a} and {b} both define it ({times} in all)"),
+        _ => format!("{} define it ({times} in all)", places.join(", ")),
     };
-    Diagnostic::error(
-        codes::DUPLICATE_FUNCTION_DEFINITION,
-        0,
-        format!("`{}` is defined more than once", def.qualname()),
-    )
-    .note(place)
-    .help("a call must resolve to exactly one function: remove one definition, or link only one of the libraries")
+    Diagnostic::error(codes::DUPLICATE_FUNCTION_DEFINITION, 0, format!("`{name}` is defined more than once"))
+        .note(place)
+        .help("a call must resolve to exactly one function: remove one definition, or link only one of the libraries")
 }

@@ -34,7 +34,7 @@ mod walk;
 
 pub mod eval;
 
-use crate::diagnostics::{Diagnostic, Severity};
+use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::proto::onnx::{FunctionProto, ModelProto};
 use std::collections::HashSet;
 
@@ -51,7 +51,13 @@ pub struct Options {
     pub mode: Mode,
     /// Library functions replace the model's own functions of the same (domain, name, overload).
     pub override_model: bool,
+    /// Inline mode: the most nodes expansion may make ([`DEFAULT_MAX_NODES`]; E0807 past it).
+    pub max_nodes: usize,
 }
+
+/// How many nodes inline mode makes at most unless told otherwise: far more than any exported
+/// model (a large language model has tens of thousands), and a few hundred MB of memory.
+pub const DEFAULT_MAX_NODES: usize = 500_000;
 
 /// Functions to link against, and where they come from (for diagnostics).
 pub struct Library {
@@ -96,8 +102,13 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
         }
         Mode::Inline => {
             let mut inliner = inline::Inliner::new(&table);
+            inliner.max_nodes = options.max_nodes;
             let mut names = inline::Names::of_graph(&graph);
             inliner.expand_graph(&mut graph, &mut names);
+            if let Some(chain) = inliner.overflow {
+                diags.push(too_large(&table, &chain, options.max_nodes));
+                return Err(diags);
+            }
             // Calls that could not be expanded keep their functions (and their callees).
             let kept = calls::reachable(&table, &[], &inliner.kept, &mut Vec::new());
             (kept, inliner.calls)
@@ -107,5 +118,38 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
     model.functions = kept.iter().filter_map(|id| protos[*id].take()).collect();
     model.graph = Some(graph);
     model.ir_version = Some(opsets::ir_version(&model));
+    // The inputs were checked; this catches what linking itself breaks (nesting too deep for
+    // protobuf readers, more functions than onnx.checker accepts).
+    let problems = crate::validate::model(&model);
+    if !problems.is_empty() {
+        diags.push(invalid_output(&problems));
+        return Err(diags);
+    }
     Ok(Linked { functions: model.functions.len(), model, diagnostics: diags, inlined_calls })
+}
+
+/// E0807: inlining would make more nodes than allowed, through this chain of calls.
+fn too_large(table: &library::Table, chain: &[usize], max_nodes: usize) -> Diagnostic {
+    let path: Vec<String> = chain.iter().map(|id| format!("`{}`", table.defs[*id].qualname())).collect();
+    Diagnostic::error(
+        codes::INLINE_TOO_LARGE,
+        0,
+        format!("inlining would make more than {max_nodes} nodes"),
+    )
+    .note(format!("the limit was reached expanding {}", path.join(" -> ")))
+    .note("each call copies the whole body of its function: functions that call others several times grow exponentially when inlined")
+    .help(format!("link with `--mode reference`, which adds the functions instead of copying them, or raise the limit with `--max-nodes {}`", max_nodes.saturating_mul(4)))
+}
+
+/// E0809: the linked model would break a rule of onnx.checker.
+fn invalid_output(problems: &[crate::validate::Problem]) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        codes::LINKED_MODEL_INVALID,
+        0,
+        format!("the linked model would break ONNX's rules: {}", problems[0]),
+    );
+    for p in problems.iter().skip(1).take(4) {
+        d = d.note(p.to_string());
+    }
+    d.help("nothing is written; onnx.checker would refuse the model (docs/robustness.md lists the rules)")
 }
