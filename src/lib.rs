@@ -6,6 +6,8 @@
 //! command line in `main.rs`. [`link`] puts compiled functions into exported models.
 
 pub mod aten;
+#[doc(hidden)]
+pub mod contract;
 pub mod diagnostics;
 pub mod driver;
 pub mod emit;

@@ -87,8 +87,9 @@ pub const LINKED_MODEL_INVALID: &str = "E0809";
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";
 pub const TOO_MANY_FUNCTIONS: &str = "E1003";
+/// Was the warning W0401 until onnx.checker was found to refuse such models.
+pub const DEPRECATED_OP: &str = "E1004";
 
-pub const DEPRECATED_OP: &str = "W0401";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
 pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";

@@ -24,8 +24,7 @@ static EXPLANATIONS: &[(&str, &str)] = explanations![
     "E0601",
     "E0701",
     "E0801", "E0802", "E0803", "E0804", "E0805", "E0806", "E0807", "E0808", "E0809",
-    "E1001", "E1002", "E1003",
-    "W0401",
+    "E1001", "E1002", "E1003", "E1004",
     "W0501", "W0502", "W0503", "W0504", "W0505",
     "W0601",
     "W0801",
@@ -99,8 +98,8 @@ mod tests {
     fn lookup_accepts_exact_and_lower_case_codes_only() {
         let text = explanation("E0402").expect("E0402 is explained");
         assert_eq!(explanation("e0402"), Some(text));
-        assert_eq!(explanation("W0401"), explanation("w0401"));
-        assert!(explanation("W0401").is_some());
+        assert_eq!(explanation("W0501"), explanation("w0501"));
+        assert!(explanation("W0501").is_some());
         for bad in ["E402", "0402", "E04020", "E9999", "", " E0402", "E0402 "] {
             assert_eq!(explanation(bad), None, "{bad:?}");
         }

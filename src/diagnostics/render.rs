@@ -104,6 +104,22 @@ impl<'a> codespan_reporting::files::Files<'a> for Clipped<'a> {
     }
 }
 
+/// The longest message shown in full; longer ones (which quote a huge name from the input) keep
+/// their start and end.
+const MAX_SHOWN_MESSAGE: usize = 400;
+
+fn shorten(text: &str) -> String {
+    if text.len() <= MAX_SHOWN_MESSAGE {
+        return text.to_string();
+    }
+    let head = floor_char_boundary(text, MAX_SHOWN_MESSAGE / 2);
+    let mut tail = text.len() - MAX_SHOWN_MESSAGE / 4;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…({} bytes)…{}", &text[..head], tail - head, &text[tail..])
+}
+
 fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {
@@ -123,14 +139,14 @@ fn to_codespan<'a>(sources: &'a SourceMap, d: &Diagnostic) -> (cs::Diagnostic<us
         .iter()
         .map(|l| {
             let style = if l.primary { cs::LabelStyle::Primary } else { cs::LabelStyle::Secondary };
-            cs::Label::new(style, d.file, clipped.label_range(d.file, l.span)).with_message(l.message.clone())
+            cs::Label::new(style, d.file, clipped.label_range(d.file, l.span)).with_message(shorten(&l.message))
         })
         .collect();
     let mut notes = Vec::new();
     if let Some(help) = &d.help {
-        notes.push(format!("help: {help}"));
+        notes.push(format!("help: {}", shorten(help)));
     }
-    notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
+    notes.extend(d.notes.iter().map(|n| format!("note: {}", shorten(n))));
     let mut long: Vec<usize> = clipped.windows.keys().map(|(_, line)| *line).collect();
     long.sort_unstable();
     for line in long {
@@ -139,7 +155,7 @@ fn to_codespan<'a>(sources: &'a SourceMap, d: &Diagnostic) -> (cs::Diagnostic<us
     }
     let diagnostic = cs::Diagnostic::new(severity)
         .with_code(d.code)
-        .with_message(d.message.clone())
+        .with_message(shorten(&d.message))
         .with_labels(labels)
         .with_notes(notes);
     (diagnostic, clipped)

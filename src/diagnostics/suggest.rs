@@ -50,6 +50,9 @@ pub fn closest_within<'c>(name: &str, candidates: impl IntoIterator<Item = &'c s
         }
         other.clear();
         other.extend(c.chars().flat_map(char::to_lowercase));
+        if bag_distance(&name, &other) > bound {
+            continue;
+        }
         if let Some(d) = distance_within(&name, &other, bound) {
             if best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
                 best = Some((d, c));
@@ -57,6 +60,19 @@ pub fn closest_within<'c>(name: &str, candidates: impl IntoIterator<Item = &'c s
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// A lower bound of the edit distance, in one pass: each edit changes the count of at most one
+/// character in each direction, so the characters one has and the other lacks (counted with
+/// their repeats) need at least that many edits. ASCII is counted exactly; other characters
+/// share one bucket, which only weakens the bound.
+fn bag_distance(a: &[char], b: &[char]) -> usize {
+    let mut counts = [0i32; 129];
+    let bucket = |c: char| (c as usize).min(128);
+    a.iter().for_each(|c| counts[bucket(*c)] += 1);
+    b.iter().for_each(|c| counts[bucket(*c)] -= 1);
+    let (more, fewer) = counts.iter().fold((0, 0), |(m, f), &n| if n > 0 { (m + n, f) } else { (m, f - n) });
+    more.max(fewer) as usize
 }
 
 /// The edit distance of `a` and `b` (insertions, deletions, substitutions and swaps of
@@ -136,6 +152,16 @@ mod tests {
                     let banded = distance_within(&chars(a), &chars(b), limit);
                     assert_eq!(banded, Some(full).filter(|d| *d <= limit), "{a:?} {b:?} within {limit}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_bag_distance_never_exceeds_the_edit_distance() {
+        let words = ["", "a", "ab", "ba", "abc", "acb", "Add", "Ad", "Sub", "kitten", "sitting", "éé", "e"];
+        for a in words {
+            for b in words {
+                assert!(bag_distance(&chars(a), &chars(b)) <= full_distance(&chars(a), &chars(b)), "{a:?} {b:?}");
             }
         }
     }

@@ -1075,13 +1075,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         if let Some(s) = schema {
             if s.deprecated {
+                // onnx.checker refuses a model that uses it: an error, not a warning.
                 self.diags.push(
-                    Diagnostic::warning(
+                    Diagnostic::error(
                         codes::DEPRECATED_OP,
                         self.file(),
-                        format!("`{op_name}` is deprecated in opset {}", opset.version),
+                        format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
                     )
-                    .primary(op_span, "deprecated operator"),
+                    .primary(op_span, "deprecated operator")
+                    .help(format!(
+                        "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
+                    )),
                 );
             }
         }

@@ -122,8 +122,9 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
     }
 }
 
-/// The variables live after each `if` and loop statement (those of nested functions included),
-/// keyed by the statement's span start.
+/// The variables live after each `if` and loop statement (those of nested functions included)
+/// that the statement assigns (the only ones lowering asks about), keyed by the statement's
+/// span start.
 pub fn live_out_of_control_flow(body: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> HashMap<u32, Live> {
     let mut map = HashMap::new();
     record_block(body, Live::new(), is_static, 0, &mut map);
@@ -179,12 +180,18 @@ impl Effect {
         Effect { gen, kill: Live::new(), returns: false }
     }
 
-    fn live_in(&self, after: &Live) -> Live {
-        let mut live = self.gen.clone();
-        if !self.returns {
-            live.extend(after.difference(&self.kill).cloned());
+    /// What is live before, from what is live after, updated in place: a straight-line block
+    /// of thousands of statements with thousands of live variables must not copy the set at
+    /// every statement.
+    fn apply(&self, live: &mut Live) {
+        if self.returns {
+            live.clone_from(&self.gen);
+            return;
         }
-        live
+        for k in &self.kill {
+            live.remove(k);
+        }
+        live.extend(self.gen.iter().cloned());
     }
 
     /// `self`, then `next`.
@@ -290,7 +297,7 @@ fn record_block(
     }
     for s in stmts.iter().rev() {
         record_stmt(s, &live, is_static, depth, map);
-        live = effect(s, is_static, depth).live_in(&live);
+        effect(s, is_static, depth).apply(&mut live);
     }
 }
 
@@ -302,6 +309,15 @@ fn record_stmt(
     map: &mut HashMap<u32, Live>,
 ) {
     let inner = depth + 1;
+    if !matches!(s.kind, StmtKind::If { .. } | StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::FunctionDef(_))
+    {
+        return;
+    }
+    // Inside the statement, only what it assigns is asked about: the rest of what is live after
+    // it need not be carried in (nor copied) into its blocks.
+    let mut assigned = Vec::new();
+    assigned_at(std::slice::from_ref(s), is_static, depth, &mut assigned);
+    let live_out: &Live = &assigned.into_iter().filter(|v| live_out.contains(v)).collect();
     match &s.kind {
         StmtKind::If { body, orelse, .. } => {
             map.insert(s.span.start, live_out.clone());

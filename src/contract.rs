@@ -1,0 +1,244 @@
+//! The contracts every input must keep, as the fuzz targets (`fuzz/`) and the regression test
+//! (`tests/fuzz_regressions.rs`) assert them. Each function takes arbitrary bytes and panics
+//! when a contract is broken; a panic anywhere in onnxsc is a broken contract too.
+//!
+//! - [`source`]: one or more `.onnxs` modules through `check` and `build`;
+//! - [`aten`]: a native_functions `func:` schema, or a schema YAML file;
+//! - [`link`]: model or library bytes through `link`, in reference and inline mode.
+//!
+//! The contracts: every diagnostic has a stable code with an explanation, and (for source
+//! diagnostics) a primary label whose span lies inside its file; rendering them (human and JSON)
+//! succeeds; a successful output passes onnx's structural rules ([`crate::validate`]) and
+//! survives an encode/decode round trip; and the same input gives the same output, byte for
+//! byte, and the same diagnostics.
+
+use crate::diagnostics::{self, Diagnostic};
+use crate::driver::{self, Compilation, Input, Options};
+use crate::emit;
+use crate::link;
+use crate::proto::onnx::{FunctionProto, ModelProto};
+use crate::source::SourceMap;
+use prost::Message;
+use std::sync::OnceLock;
+
+/// Separates the modules of a multi-module input (`source`).
+pub const MODULE_SEPARATOR: &str = "\n#---\n";
+/// A directory that does not exist, so that a module import never finds a file on disk.
+const NOWHERE: &str = "/nonexistent-onnxsc-fuzz";
+
+/// `.onnxs` source: the bytes are split at [`MODULE_SEPARATOR`] into up to four modules,
+/// `m0.onnxs`, `m1.onnxs`, ... (which may import each other), compiled together twice.
+pub fn source(data: &[u8]) {
+    let inputs = || -> Vec<Input> {
+        split(data, MODULE_SEPARATOR.as_bytes())
+            .into_iter()
+            .take(4)
+            .enumerate()
+            .map(|(i, bytes)| Input { name: format!("{NOWHERE}/m{i}.onnxs"), bytes: bytes.to_vec() })
+            .collect()
+    };
+    let first = driver::compile_inputs(inputs(), &Options::default()).expect("no schema files to read");
+    check_source_diagnostics(&first);
+    let library = (!first.has_errors()).then(|| built(&first));
+    let second = driver::compile_inputs(inputs(), &Options::default()).expect("no schema files to read");
+    assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
+    if let Some((bytes, text)) = library {
+        assert_eq!(built(&second), (bytes, text), "outputs differ between two runs");
+    }
+}
+
+fn split<'a>(data: &'a [u8], separator: &[u8]) -> Vec<&'a [u8]> {
+    let mut parts = Vec::new();
+    let mut rest = data;
+    while let Some(at) = rest.windows(separator.len()).position(|w| w == separator) {
+        parts.push(&rest[..at]);
+        rest = &rest[at + separator.len()..];
+    }
+    parts.push(rest);
+    parts
+}
+
+/// Every diagnostic coded, explained and located inside its file; rendering them succeeds.
+fn check_source_diagnostics(c: &Compilation) {
+    for d in &c.diagnostics {
+        check_code(d);
+        assert!(d.file < c.sources.len(), "{}: no file {}", d.code, d.file);
+        let len = c.sources.text(d.file).len();
+        let primary = d.primary_span().unwrap_or_else(|| panic!("{} has no primary label: {}", d.code, d.message));
+        for l in &d.labels {
+            assert!(
+                l.span.start <= l.span.end && l.span.end as usize <= len,
+                "{}: label {} outside its file of {len} bytes ({})",
+                d.code,
+                l.span,
+                d.message
+            );
+        }
+        assert!(primary.end as usize <= len);
+        let rendered = diagnostics::render_plain(&c.sources, d);
+        assert!(rendered.contains(d.code), "{}: rendered without its code", d.code);
+    }
+    let json = diagnostics::json::to_json_lines(&c.sources, &c.diagnostics);
+    assert_eq!(json.lines().count(), c.diagnostics.len());
+}
+
+fn check_code(d: &Diagnostic) {
+    assert!(
+        diagnostics::explain::explanation(d.code).is_some(),
+        "diagnostic code {:?} has no explanation ({})",
+        d.code,
+        d.message
+    );
+    assert!(!d.message.is_empty(), "{}: empty message", d.code);
+}
+
+/// The library model and the text form of a clean compilation, checked.
+fn built(c: &Compilation) -> (Vec<u8>, String) {
+    let model = emit::proto::library_model(&c.functions);
+    check_model(&model, "the built library");
+    let protos: Vec<FunctionProto> = c.functions.iter().map(emit::proto::function).collect();
+    (model.encode_to_vec(), emit::text::functions_to_text(&protos))
+}
+
+/// An output model: onnx's structural rules, and a lossless round trip through the wire format.
+fn check_model(model: &ModelProto, what: &str) {
+    let problems = crate::validate::model(model);
+    assert!(problems.is_empty(), "{what} breaks onnx's rules: {problems:?}");
+    let bytes = model.encode_to_vec();
+    let back = ModelProto::decode(bytes.as_slice()).unwrap_or_else(|e| panic!("{what} does not decode: {e}"));
+    assert_eq!(&back, model, "{what} changes in an encode/decode round trip");
+}
+
+/// PyTorch schemas: the first byte chooses a `func:` schema (even) or a YAML file (odd).
+pub fn aten(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else { return };
+    let Ok(text) = std::str::from_utf8(rest) else { return };
+    if which % 2 == 0 {
+        match crate::aten::parse_schema(text) {
+            Ok(schema) => {
+                let printed = schema.to_string();
+                let again = crate::aten::parse_schema(&printed)
+                    .unwrap_or_else(|e| panic!("`{printed}` (printed from `{text}`) does not parse: {}", e.message));
+                assert_eq!(again, schema, "`{text}` does not survive printing as `{printed}`");
+                assert_eq!(again.to_string(), printed);
+            }
+            Err(e) => {
+                assert!(e.span.start <= e.span.end && e.span.end <= text.len(), "error span {:?} outside", e.span);
+                assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
+            }
+        }
+    } else {
+        match crate::aten::AtenRegistry::from_yaml(text) {
+            Ok(registry) => {
+                for s in registry.schemas() {
+                    let printed = s.to_string();
+                    let again =
+                        crate::aten::parse_schema(&printed).unwrap_or_else(|e| panic!("{printed}: {}", e.message));
+                    assert_eq!(&again, s);
+                }
+            }
+            Err(errors) => {
+                assert!(!errors.is_empty());
+                for e in errors {
+                    assert!(e.span.start <= e.span.end && e.span.end <= text.len(), "error span {:?} outside", e.span);
+                }
+            }
+        }
+    }
+}
+
+/// The library the `link` target links models against, and the model it links libraries into:
+/// the tutorial's translations, and a model that calls each of them once.
+fn fixtures() -> &'static (Vec<u8>, Vec<u8>) {
+    static FIXTURES: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    FIXTURES.get_or_init(|| {
+        let text = include_str!("../examples/tutorial.onnxs");
+        let c = driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
+        assert!(!c.has_errors(), "the tutorial compiles");
+        let library = emit::proto::library_model(&c.functions);
+        (library.encode_to_vec(), calling_model(&library).encode_to_vec())
+    })
+}
+
+/// A model whose graph calls every function of `library` once, in a chain.
+pub fn calling_model(library: &ModelProto) -> ModelProto {
+    use crate::proto::onnx::*;
+    let tensor = |name: &str| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(1),
+                shape: Some(TensorShapeProto::default()),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut nodes = Vec::new();
+    let mut last = "x".to_string();
+    for (i, f) in library.functions.iter().enumerate() {
+        let out = format!("v{i}");
+        let mut input = vec![last.clone()];
+        input.resize(f.input.len().max(1), last.clone());
+        nodes.push(NodeProto {
+            name: Some(format!("call{i}")),
+            op_type: f.name.clone(),
+            domain: f.domain.clone(),
+            input,
+            output: vec![out.clone()],
+            ..Default::default()
+        });
+        last = out;
+    }
+    let mut imports = vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }];
+    for f in &library.functions {
+        if !imports.iter().any(|o| o.domain() == f.domain()) {
+            imports.push(OperatorSetIdProto { domain: f.domain.clone(), version: Some(1) });
+        }
+    }
+    ModelProto {
+        ir_version: Some(10),
+        graph: Some(GraphProto {
+            name: Some("calls".into()),
+            node: nodes,
+            input: vec![tensor("x")],
+            output: vec![tensor(&last)],
+            ..Default::default()
+        }),
+        opset_import: imports,
+        ..Default::default()
+    }
+}
+
+/// `link`: the first byte chooses whether the rest is the model (even; linked against the
+/// tutorial's library) or a library (odd; linked into a model calling the tutorial's
+/// functions). Each is linked in reference and in inline mode, twice.
+pub fn link(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else { return };
+    let (library, model) = fixtures();
+    let (model_bytes, library_bytes) = if which % 2 == 0 { (rest, &library[..]) } else { (&model[..], rest) };
+    for mode in [link::Mode::Reference, link::Mode::Inline] {
+        let once = link_once(model_bytes, library_bytes, mode);
+        let again = link_once(model_bytes, library_bytes, mode);
+        assert_eq!(once, again, "linking differs between two runs");
+    }
+}
+
+/// The linked model's bytes, or the codes and messages of the diagnostics.
+fn link_once(model: &[u8], library: &[u8], mode: link::Mode) -> Result<Vec<u8>, Vec<(String, String)>> {
+    let summary = |ds: &[Diagnostic]| {
+        for d in ds {
+            check_code(d);
+            // Link diagnostics have no source text, and render without one.
+            assert!(diagnostics::render_plain(&SourceMap::new(), d).contains(d.code));
+        }
+        ds.iter().map(|d| (d.code.to_string(), d.message.clone())).collect::<Vec<_>>()
+    };
+    let m = link::load::model(model, "model.onnx").map_err(|d| summary(&[*d]))?;
+    let l = link::load::library(library, "library.onnx").map_err(|d| summary(&[*d]))?;
+    let options = link::Options { mode, override_model: false, max_nodes: 20_000 };
+    let linked = link::link(m, vec![l], &options).map_err(|ds| summary(&ds))?;
+    summary(&linked.diagnostics);
+    check_model(&linked.model, "the linked model");
+    Ok(linked.model.encode_to_vec())
+}

@@ -1,0 +1,76 @@
+//! Replays every regression input and seed of the fuzz targets (`fuzz/`) through the same
+//! contracts the targets assert (`onnxsc::contract`), with plain `cargo test`: no nightly
+//! toolchain, no libFuzzer. A finding becomes a file in `fuzz/regressions/TARGET/`.
+
+use std::path::{Path, PathBuf};
+
+/// A target's contracts: bytes in, a panic when one is broken.
+type Contract = fn(&[u8]);
+
+const TARGETS: [(&str, Contract); 3] =
+    [("source", onnxsc::contract::source), ("aten", onnxsc::contract::aten), ("link", onnxsc::contract::link)];
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()).collect(),
+        Err(_) => Vec::new(),
+    };
+    out.sort();
+    out
+}
+
+fn replay(kind: &str) -> usize {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut count = 0;
+    for (target, check) in TARGETS {
+        let dir = root.join(kind).join(target);
+        for f in files(&dir) {
+            if kind == "corpus" && !f.file_name().is_some_and(|n| n.to_string_lossy().starts_with("seed-")) {
+                continue;
+            }
+            let bytes = std::fs::read(&f).expect("readable");
+            // Each input on a large stack, as the command line compiles.
+            let name = f.display().to_string();
+            let worker = std::thread::Builder::new().stack_size(1 << 28).spawn(move || check(&bytes));
+            if worker.expect("a thread").join().is_err() {
+                panic!("{name} breaks a contract of the `{target}` target");
+            }
+            count += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn every_regression_input_keeps_the_contracts() {
+    let n = replay("regressions");
+    assert!(n >= 20, "only {n} regression inputs found");
+}
+
+#[test]
+fn every_seed_keeps_the_contracts() {
+    let n = replay("corpus");
+    assert!(n >= 20, "only {n} seeds found");
+}
+
+/// `ONNXSC_WRITE_LINK_SEEDS=1 cargo test --test fuzz_regressions` writes the `link` target's
+/// seeds: the tutorial's library and a model calling it, as the target reads them.
+#[test]
+fn write_link_seeds_when_asked() {
+    if std::env::var_os("ONNXSC_WRITE_LINK_SEEDS").is_none() {
+        return;
+    }
+    use prost::Message;
+    let text = include_str!("../examples/tutorial.onnxs");
+    let c = onnxsc::driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
+    let library = onnxsc::emit::proto::library_model(&c.functions);
+    let model = onnxsc::contract::calling_model(&library);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/link");
+    std::fs::create_dir_all(&dir).expect("created");
+    let mut m = vec![0u8];
+    m.extend(model.encode_to_vec());
+    std::fs::write(dir.join("seed-model"), m).expect("written");
+    let mut l = vec![1u8];
+    l.extend(library.encode_to_vec());
+    std::fs::write(dir.join("seed-library"), l).expect("written");
+}
