@@ -308,3 +308,70 @@ fn outputs_get_ordinary_permissions() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o640, "a replaced file keeps its mode");
 }
+
+const GOOD: &str = "from onnxscript import FLOAT, script\nfrom onnxscript import opset18 as op\n\n\n@script()\ndef f(x: FLOAT) -> FLOAT:\n    return op.Abs(x)\n";
+
+/// `build a.onnxs -o a.onnxs` (any format, any path to the same file) replaced its own source.
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = scratch("self-output");
+    let src = write(&dir, "a.onnxs", GOOD);
+    let link = dir.join("alias.onnx");
+    std::os::unix::fs::symlink(&src, &link).expect("linked");
+    let s = src.to_str().unwrap();
+    for args in [
+        vec!["build", s, "-o", s],
+        vec!["build", s, "--emit", "text", "-o", s],
+        vec!["build", s, "-o", link.to_str().unwrap()],
+        vec!["build", dir.to_str().unwrap(), "-o", s],
+    ] {
+        let o = onnxsc(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("is one of the"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&src).unwrap(), GOOD, "{args:?} changed the source");
+    }
+    // A library and a model, each given as the output of `link`.
+    let lib = dir.join("lib.onnx");
+    assert_eq!(onnxsc(&["build", s, "-o", lib.to_str().unwrap()], &[]).status.code(), Some(0));
+    let before = std::fs::read(&lib).unwrap();
+    let l = lib.to_str().unwrap();
+    let o = onnxsc(&["link", l, l, "-o", l], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&lib).unwrap(), before);
+}
+
+/// The atomic rename turned a symbolic link (or a FIFO) given as the output into a file.
+#[test]
+fn a_symbolic_link_output_stays_a_link_and_a_fifo_stays_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("special-output");
+    let src = write(&dir, "a.onnxs", GOOD);
+    let real = write(&dir, "real.onnx", "");
+    let link = dir.join("out.onnx");
+    std::os::unix::fs::symlink(&real, &link).expect("linked");
+    let o = onnxsc(&["build", src.to_str().unwrap(), "-o", link.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::metadata(&real).unwrap().len() > 0);
+    let fifo = dir.join("fifo.onnx");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let o = onnxsc(&["build", src.to_str().unwrap(), "-o", fifo.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+/// `/dev/zero` (or a link to it in a directory) was read until memory ran out.
+#[test]
+fn special_files_are_not_inputs() {
+    let dir = scratch("special-input");
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.onnxs")).expect("linked");
+    for args in [
+        vec!["check", "/dev/zero"],
+        vec!["check", dir.to_str().unwrap()],
+        vec!["link", "/dev/zero", "/dev/zero", "-o", "x.onnx"],
+    ] {
+        let o = onnxsc(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("not a regular"), "{}", stderr(&o));
+    }
+}
