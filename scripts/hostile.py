@@ -198,7 +198,7 @@ def custom_op_with_many_arguments(d: Path) -> Case:
 
 @case
 def deep_subscripts(d: Path) -> Case:
-    src = write(d, "s.onnxs", HEADER + function("f", f"    return x{'[0]' * 10_000}\n"))
+    src = write(d, "s.onnxs", HEADER + function("f", f"    y = op.Identity(x)\n    return y{'[0]' * 10_000}\n"))
     return Case("deep_subscripts", ["build", src, "-o", str(d / "out.onnx")], outputs=[str(d / "out.onnx")])
 
 
@@ -242,6 +242,62 @@ def many_small_functions(d: Path) -> Case:
         parts.append(f"@script()\ndef f{i}(x: FLOAT) -> FLOAT:\n    return op.Abs(x)\n\n")
     src = write(d, "big.onnxs", "".join(parts))
     return Case("many_small_functions", ["check", src])
+
+
+LIMIT = 2 << 20  # the most source one compilation reads
+
+
+def fill(d: Path, name: str, head: str, unit, tail: str = "") -> str:
+    """A source of just under the limit: `head`, then `unit(i)` for i = 0, 1, ... , then `tail`."""
+    parts, size, i = [head], len(head) + len(tail), 0
+    while True:
+        u = unit(i)
+        if size + len(u) > LIMIT - 16:
+            break
+        parts.append(u)
+        size += len(u)
+        i += 1
+    return write(d, name, "".join(parts) + tail)
+
+
+@case
+def limit_of_small_functions(d: Path) -> Case:
+    """The densest source the limit allows: 4 MiB of the smallest functions (ONNX refuses
+    over 10,000 in a library, so this is E1003 after compiling them all)."""
+    src = fill(d, "small.onnxs", HEADER, lambda i: f"def f{i}(x):\n    return op.Abs(x)\n")
+    out = str(d / "lib.onnx")
+    return Case("limit_of_small_functions", ["build", src, "-o", out], outputs=[out])
+
+
+@case
+def limit_of_statements(d: Path) -> Case:
+    src = fill(d, "stmts.onnxs", HEADER + "@script()\ndef f(x: FLOAT) -> FLOAT:\n",
+               lambda i: f"    x{i} = op.Abs(x)\n", "    return x\n")
+    out = str(d / "lib.onnx")
+    return Case("limit_of_statements", ["build", src, "-o", out], outputs=[out])
+
+
+@case
+def limit_of_one_sum(d: Path) -> Case:
+    src = fill(d, "sum.onnxs", HEADER + "@script()\ndef f(x: FLOAT) -> FLOAT:\n    return x", lambda i: " + x", "\n")
+    out = str(d / "lib.onnx")
+    return Case("limit_of_one_sum", ["build", src, "-o", out], outputs=[out])
+
+
+@case
+def limit_of_arguments(d: Path) -> Case:
+    src = fill(d, "args.onnxs", HEADER + "@script()\ndef f(x: FLOAT) -> FLOAT:\n    return op.Concat(x",
+               lambda i: ", x", ", axis=0)\n")
+    out = str(d / "lib.onnx")
+    return Case("limit_of_arguments", ["build", src, "-o", out], outputs=[out])
+
+
+@case
+def limit_of_statements_with_ifs(d: Path) -> Case:
+    src = fill(d, "ifs.onnxs", HEADER + "@script()\ndef f(x: FLOAT, k: int = 0) -> FLOAT:\n",
+               lambda i: f"    if k == {i}:\n        x = op.Abs(x)\n", "    return x\n")
+    out = str(d / "lib.onnx")
+    return Case("limit_of_statements_with_ifs", ["build", src, "-o", out], outputs=[out])
 
 
 @case
