@@ -15,91 +15,38 @@ use crate::source::Span;
 /// kilobytes of its 1 GB).
 pub const MAX_DEPTH: usize = 100_000;
 
+#[derive(Clone, Copy)]
 enum Node<'a> {
     Stmt(&'a Stmt),
     Expr(&'a Expr),
 }
 
 /// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
-pub fn too_deep(module: &Module) -> Option<Span> {
-    let mut stack: Vec<(Node, usize)> = module.body.iter().map(|s| (Node::Stmt(s), 1)).collect();
+pub fn too_deep<'a>(module: &'a Module) -> Option<Span> {
+    let mut stack: Vec<(Node<'a>, usize)> = module.body.iter().map(|s| (Node::Stmt(s), 1)).collect();
     while let Some((node, depth)) = stack.pop() {
-        let (span, mut children) = match node {
-            Node::Stmt(s) => (s.span, stmt_children(s)),
-            Node::Expr(e) => (e.span, expr_children(e)),
+        let span = match node {
+            Node::Stmt(s) => s.span,
+            Node::Expr(e) => e.span,
         };
         if depth > MAX_DEPTH {
             return Some(span);
         }
-        stack.extend(children.drain(..).map(|c| (c, depth + 1)));
+        let mut push = |n: Node<'a>| stack.push((n, depth + 1));
+        match node {
+            Node::Stmt(s) => {
+                s.for_each_expr(&mut |e| push(Node::Expr(e)));
+                if let StmtKind::FunctionDef(f) = &s.kind {
+                    // The signature's expressions, which `for_each_expr` leaves out.
+                    let params = f.params.iter().flat_map(|p| p.annotation.iter().chain(&p.default));
+                    params.chain(&f.returns).for_each(|e| push(Node::Expr(e)));
+                }
+                s.for_each_block(&mut |b| b.iter().for_each(|s| push(Node::Stmt(s))));
+            }
+            Node::Expr(e) => e.for_each_child(&mut |c| push(Node::Expr(c))),
+        }
     }
     None
-}
-
-fn function_children(f: &FunctionDef) -> impl Iterator<Item = Node<'_>> {
-    let params = f.params.iter().flat_map(|p| p.annotation.iter().chain(&p.default));
-    f.decorators.iter().chain(params).chain(&f.returns).map(Node::Expr).chain(f.body.iter().map(Node::Stmt))
-}
-
-fn exprs<'a>(es: &[&'a Expr]) -> Vec<Node<'a>> {
-    es.iter().map(|e| Node::Expr(e)).collect()
-}
-
-fn stmt_children(s: &Stmt) -> Vec<Node<'_>> {
-    match &s.kind {
-        StmtKind::Expr(e) => exprs(&[e]),
-        StmtKind::Assign { targets, value } => targets.iter().chain([value]).map(Node::Expr).collect(),
-        StmtKind::AnnAssign { target, annotation, value } => {
-            [target, annotation].into_iter().chain(value).map(Node::Expr).collect()
-        }
-        StmtKind::AugAssign { target, value, .. } => exprs(&[target, value]),
-        StmtKind::Return(v) => v.iter().map(Node::Expr).collect(),
-        StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-            std::iter::once(Node::Expr(test)).chain(body.iter().chain(orelse).map(Node::Stmt)).collect()
-        }
-        StmtKind::For { target, iter, body, orelse } => {
-            exprs(&[target, iter]).into_iter().chain(body.iter().chain(orelse).map(Node::Stmt)).collect()
-        }
-        StmtKind::FunctionDef(f) => function_children(f).collect(),
-        StmtKind::Pass | StmtKind::Break | StmtKind::Continue | StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
-            Vec::new()
-        }
-    }
-}
-
-fn expr_children(e: &Expr) -> Vec<Node<'_>> {
-    let mut out: Vec<&Expr> = Vec::new();
-    match &e.kind {
-        ExprKind::Name(_)
-        | ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Str(_)
-        | ExprKind::Bool(_)
-        | ExprKind::None
-        | ExprKind::Ellipsis => {}
-        ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => {
-            out.push(value)
-        }
-        ExprKind::Call { func, args } => {
-            out.push(func);
-            out.extend(args.iter().map(|a| &a.value));
-        }
-        ExprKind::BinOp { left, right, .. } | ExprKind::Subscript { value: left, index: right } => {
-            out.extend([left.as_ref(), right.as_ref()])
-        }
-        ExprKind::BoolOp { values: items, .. }
-        | ExprKind::Tuple(items)
-        | ExprKind::List(items)
-        | ExprKind::Set(items) => out.extend(items),
-        ExprKind::Compare { left, comparisons } => {
-            out.push(left);
-            out.extend(comparisons.iter().map(|(_, c)| c));
-        }
-        ExprKind::Slice { lower, upper, step } => out.extend([lower, upper, step].into_iter().flatten().map(|b| &**b)),
-        ExprKind::Dict(pairs) => out.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
-        ExprKind::IfExp { test, body, orelse } => out.extend([test.as_ref(), body.as_ref(), orelse.as_ref()]),
-    }
-    out.into_iter().map(Node::Expr).collect()
 }
 
 /// Drops a module node by node: dropping a tree too deep for the stack recursively would
@@ -207,7 +154,12 @@ mod tests {
     #[test]
     fn the_limit_is_exact() {
         // The statement is level 1, the sum's top level 2, its n-th nested level n + 1.
-        let at = |terms: usize| too_deep(&parse(&format!("y = x{}\n", " + x".repeat(terms))));
+        let at = |terms: usize| {
+            let m = parse(&format!("y = x{}\n", " + x".repeat(terms)));
+            let found = too_deep(&m);
+            dismantle(m);
+            found
+        };
         assert_eq!(at(MAX_DEPTH - 2), None);
         assert!(at(MAX_DEPTH - 1).is_some());
     }
