@@ -154,7 +154,8 @@ enum Format {
     /// Rendered diagnostics with source excerpts, on stderr.
     Human,
     /// JSON Lines on stdout: code, severity, message, file, line, column, end_line,
-    /// end_column, labels, help, notes.
+    /// end_column, labels, help, notes, and fix (ruff's shape: edits with content and
+    /// location), or null.
     Json,
 }
 

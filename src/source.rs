@@ -92,6 +92,43 @@ impl SourceMap {
     }
 }
 
+/// Where each line of a text starts, so a byte offset finds its line in O(log n) rather than by
+/// counting newlines from the start of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIndex {
+    /// The byte offset of each line's first character; `starts[0]` is 0.
+    starts: Vec<u32>,
+    len: u32,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
+        LineIndex { starts, len: text.len() as u32 }
+    }
+
+    /// The 0-based line that holds byte `offset` (offsets past the end are on the last line).
+    pub fn line(&self, offset: u32) -> usize {
+        self.starts.partition_point(|&s| s <= offset.min(self.len)) - 1
+    }
+
+    /// The byte offset where 0-based `line` starts, if the text has that line.
+    pub fn line_start(&self, line: usize) -> Option<u32> {
+        self.starts.get(line).copied()
+    }
+
+    /// The byte offset where 0-based `line` ends: its newline, or the end of the text.
+    pub fn line_end(&self, line: usize) -> Option<u32> {
+        self.starts.get(line)?;
+        Some(self.starts.get(line + 1).map(|s| s - 1).unwrap_or(self.len))
+    }
+
+    /// How many lines the text has (a text ending in a newline has an empty last line).
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while offset > 0 && !text.is_char_boundary(offset) {
         offset -= 1;

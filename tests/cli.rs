@@ -163,6 +163,13 @@ fn json_format_has_one_object_per_diagnostic() {
     assert_eq!((v["end_line"].as_u64(), v["end_column"].as_u64()), (Some(4), Some(17)));
     assert_eq!(v["help"], "did you mean `Add`?");
     assert_eq!(v["labels"][0]["primary"], true);
+    // The help as a fix, in ruff's shape: replace columns 15..17 of line 4 with `Add`.
+    let fix = &v["fix"];
+    assert_eq!(fix["applicability"], "safe");
+    assert_eq!(fix["message"], "Replace with `Add`");
+    assert_eq!(fix["edits"][0]["content"], "Add");
+    assert_eq!(fix["edits"][0]["location"], serde_json::json!({"row": 4, "column": 15}));
+    assert_eq!(fix["edits"][0]["end_location"], serde_json::json!({"row": 4, "column": 17}));
 }
 
 const WARNS: &str = "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"aten::mul.Tensor\")\ndef mul(x: FLOAT, other: FLOAT) -> FLOAT:\n    return op.Mul(x, other)\n";

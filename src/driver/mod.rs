@@ -9,7 +9,7 @@ use crate::lower::{self, ir::Function};
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee};
 use crate::sema::env::{self, ModuleEnv};
-use crate::source::{SourceMap, Span};
+use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
 use std::path::{Path, PathBuf};
 
@@ -202,8 +202,8 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
 
     let mut functions = Vec::new();
     for (env, decos) in envs.iter().zip(&decorations) {
-        let text = sources.text(env.file).to_string();
-        functions.extend(compile_module(env, decos, &callees, &text, &registry, &invalid, &mut diags));
+        let lines = LineIndex::new(sources.text(env.file));
+        functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags));
     }
     Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions })
 }
@@ -285,7 +285,7 @@ fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
     callees: &[Callee],
-    text: &str,
+    lines: &LineIndex,
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
@@ -297,7 +297,7 @@ fn compile_module(
         if !deco.private {
             binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
         }
-        if let Some(mut function) = lower::lower_function(env, f, deco, callees, text, diags) {
+        if let Some(mut function) = lower::lower_function(env, f, deco, callees, lines, diags) {
             // The exporter needs each bound operator's output count, annotation or not.
             for op in &mut function.torch_ops {
                 op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());

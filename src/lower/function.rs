@@ -11,13 +11,13 @@
 
 use super::ir::*;
 use super::liveness;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
-use crate::source::Span;
+use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -327,7 +327,7 @@ pub struct Lowerer<'a, 'm> {
     imports: BTreeMap<String, (i64, Span)>,
     live_out: HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
-    source_text: &'a str,
+    lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: bool,
     /// What is known of each value's element type (values are unique across scopes).
@@ -769,7 +769,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if self.assigned_anywhere.contains(n) {
             d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
         } else if let Some(s) = did_you_mean(n, candidates.iter().map(String::as_str)) {
-            d = d.help(format!("did you mean `{s}`?"));
+            d = d
+                .help(format!("did you mean `{s}`?"))
+                .fix(format!("Replace with `{s}`"), vec![Edit::replace(span, &s)]);
         }
         self.push(d)
     }
@@ -1056,7 +1058,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
                         .primary(op_span, "unknown operator");
                 if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain).into_iter()) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
                 }
                 return Err(self.push(d));
             }
@@ -1142,7 +1146,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         )
                         .primary(k.span, "unknown attribute");
                         if let Some(sug) = did_you_mean(&k.name, names) {
-                            d = d.help(format!("did you mean `{sug}`?"));
+                            d = d
+                                .help(format!("did you mean `{sug}`?"))
+                                .fix(format!("Replace with `{sug}`"), vec![Edit::replace(k.span, &sug)]);
                         } else if s.attributes.is_empty() {
                             d = d.help(format!("`{op_name}` takes no attributes"));
                         } else {
@@ -1328,7 +1334,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 )
                 .primary(attr.span, "not defined in that module");
                 if let Some(s) = did_you_mean(&attr.name, ns.names.keys().map(String::as_str)) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(attr.span, &s)]);
                 }
                 Err(self.push(d))
             }
@@ -1834,8 +1842,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn line_of(&self, span: Span) -> usize {
-        let text = self.source_text;
-        text[..(span.start as usize).min(text.len())].matches('\n').count() + 1
+        self.lines.line(span.start) + 1
     }
 
     /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
@@ -1886,10 +1893,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         env: &'a ModuleEnv<'m>,
         diags: &'a mut Diagnostics,
         function_domains: &'a [crate::sema::calls::Callee],
-        source_text: &'a str,
+        lines: &'a LineIndex,
     ) -> Self {
         Lowerer {
-            source_text,
+            lines,
             reported_no_opset: false,
             types: HashMap::new(),
             env,
@@ -2060,10 +2067,10 @@ pub fn lower_function(
     f: &FunctionDef,
     deco: &Decoration,
     function_domains: &[crate::sema::calls::Callee],
-    source_text: &str,
+    lines: &LineIndex,
     diags: &mut Diagnostics,
 ) -> Option<Function> {
-    let mut l = Lowerer::new(env, diags, function_domains, source_text);
+    let mut l = Lowerer::new(env, diags, function_domains, lines);
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
@@ -2131,14 +2138,18 @@ pub fn lower_function(
                                 env.file,
                                 format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
                             )
-                            .primary(a.span, "not defined")
-                            .help(
-                                match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
-                                    Some(t) => format!("import it: `from onnxscript import {}`", t.script_name()),
-                                    None => "import the type from onnxscript, e.g. `from onnxscript import FLOAT`"
-                                        .to_string(),
-                                },
-                            );
+                            .primary(a.span, "not defined");
+                            d = match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                                // `FLOAT` itself: import it; `float32` and the like: the type they mean.
+                                Some(t) if t.script_name() == n => {
+                                    d.help(format!("import it: `from onnxscript import {n}`")).fix(
+                                        format!("Import `{n}` from onnxscript"),
+                                        vec![env::import_edit(env, "onnxscript", n)],
+                                    )
+                                }
+                                Some(t) => d.help(format!("import it: `from onnxscript import {}`", t.script_name())),
+                                None => d.help("import the type from onnxscript, e.g. `from onnxscript import FLOAT`"),
+                            };
                         }
                     }
                     l.push(d);
@@ -2223,8 +2234,16 @@ pub fn lower_function(
                 None
             }
             Err((span, why)) => {
-                let d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
-                    .primary(span, "not a tensor type");
+                let mut d =
+                    Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
+                        .primary(span, "not a tensor type");
+                if let ExprKind::Name(n) = &r.kind {
+                    if env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                        d = d
+                            .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
+                            .fix(format!("Import `{n}` from onnxscript"), vec![env::import_edit(env, "onnxscript", n)]);
+                    }
+                }
                 l.push(d);
                 ok = false;
                 None

@@ -7,8 +7,9 @@
 //! signatures the way the exporter will use them (see docs/onnx-facts §6).
 
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::lower::function::{did_you_mean, TorchBinding};
+use crate::lower::liveness;
 use crate::sema::env::{self, eval_const, ModuleEnv};
 use crate::sema::types::{AttrKind, ParamType};
 use crate::sema::value::PyValue;
@@ -265,7 +266,9 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
             .map(|o| if o.is_empty() { format!("`{base}`") } else { format!("`{base}.{o}`") })
             .collect();
         d = match did_you_mean(overload, overloads.iter().copied()) {
-            Some(s) if !s.is_empty() => d.help(format!("did you mean `{base}.{s}`?")),
+            Some(s) if !s.is_empty() => d
+                .help(format!("did you mean `{base}.{s}`?"))
+                .fix(format!("Replace with `{base}.{s}`"), vec![Edit::replace(b.span, format!("\"{base}.{s}\""))]),
             _ => d.help(format!("its overloads are {}", list.join(", "))),
         };
     } else {
@@ -273,7 +276,14 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
             .primary(b.span, "unknown operator");
         let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
         if let Some(s) = did_you_mean(name, candidates) {
-            d = d.help(format!("did you mean `{ns}::{s}`?"));
+            // Keep the overload when the suggested operator has it.
+            let s = match format!("{s}.{overload}") {
+                with if !overload.is_empty() && registry.lookup(&format!("{ns}::{with}")).is_some() => with,
+                _ => s,
+            };
+            d = d
+                .help(format!("did you mean `{ns}::{s}`?"))
+                .fix(format!("Replace with `{ns}::{s}`"), vec![Edit::replace(b.span, format!("\"{ns}::{s}\""))]);
         } else if ns != "aten" {
             d = d.help(format!("declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`", b.qualname));
         }
@@ -310,7 +320,8 @@ fn check_against(
                         )
                         .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
                         .secondary(b.span, "bound here")
-                        .help(format!("rename the parameter to `{}` to match the schema", a.name)),
+                        .help(format!("rename the parameter to `{}` to match the schema", a.name))
+                        .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
                     );
                 }
             }
@@ -343,7 +354,8 @@ fn check_against(
                     )
                     .primary(p.span, format!("should be `{}`", a.name))
                     .secondary(b.span, "bound here")
-                    .help(format!("rename the parameter to `{}`", a.name)),
+                    .help(format!("rename the parameter to `{}`", a.name))
+                    .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
                 );
             }
             None => missing.push(a),
@@ -360,7 +372,8 @@ fn check_against(
                 )
                 .primary(f.name.span, format!("lacks `{a}`"))
                 .secondary(b.span, "bound here")
-                .help(format!("add the parameter `{}`", suggested_parameter(a))),
+                .help(format!("add the parameter `{}`", suggested_parameter(a)))
+                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
             );
         } else if a.default.is_some() && !may_be_omitted(a) {
             diags.push(
@@ -375,7 +388,8 @@ fn check_against(
                     "a call with a non-default `{}` would be translated wrongly; add the parameter `{}`",
                     a.name,
                     suggested_parameter(a)
-                )),
+                ))
+                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
             );
         }
     }
@@ -492,6 +506,40 @@ fn check_against(
                 .help(format!("the schema returns `{}`", returns_text(schema))),
             );
         }
+    }
+}
+
+/// The edits that rename `f`'s parameter `from` to `to` throughout the function; none when `to`
+/// already names something there, or the rename cannot be followed.
+fn rename(f: &FunctionDef, from: &str, to: &str) -> Vec<Edit> {
+    match (liveness::local_name_spans(f, from), liveness::local_name_spans(f, to)) {
+        (Some(spans), Some(taken)) if taken.is_empty() && f.params.iter().all(|p| p.name.name != to) => {
+            spans.into_iter().map(|s| Edit::replace(s, to)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The edit that appends a parameter for aten argument `a` to `f`'s signature, when appending
+/// gives a valid signature that receives it: a positional argument must come next in order, a
+/// parameter without a default cannot follow one with a default, and the annotation's names
+/// must mean what they say in the module.
+fn add_parameter(env: &ModuleEnv, f: &FunctionDef, schema: &FunctionSchema, a: &Argument) -> Vec<Edit> {
+    let Some(last) = f.params.last() else { return Vec::new() };
+    if f.params.iter().any(|p| p.kind != ParamKind::Normal) {
+        return Vec::new();
+    }
+    let in_order =
+        a.kwarg_only || schema.positional_arguments().position(|p| std::ptr::eq(p, a)) == Some(f.params.len());
+    let text = suggested_parameter(a);
+    let ordered = text.contains(" = ") || f.params.iter().all(|p| p.default.is_none());
+    let names_resolve = ["float", "int", "bool", "str"].iter().all(|t| !text.contains(t) || env.get(t).is_none())
+        && (!text.contains("Sequence[")
+            || matches!(env.get("Sequence"), Some(env::Global::Typing(t)) if t == "Sequence"));
+    if in_order && ordered && names_resolve {
+        vec![Edit::insert(last.span.end, format!(", {text}"))]
+    } else {
+        Vec::new()
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::types::{AttrKind, ElemType, ParamType};
 use super::value::PyValue;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -60,6 +60,8 @@ pub struct GlobalDef {
 
 pub struct ModuleEnv<'m> {
     pub file: FileId,
+    /// The module's statements, for edits that a fix makes at module level.
+    pub module: &'m Module,
     pub globals: HashMap<String, GlobalDef>,
     /// The module's own functions, in source order.
     pub functions: Vec<&'m FunctionDef>,
@@ -211,6 +213,7 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
 pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags: &mut Diagnostics) -> ModuleEnv<'m> {
     let mut env = ModuleEnv {
         file,
+        module,
         globals: HashMap::new(),
         functions: Vec::new(),
         first_function: ctx.first_function,
@@ -582,6 +585,45 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
         schema_span: sch.span,
         schema_is_verbatim: (sch.span.end - sch.span.start) as usize == stext.len() + 2,
     })
+}
+
+/// The edit that imports `name` from `module` (`from onnxscript import FLOAT`): appended to the
+/// module's last `from MODULE import ...`, else a new line before its first import (or its
+/// first statement after the docstring).
+pub fn import_edit(env: &ModuleEnv, module: &str, name: &str) -> Edit {
+    let body = &env.module.body;
+    fn imports_from<'a>(s: &'a Stmt, module: &str) -> Option<&'a Vec<ImportAlias>> {
+        match &s.kind {
+            StmtKind::ImportFrom { level: 0, module: m, names, star: false } if m.dotted() == module => Some(names),
+            _ => None,
+        }
+    }
+    // Beside plain names (`from onnxscript import FLOAT, script`) rather than an alias
+    // (`opset18 as op`), when there is such a statement.
+    let existing = body
+        .iter()
+        .filter_map(|s| imports_from(s, module))
+        .find(|names| names.iter().all(|a| a.alias.is_none()))
+        .or_else(|| body.iter().filter_map(|s| imports_from(s, module)).last())
+        .and_then(|names| names.last());
+    if let Some(last) = existing {
+        return Edit::insert(last.span.end, format!(", {name}"));
+    }
+    let first_import = body.iter().find(|s| matches!(s.kind, StmtKind::Import(_) | StmtKind::ImportFrom { .. }));
+    let docstring = |s: &&Stmt| matches!(s.kind, StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }));
+    let at = match first_import {
+        Some(s) => s.span.start,
+        None => match body.iter().position(|s| !docstring(&s)) {
+            Some(i) => body[i].span.start,
+            None => body.last().map(|s| s.span.end).unwrap_or(0),
+        },
+    };
+    let line = format!("from {module} import {name}");
+    if first_import.is_none() && body.iter().all(|s| docstring(&s)) && !body.is_empty() {
+        Edit::insert(at, format!("\n{line}"))
+    } else {
+        Edit::insert(at, format!("{line}\n"))
+    }
 }
 
 fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
