@@ -604,7 +604,7 @@ pub fn import_edit(env: &ModuleEnv, module: &str, name: &str) -> Edit {
         .iter()
         .filter_map(|s| imports_from(s, module))
         .find(|names| names.iter().all(|a| a.alias.is_none()))
-        .or_else(|| body.iter().filter_map(|s| imports_from(s, module)).last())
+        .or_else(|| body.iter().rev().find_map(|s| imports_from(s, module)))
         .and_then(|names| names.last());
     if let Some(last) = existing {
         return Edit::insert(last.span.end, format!(", {name}"));
