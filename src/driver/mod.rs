@@ -1,7 +1,11 @@
 //! The driver: files in, functions and diagnostics out. The command line and tests call this.
 
+pub mod analysis;
 mod modules;
 mod schemas;
+
+pub use analysis::Analysis;
+pub use modules::identity;
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
@@ -139,26 +143,54 @@ const COMPILER_STACK: usize = 1 << 30;
 
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
 pub fn compile_inputs(inputs: Vec<Input>, options: &Options) -> Result<Compilation, InputError> {
+    on_compiler_stack(|| compile_on_this_thread(&inputs, options))
+}
+
+/// Texts that stand in for files on disk (an editor's unsaved documents), by
+/// [`identity`] of the path.
+pub type Overlay = std::collections::HashMap<PathBuf, String>;
+
+/// Checks inputs the way `check` does, for an editor: the modules they import are read from
+/// `overlay` before the disk, and the result keeps what the compiler learned ([`Analysis`]).
+pub fn analyze(inputs: Vec<Input>, options: &Options, overlay: &Overlay) -> Result<Analysis, InputError> {
+    on_compiler_stack(|| {
+        let (c, known) = pipeline(&inputs, options, overlay, true)?;
+        let analysis::Known { modules, functions, bindings, facts, registry } =
+            known.unwrap_or_else(|| analysis::Known::empty());
+        Ok(Analysis { sources: c.sources, diagnostics: c.diagnostics, modules, functions, bindings, facts, registry })
+    })
+}
+
+/// Runs `work` on a thread with [`COMPILER_STACK`], or here when no thread can be had.
+fn on_compiler_stack<T: Send>(work: impl FnOnce() -> T + Send + Copy) -> T {
     std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .stack_size(COMPILER_STACK)
-            .spawn_scoped(scope, || compile_on_this_thread(&inputs, options));
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, work);
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had: compile here, with the stack we have.
-            Err(_) => compile_on_this_thread(&inputs, options),
+            Err(_) => work(),
         }
     })
 }
 
 fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
+    pipeline(inputs, options, &Overlay::new(), false).map(|(c, _)| c)
+}
+
+/// The compiler's phases over the inputs; with `for_editor`, lowering also records facts and
+/// the result includes an [`Analysis`].
+fn pipeline(
+    inputs: &[Input],
+    options: &Options,
+    overlay: &Overlay,
+    for_editor: bool,
+) -> Result<(Compilation, Option<analysis::Known>), InputError> {
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let base = schemas::load(options, &mut sources, &mut diags)?;
 
     // Parse every file first: custom operators declared in one module bind functions in all.
     // Then follow the imports of other `.onnxs` modules, compiling those in too.
-    let mut mods = modules::Modules::default();
+    let mut mods = modules::Modules { overlay: overlay.clone(), ..Default::default() };
     for input in inputs {
         let key = modules::identity(Path::new(&input.name));
         mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
@@ -201,11 +233,34 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
     calls::check_calls(&envs, &callees, &mut diags);
 
     let mut functions = Vec::new();
+    let mut facts = Vec::new();
     for (env, decos) in envs.iter().zip(&decorations) {
         let lines = LineIndex::new(sources.text(env.file));
-        functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags));
+        let sink = if for_editor { Some(&mut facts) } else { None };
+        functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags, sink));
     }
-    Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions })
+    let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
+    drop(envs);
+    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions };
+    let Some(collected) = collected else { return Ok((compilation, None)) };
+    let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
+    let modules = mods
+        .units
+        .into_iter()
+        .zip(mods.deps)
+        .zip(globals.into_iter().zip(namespaces))
+        .map(|((u, imports), (globals, namespaces))| analysis::ModuleInfo {
+            name: u.name,
+            key: u.key,
+            file: u.file,
+            ast: u.module,
+            globals,
+            namespaces,
+            imports,
+        })
+        .collect();
+    let known = analysis::Known { modules, functions: infos, bindings, facts, registry };
+    Ok((compilation, Some(known)))
 }
 
 /// Reads one file's text (E0009 if it is not UTF-8) and parses it.
@@ -289,6 +344,7 @@ fn compile_module(
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
+    mut facts: Option<&mut Vec<crate::sema::facts::Fact>>,
 ) -> Vec<Function> {
     let mut out = Vec::new();
     for (f, deco) in env.functions.iter().zip(decorations) {
@@ -297,7 +353,7 @@ fn compile_module(
         if !deco.private {
             binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
         }
-        if let Some(mut function) = lower::lower_function(env, f, deco, callees, lines, diags) {
+        if let Some(mut function) = lower::lower_function(env, f, deco, callees, lines, diags, facts.as_deref_mut()) {
             // The exporter needs each bound operator's output count, annotation or not.
             for op in &mut function.torch_ops {
                 op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());

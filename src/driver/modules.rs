@@ -41,6 +41,8 @@ pub struct Modules {
     pub lookups: Vec<HashMap<(usize, String), ModuleLookup>>,
     /// For each unit: the units it imports, in statement order.
     pub deps: Vec<Vec<usize>>,
+    /// Texts that stand in for files on disk, by [`identity`]: an editor's unsaved documents.
+    pub overlay: HashMap<PathBuf, String>,
 }
 
 /// What a module path resolves to, before loading.
@@ -212,7 +214,7 @@ impl Modules {
         let result = match self.resolve(importer, level, dotted) {
             Resolved::Unit(j) => ModuleLookup::Onnxs(j),
             Resolved::Lookup(l) => l,
-            Resolved::NewFile(path) => match std::fs::read(&path) {
+            Resolved::NewFile(path) => match self.read(&path) {
                 Ok(bytes) => {
                     let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)
@@ -229,6 +231,14 @@ impl Modules {
         }
         self.lookups[importer].insert(memo_key, result.clone());
         result
+    }
+
+    /// A module's bytes: the overlay's text, else the file's.
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        match self.overlay.get(&identity(path)) {
+            Some(text) => Ok(text.clone().into_bytes()),
+            None => std::fs::read(path),
+        }
     }
 
     /// What `(level, dotted)` written in unit `importer` names, without loading anything: a
@@ -267,7 +277,7 @@ impl Modules {
         if let Some(j) = self.units.iter().position(|u| u.key == key) {
             return Resolved::Unit(j);
         }
-        if beside.is_file() {
+        if beside.is_file() || self.overlay.contains_key(&key) {
             return Resolved::NewFile(beside);
         }
         if level == 0 {

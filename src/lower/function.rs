@@ -14,6 +14,7 @@ use super::liveness;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
@@ -336,6 +337,19 @@ pub struct Lowerer<'a, 'm> {
     loop_depth: usize,
     /// Nested graphs already used as an attribute, by definition: a second use gets fresh names.
     graphs_used: HashSet<u32>,
+    /// Where to record what each name stands for, for editors (`None`: not recorded).
+    facts: Option<&'a mut Vec<Fact>>,
+    /// The function's parameters: where each is declared and, for an input, whether it is
+    /// optional; for an attribute, its Python type and default.
+    params: HashMap<String, ParamNote>,
+}
+
+/// What a [`Fact`] says of a parameter besides its binding.
+struct ParamNote {
+    declared: Span,
+    optional: bool,
+    python: Option<&'static str>,
+    default: Option<String>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -380,6 +394,39 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn bind(&mut self, name: &str, b: Binding) {
         self.scope().vars.insert(name.to_string(), b);
+    }
+
+    /// Records what the name at `span` stands for, if facts are recorded.
+    fn note(&mut self, name: &str, span: Span, b: &Binding) {
+        if self.facts.is_none() {
+            return;
+        }
+        let param = self.params.get(name);
+        let info = match b {
+            Binding::Value(v) => {
+                let ty = self.types.get(v).map(Ty::describe);
+                match param {
+                    // A parameter's value is named after it until the name is reassigned.
+                    Some(p) if v == name && p.python.is_none() => NameInfo::Input { ty, optional: p.optional },
+                    _ => NameInfo::Local { ty },
+                }
+            }
+            Binding::Attr { ty, .. } => NameInfo::Attribute {
+                onnx: *ty,
+                python: param.and_then(|p| p.python),
+                default: param.and_then(|p| p.default.clone()),
+            },
+            Binding::Graph(_) => NameInfo::Graph,
+            Binding::Poison => return,
+        };
+        let definition = match info {
+            NameInfo::Input { .. } | NameInfo::Attribute { .. } => param.map(|p| p.declared),
+            _ => None,
+        };
+        let fact = Fact { file: self.file(), span, name: name.to_string(), info, definition };
+        if let Some(facts) = self.facts.as_mut() {
+            facts.push(fact);
+        }
     }
 
     fn use_domain(&mut self, opset: &Opset, span: Span) -> R<()> {
@@ -720,7 +767,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
         match self.lookup(n).cloned() {
-            Some(b) => self.binding_value(n, b, target.unwrap_or(n), span),
+            Some(b) => {
+                self.note(n, span, &b);
+                self.binding_value(n, b, target.unwrap_or(n), span)
+            }
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison) => Err(Reported),
@@ -1472,6 +1522,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
     fn lower_attr(&mut self, op: &str, key: &Ident, e: &Expr, expected: Option<AttrType>) -> R<Option<Attr>> {
         if let ExprKind::Name(n) = &e.kind {
+            if let Some(b) = self.lookup(n).cloned() {
+                self.note(n, e.span, &b);
+            }
             match self.lookup(n).cloned() {
                 Some(Binding::Attr { name, ty, .. }) => {
                     if let Some(exp) = expected {
@@ -1704,7 +1757,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match (&target.kind, &value.kind) {
             (ExprKind::Name(n), _) => {
                 let v = self.lower_expr(value, Some(n))?;
-                self.bind(n, Binding::Value(v));
+                self.bind(n, Binding::Value(v.clone()));
+                self.note(n, target.span, &Binding::Value(v));
                 Ok(())
             }
             (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs)) => {
@@ -1740,8 +1794,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
                 let outputs: Vec<String> = names.iter().map(|n| self.fresh(n)).collect();
                 self.lower_call(func, args, value.span, outputs.clone())?;
-                for (n, o) in names.iter().zip(outputs) {
-                    self.bind(n, Binding::Value(o));
+                for ((n, o), t) in names.iter().zip(outputs).zip(ts) {
+                    self.bind(n, Binding::Value(o.clone()));
+                    self.note(n, t.span, &Binding::Value(o));
                 }
                 Ok(())
             }
@@ -1894,9 +1949,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         diags: &'a mut Diagnostics,
         function_domains: &'a [crate::sema::calls::Callee],
         lines: &'a LineIndex,
+        facts: Option<&'a mut Vec<Fact>>,
     ) -> Self {
         Lowerer {
             lines,
+            facts,
+            params: HashMap::new(),
             reported_no_opset: false,
             types: HashMap::new(),
             env,
@@ -2069,8 +2127,9 @@ pub fn lower_function(
     function_domains: &[crate::sema::calls::Callee],
     lines: &LineIndex,
     diags: &mut Diagnostics,
+    facts: Option<&mut Vec<Fact>>,
 ) -> Option<Function> {
-    let mut l = Lowerer::new(env, diags, function_domains, lines);
+    let mut l = Lowerer::new(env, diags, function_domains, lines, facts);
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
@@ -2169,6 +2228,9 @@ pub fn lower_function(
                     l.types.insert(p.name.name.clone(), t);
                 }
                 let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
+                l.params.insert(p.name.name.clone(), note);
+                l.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
                 inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
             }
             ParamType::Attr { ty, .. } => {
@@ -2215,6 +2277,16 @@ pub fn lower_function(
                     }
                 }
                 l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
+                let shown = p.default.as_ref().and_then(|d| eval_const(env, d).ok()).map(|v| v.repr());
+                let note = ParamNote {
+                    declared: p.name.span,
+                    optional: false,
+                    python: Some(ty.python_name()),
+                    default: shown,
+                };
+                l.params.insert(p.name.name.clone(), note);
+                let binding = Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() };
+                l.note(&p.name.name, p.name.span, &binding);
                 attributes.push(AttrParam {
                     name: p.name.name.clone(),
                     ty: onnx_ty,

@@ -291,6 +291,80 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
     diags.push(d);
 }
 
+/// Which parameter receives an aten argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Receiver {
+    /// The parameter at this index: in the argument's position, or (keyword-only) by name.
+    Param(usize),
+    /// A keyword-only argument whose place is taken by a parameter of another name, which the
+    /// exporter's keyword would miss.
+    Renamed(usize),
+    /// No parameter receives it.
+    Missing,
+    /// A keyword-only `out=` argument the translation does not take: the exporter never passes it.
+    OutArgument,
+}
+
+/// Matches the aten arguments to the translation's parameters as the exporter passes them:
+/// positional ones by position, keyword-only ones by name. Returns each argument (positional
+/// first, then keyword-only) with its receiver, and which parameters receive one.
+fn match_arguments<'s>(params: &[TParam], schema: &'s FunctionSchema) -> (Vec<(&'s Argument, Receiver)>, Vec<bool>) {
+    let mut used = vec![false; params.len()];
+    let mut out = Vec::new();
+    let positional: Vec<&Argument> = schema.positional_arguments().collect();
+    for (i, a) in positional.iter().enumerate() {
+        match params.get(i) {
+            Some(_) if !a.is_out() => {
+                used[i] = true;
+                out.push((*a, Receiver::Param(i)));
+            }
+            _ => out.push((*a, Receiver::Missing)),
+        }
+    }
+    for (k, a) in schema.kwarg_only_arguments().enumerate() {
+        if let Some(i) = params.iter().enumerate().position(|(i, p)| !used[i] && p.name == a.name) {
+            used[i] = true;
+            out.push((a, Receiver::Param(i)));
+            continue;
+        }
+        if a.is_out() {
+            out.push((a, Receiver::OutArgument));
+            continue;
+        }
+        // The parameter in the keyword argument's place, if it answers to no other aten name.
+        let slot = positional.len() + k;
+        match params.get(slot).filter(|p| !used[slot] && schema.argument(p.name).is_none()) {
+            Some(_) => {
+                used[slot] = true;
+                out.push((a, Receiver::Renamed(slot)));
+            }
+            None => out.push((a, Receiver::Missing)),
+        }
+    }
+    (out, used)
+}
+
+/// Each aten argument of `schema` and the parameter of `f` that receives it, when `f` is bound
+/// to it (for editors: how the exporter's call reaches the translation).
+pub fn receiving_parameters(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    schema: &FunctionSchema,
+) -> Vec<(String, Option<String>)> {
+    let params = translation_params(env, f);
+    let (receivers, _) = match_arguments(&params, schema);
+    receivers
+        .into_iter()
+        .map(|(a, r)| {
+            let p = match r {
+                Receiver::Param(i) => Some(params[i].name.to_string()),
+                _ => None,
+            };
+            (a.name.clone(), p)
+        })
+        .collect()
+}
+
 fn check_against(
     env: &ModuleEnv,
     f: &FunctionDef,
@@ -302,16 +376,15 @@ fn check_against(
 ) {
     let file = env.file;
     let q = &b.qualname;
-    let mut used = vec![false; params.len()];
+    let (receivers, used) = match_arguments(params, schema);
     let mut matched: Vec<(&Argument, usize)> = Vec::new();
     let mut missing: Vec<&Argument> = Vec::new();
-    let positional: Vec<&Argument> = schema.positional_arguments().collect();
-    for (i, a) in positional.iter().enumerate() {
-        match params.get(i) {
-            Some(p) if !a.is_out() => {
-                used[i] = true;
-                matched.push((a, i));
-                if p.name != a.name {
+    for (i, (a, receiver)) in receivers.into_iter().enumerate() {
+        match receiver {
+            Receiver::Param(k) => {
+                matched.push((a, k));
+                let p = &params[k];
+                if !a.kwarg_only && p.name != a.name {
                     diags.push(
                         Diagnostic::warning(
                             codes::POSITIONAL_NAME_MISMATCH,
@@ -325,24 +398,8 @@ fn check_against(
                     );
                 }
             }
-            _ => missing.push(a),
-        }
-    }
-    for (k, a) in schema.kwarg_only_arguments().enumerate() {
-        if let Some(i) = params.iter().enumerate().position(|(i, p)| !used[i] && p.name == a.name) {
-            used[i] = true;
-            matched.push((a, i));
-            continue;
-        }
-        if a.is_out() {
-            continue;
-        }
-        // The parameter in the keyword argument's place, if it answers to no other aten name.
-        let slot = positional.len() + k;
-        let renamed = params.get(slot).filter(|p| !used[slot] && schema.argument(p.name).is_none());
-        match renamed {
-            Some(p) => {
-                used[slot] = true;
+            Receiver::Renamed(k) => {
+                let p = &params[k];
                 diags.push(
                     Diagnostic::error(
                         codes::KEYWORD_NAME_MISMATCH,
@@ -358,7 +415,8 @@ fn check_against(
                     .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
                 );
             }
-            None => missing.push(a),
+            Receiver::Missing => missing.push(a),
+            Receiver::OutArgument => {}
         }
     }
 
