@@ -156,7 +156,7 @@ pub fn analyze(inputs: Vec<Input>, options: &Options, overlay: &Overlay) -> Resu
     on_compiler_stack(|| {
         let (c, known) = pipeline(&inputs, options, overlay, true)?;
         let analysis::Known { modules, functions, bindings, facts, registry } =
-            known.unwrap_or_else(|| analysis::Known::empty());
+            known.unwrap_or_else(analysis::Known::empty);
         Ok(Analysis { sources: c.sources, diagnostics: c.diagnostics, modules, functions, bindings, facts, registry })
     })
 }
@@ -336,6 +336,7 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 }
 
 /// Compiles the functions of one module and checks their PyTorch bindings.
+#[allow(clippy::too_many_arguments)]
 fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
