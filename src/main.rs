@@ -1,4 +1,4 @@
-//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`.
+//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`, `lsp`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
@@ -141,6 +141,15 @@ enum Command {
         #[command(flatten)]
         schemas: SchemaArgs,
     },
+    /// Run the language server (LSP over stdin and stdout) for editors.
+    ///
+    /// It publishes `check`'s diagnostics as you type (with their fixes as quick fixes) and
+    /// answers hover, completion, signature help, go to definition and document symbols from
+    /// the operator schemas and PyTorch bindings. See the README for editor setup.
+    Lsp {
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
     /// Explain a diagnostic code, with an example, e.g. `onnxsc explain E0601`.
     Explain {
         /// The code, as printed in brackets: `E0601`, `W0501`.
@@ -265,6 +274,10 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
         }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
+        Command::Lsp { schemas } => match onnxsc::lsp::run_stdio(schemas.options()) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(message) => Err(AppError { message: format!("language server: {message}"), help: None }),
+        },
         Command::Build { paths, output, emit, deny_warnings, schemas } => {
             if emit == Emit::Proto && output.is_none() {
                 return Err(AppError {
