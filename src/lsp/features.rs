@@ -47,6 +47,15 @@ fn resolve(a: &Analysis, module: &ModuleInfo, path: &[String]) -> Option<(Global
     Some(current)
 }
 
+/// `op.Softmax`: the opset `op` names and the op's name.
+fn op_call<'p>(a: &Analysis, module: &ModuleInfo, path: &'p [String]) -> Option<(Opset, &'p str)> {
+    let (op, base) = path.split_last()?;
+    match resolve(a, module, base)? {
+        (Global::Opset(o), _) if !base.is_empty() => Some((o, op)),
+        _ => None,
+    }
+}
+
 fn op_schema(o: &Opset, name: &str) -> Option<&'static OpSchema> {
     match schema::registry().resolve(&o.domain, name, o.version) {
         Resolution::Found(s) => Some(s),
@@ -242,15 +251,11 @@ pub fn hover(s: &Snapshot, pos: Position) -> Option<Hover> {
                 }
             }
             let module = root(a)?;
-            let (g, _) = resolve(a, module, &path)?;
-            if path.len() >= 2 {
-                if let (Some((Global::Opset(o), _)), Some(op)) =
-                    (resolve(a, module, &path[..path.len() - 1]), path.last())
-                {
-                    let sch = op_schema(&o, op)?;
-                    return Some(markdown(op_markdown(&o, &path[..path.len() - 1].join("."), sch), range));
-                }
+            if let Some((o, op)) = op_call(a, module, &path) {
+                let sch = op_schema(&o, op)?;
+                return Some(markdown(op_markdown(&o, &path[..path.len() - 1].join("."), sch), range));
             }
+            let (g, _) = resolve(a, module, &path)?;
             Some(markdown(global_markdown(a, path.last()?, &g)?, range))
         }
     }
@@ -412,10 +417,9 @@ pub fn completion(s: &Snapshot, pos: Position) -> Option<CompletionResponse> {
 fn keyword_items(s: &Snapshot, c: &CallSite, range: Range) -> Option<Vec<CompletionItem>> {
     let a = s.analysis()?;
     let module = root(a)?;
-    let (callee, _) = resolve(a, module, &c.callee)?;
     let fresh = |n: &str| n.starts_with(&c.prefix) && !c.keywords.iter().any(|k| k == n);
-    let items = match callee {
-        Global::Function(id) => {
+    let items = match resolve(a, module, &c.callee).map(|r| r.0) {
+        Some(Global::Function(id)) => {
             let f = a.functions.get(id)?;
             f.callee
                 .params
@@ -433,10 +437,8 @@ fn keyword_items(s: &Snapshot, c: &CallSite, range: Range) -> Option<Vec<Complet
                 .collect()
         }
         _ => {
-            let (Global::Opset(o), _) = resolve(a, module, &c.callee[..c.callee.len().checked_sub(1)?])? else {
-                return None;
-            };
-            let sch = op_schema(&o, c.callee.last()?)?;
+            let (o, op) = op_call(a, module, &c.callee)?;
+            let sch = op_schema(&o, op)?;
             sch.attributes
                 .iter()
                 .filter(|at| fresh(&at.name))
@@ -481,9 +483,8 @@ pub fn signature_help(s: &Snapshot, pos: Position) -> Option<SignatureHelp> {
             (label, offsets, names, f.doc.clone(), n)
         }
         _ => {
-            let split = c.callee.len().checked_sub(1)?;
-            let (Global::Opset(o), _) = resolve(a, module, &c.callee[..split])? else { return None };
-            let sch = op_schema(&o, c.callee.last()?)?;
+            let (o, op) = op_call(a, module, &c.callee)?;
+            let sch = op_schema(&o, op)?;
             let (label, offsets, names) = op_signature(sch);
             let doc = schema::docs::summary(&sch.domain, &sch.name, sch.since_version).map(String::from);
             let inputs = if sch.inputs.last().is_some_and(|i| i.option == FormalOption::Variadic) {
