@@ -17,6 +17,8 @@ mod explain;
 mod features;
 mod position;
 mod requests;
+#[cfg(test)]
+mod tests;
 
 use crate::driver::Options;
 use documents::{Document, Store};

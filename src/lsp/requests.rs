@@ -41,15 +41,29 @@ impl Snapshot {
 }
 
 pub fn spawn(shared: Arc<Shared>, request: Request) {
+    spawn_with(shared, request, handle)
+}
+
+/// Answers `request` with `handler` on a thread of its own; a panic becomes an error response.
+fn spawn_with(shared: Arc<Shared>, request: Request, handler: fn(&Shared, Request) -> Response) {
     let id = request.id.clone();
     let worker = {
         let shared = shared.clone();
         std::thread::Builder::new().name("onnxsc-request".into()).stack_size(REQUEST_STACK).spawn(move || {
             let id = request.id.clone();
-            let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(&shared, request))) {
+            let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&shared, request))) {
                 Ok(r) => r,
-                Err(_) => {
-                    Response::new_err(id, ErrorCode::InternalError as i32, "onnxsc failed on this request".into())
+                Err(panic) => {
+                    let why = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Response::new_err(
+                        id,
+                        ErrorCode::InternalError as i32,
+                        format!("onnxsc failed on this request: {why}"),
+                    )
                 }
             };
             shared.send(response);
@@ -141,4 +155,45 @@ fn snapshot(shared: &Shared, r: &Request, uri: &Url) -> Result<Snapshot, Respons
     let current = store.checked.get(uri).filter(|c| c.text == text).cloned();
     let known = current.clone().filter(Checked::parsed).or_else(|| store.parsed.get(uri).cloned());
     Ok(Snapshot { uri: uri.clone(), text, current, known })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::documents::Store;
+    use lsp_server::{Message, RequestId};
+    use std::sync::{Condvar, Mutex};
+
+    fn shared() -> (Arc<Shared>, crossbeam_channel::Receiver<Message>) {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        (Arc::new(Shared { store: Mutex::new(Store::default()), checked: Condvar::new(), sender }), receiver)
+    }
+
+    fn response(rx: &crossbeam_channel::Receiver<Message>) -> Response {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(Message::Response(r)) => r,
+            other => panic!("expected a response, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_panicking_handler_answers_with_an_error_and_the_server_goes_on() {
+        let (shared, rx) = shared();
+        let hover = |id: i32, uri: &str| {
+            let params = serde_json::json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+            Request::new(RequestId::from(id), req::HoverRequest::METHOD.into(), params)
+        };
+        spawn_with(shared.clone(), hover(1, "file:///a.onnxs"), |_, _| panic!("a bug in a handler"));
+        let r = response(&rx);
+        let e = r.response_result.expect_err("an error response");
+        assert_eq!(e.code, ErrorCode::InternalError as i32);
+        assert!(e.message.contains("a bug in a handler"), "{}", e.message);
+        // The next request is served as usual: here, a document that is not open.
+        spawn(shared, hover(2, "file:///b.onnxs"));
+        let r = response(&rx);
+        assert_eq!(r.id, RequestId::from(2));
+        let e = r.response_result.expect_err("an error response");
+        assert_eq!(e.code, ErrorCode::InvalidParams as i32);
+        assert!(e.message.contains("unknown document"), "{}", e.message);
+    }
 }
