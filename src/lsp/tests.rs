@@ -7,7 +7,7 @@ use crate::driver::{analyze, Input, Options, Overlay};
 use lsp_types::{Position, Range, Url};
 use std::sync::Arc;
 
-fn check(text: &str, uri: &Url) -> Checked {
+fn check(text: &str) -> Checked {
     let input = Input { name: "example.onnxs".into(), bytes: text.as_bytes().to_vec() };
     let analysis = analyze(vec![input], &Options::default(), &Overlay::new()).expect("no schema files to read");
     Checked { version: 0, text: Arc::new(text.to_string()), analysis: Arc::new(analysis) }
@@ -20,7 +20,7 @@ fn every_request_on_every_prefix_of_the_examples() {
         let mut last_parsed: Option<Checked> = None;
         for (n, _) in example.char_indices().chain([(example.len(), ' ')]) {
             let prefix = &example[..n];
-            let current = check(prefix, &uri);
+            let current = check(prefix);
             if current.parsed() {
                 last_parsed = Some(current.clone());
             }
