@@ -171,15 +171,19 @@ pub(super) fn collect(
     for (env, decos) in envs.iter().zip(decorations) {
         let text = sources.text(env.file);
         let slice = |s: Span| text.get(s.range()).unwrap_or("").to_string();
-        let stmts = env.module.body.iter().filter(|s| matches!(s.kind, StmtKind::FunctionDef(_)));
+        let extents: HashMap<*const crate::syntax::ast::FunctionDef, Span> = env
+            .module
+            .body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::FunctionDef(d) => Some((d as *const _, s.extent())),
+                _ => None,
+            })
+            .collect();
         for (k, f) in env.functions.iter().enumerate() {
             let id = env.first_function + k;
             let Some(callee) = callees.get(id) else { continue };
-            let extent = stmts
-                .clone()
-                .find(|s| matches!(&s.kind, StmtKind::FunctionDef(d) if std::ptr::eq(d, *f)))
-                .map(|s| s.extent())
-                .unwrap_or(f.header_span);
+            let extent = extents.get(&(*f as *const _)).copied().unwrap_or(f.header_span);
             let params: Vec<String> = f.params.iter().map(|p| slice(p.span)).collect();
             let returns = f.returns.as_ref().map(|r| format!(" -> {}", slice(r.span))).unwrap_or_default();
             let doc = match f.body.first().map(|s| &s.kind) {

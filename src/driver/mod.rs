@@ -2,10 +2,12 @@
 
 pub mod analysis;
 mod modules;
+mod reuse;
 mod schemas;
 
 pub use analysis::Analysis;
 pub use modules::identity;
+pub use reuse::Reuse;
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
@@ -153,8 +155,20 @@ pub type Overlay = std::collections::HashMap<PathBuf, String>;
 /// Checks inputs the way `check` does, for an editor: the modules they import are read from
 /// `overlay` before the disk, and the result keeps what the compiler learned ([`Analysis`]).
 pub fn analyze(inputs: Vec<Input>, options: &Options, overlay: &Overlay) -> Result<Analysis, InputError> {
-    on_compiler_stack(|| {
-        let (c, known) = pipeline(&inputs, options, overlay, true)?;
+    analyze_again(inputs, options, overlay, &mut Reuse::default())
+}
+
+/// [`analyze`], taking the results of functions that did not change from `reuse` (what the
+/// previous analyses of these inputs left there) and leaving this one's for the next.
+pub fn analyze_again(
+    inputs: Vec<Input>,
+    options: &Options,
+    overlay: &Overlay,
+    reuse: &mut Reuse,
+) -> Result<Analysis, InputError> {
+    let mut reuse = Some(reuse);
+    on_compiler_stack(move || {
+        let (c, known) = pipeline(&inputs, options, overlay, reuse.take())?;
         let analysis::Known { modules, functions, bindings, facts, registry } =
             known.unwrap_or_else(analysis::Known::empty);
         Ok(Analysis { sources: c.sources, diagnostics: c.diagnostics, modules, functions, bindings, facts, registry })
@@ -162,28 +176,29 @@ pub fn analyze(inputs: Vec<Input>, options: &Options, overlay: &Overlay) -> Resu
 }
 
 /// Runs `work` on a thread with [`COMPILER_STACK`], or here when no thread can be had.
-fn on_compiler_stack<T: Send>(work: impl FnOnce() -> T + Send + Copy) -> T {
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, work);
-        match worker {
-            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => work(),
-        }
-    })
+fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
+    let outcome = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, &mut work);
+        worker.map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    // No thread to be had: work here, with the stack we have.
+    outcome.unwrap_or_else(|_| work())
 }
 
 fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
-    pipeline(inputs, options, &Overlay::new(), false).map(|(c, _)| c)
+    pipeline(inputs, options, &Overlay::new(), None).map(|(c, _)| c)
 }
 
-/// The compiler's phases over the inputs; with `for_editor`, lowering also records facts and
-/// the result includes an [`Analysis`].
+/// The compiler's phases over the inputs; for an editor (`reuse` given), lowering also records
+/// facts, functions that did not change are not lowered again, no function is kept, and the
+/// result includes an [`Analysis`].
 fn pipeline(
     inputs: &[Input],
     options: &Options,
     overlay: &Overlay,
-    for_editor: bool,
+    mut reuse: Option<&mut Reuse>,
 ) -> Result<(Compilation, Option<analysis::Known>), InputError> {
+    let for_editor = reuse.is_some();
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let base = schemas::load(options, &mut sources, &mut diags)?;
@@ -234,10 +249,23 @@ fn pipeline(
 
     let mut functions = Vec::new();
     let mut facts = Vec::new();
+    let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &callees, &invalid));
     for (env, decos) in envs.iter().zip(&decorations) {
         let lines = LineIndex::new(sources.text(env.file));
-        let sink = if for_editor { Some(&mut facts) } else { None };
-        functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags, sink));
+        let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
+            functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags));
+            continue;
+        };
+        let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
+        let mut check = |f: &syntax::ast::FunctionDef,
+                         deco: &lower::function::Decoration,
+                         d: &mut Diagnostics,
+                         learned: &mut Vec<_>| {
+            compile_function(env, f, deco, &callees, &lines, &registry, &invalid, d, Some(learned));
+        };
+        let context = reuse::module_fingerprint(context, env);
+        let text = sources.text(env.file);
+        reuse::check_module(reuse, name, text, context, env, decos, &mut check, &mut diags, &mut facts);
     }
     let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
     drop(envs);
@@ -336,7 +364,6 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 }
 
 /// Compiles the functions of one module and checks their PyTorch bindings.
-#[allow(clippy::too_many_arguments)]
 fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
@@ -345,22 +372,36 @@ fn compile_module(
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
-    mut facts: Option<&mut Vec<crate::sema::facts::Fact>>,
 ) -> Vec<Function> {
-    let mut out = Vec::new();
-    for (f, deco) in env.functions.iter().zip(decorations) {
-        let Some(deco) = deco else { continue };
-        // Private helpers are compiled but not registered for export: no binding to check.
-        if !deco.private {
-            binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
-        }
-        if let Some(mut function) = lower::lower_function(env, f, deco, callees, lines, diags, facts.as_deref_mut()) {
-            // The exporter needs each bound operator's output count, annotation or not.
-            for op in &mut function.torch_ops {
-                op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
-            }
-            out.push(function);
-        }
+    let functions = env.functions.iter().zip(decorations);
+    functions
+        .filter_map(|(f, deco)| {
+            compile_function(env, f, deco.as_ref()?, callees, lines, registry, invalid, diags, None)
+        })
+        .collect()
+}
+
+/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).
+#[allow(clippy::too_many_arguments)]
+fn compile_function(
+    env: &ModuleEnv,
+    f: &syntax::ast::FunctionDef,
+    deco: &lower::function::Decoration,
+    callees: &[Callee],
+    lines: &LineIndex,
+    registry: &AtenRegistry,
+    invalid: &[String],
+    diags: &mut Diagnostics,
+    facts: Option<&mut Vec<crate::sema::facts::Fact>>,
+) -> Option<Function> {
+    // Private helpers are compiled but not registered for export: no binding to check.
+    if !deco.private {
+        binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
     }
-    out
+    let mut function = lower::lower_function(env, f, deco, callees, lines, diags, facts)?;
+    // The exporter needs each bound operator's output count, annotation or not.
+    for op in &mut function.torch_ops {
+        op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
+    }
+    Some(function)
 }

@@ -12,12 +12,12 @@ use super::explain;
 use super::position::LineMap;
 use super::Shared;
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::driver::{self, Analysis, Input, Options, Overlay};
+use crate::driver::{self, Analysis, Input, Options, Overlay, Reuse};
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::Notification;
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
 use lsp_types::{self as lsp, NumberOrString, PublishDiagnosticsParams, Url};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,9 +103,16 @@ impl Checker {
         let (jobs, job_rx) = crossbeam_channel::unbounded::<Vec<Url>>();
         let (done_tx, done) = crossbeam_channel::unbounded();
         let spawned = std::thread::Builder::new().name("onnxsc-checker".into()).spawn(move || {
+            // What the previous check of each document left for the next.
+            let mut reuse: HashMap<Url, Reuse> = HashMap::new();
             for job in job_rx {
                 for uri in job {
-                    check(&shared, &options, explain.as_deref(), &uri);
+                    let open = shared.lock().docs.contains_key(&uri);
+                    if !open {
+                        reuse.remove(&uri);
+                        continue;
+                    }
+                    check(&shared, &options, explain.as_deref(), &uri, reuse.entry(uri.clone()).or_default());
                 }
                 if done_tx.send(()).is_err() {
                     break;
@@ -125,7 +132,7 @@ impl Checker {
 
 /// Checks one document as `onnxsc check FILE` would, reading the other open documents instead
 /// of their files, then stores the analysis and publishes its diagnostics.
-fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, uri: &Url) {
+fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, uri: &Url, reuse: &mut Reuse) {
     let (version, text, name, overlay) = {
         let store = shared.lock();
         let Some(doc) = store.docs.get(uri) else { return };
@@ -133,8 +140,10 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
         (doc.version, doc.text.clone(), doc.name.clone(), overlay)
     };
     let input = Input { name, bytes: text.as_bytes().to_vec() };
-    let result =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| driver::analyze(vec![input], options, &overlay)));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        driver::analyze_again(vec![input], options, &overlay, reuse)
+    }));
+    let mut replaced = Vec::new();
     let diagnostics = match result {
         Ok(Ok(analysis)) => {
             let diagnostics = to_lsp(&analysis, uri, explain);
@@ -142,9 +151,9 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
             let mut store = shared.lock();
             if store.docs.contains_key(uri) {
                 if checked.parsed() {
-                    store.parsed.insert(uri.clone(), checked.clone());
+                    replaced.extend(store.parsed.insert(uri.clone(), checked.clone()));
                 }
-                store.checked.insert(uri.clone(), checked);
+                replaced.extend(store.checked.insert(uri.clone(), checked));
             }
             diagnostics
         }
@@ -156,6 +165,8 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
     shared.checked.notify_all();
     let params = PublishDiagnosticsParams { uri: uri.clone(), diagnostics, version: Some(version) };
     shared.send(Notification::new(PublishDiagnostics::METHOD.into(), params));
+    // The analyses replaced are freed after the diagnostics are out.
+    drop(replaced);
 }
 
 fn whole_file_error(message: String) -> lsp::Diagnostic {
