@@ -94,6 +94,9 @@ fn moved(s: &mut Span, from: Span, to: Span) {
     s.end = s.end - from.start + to.start;
 }
 
+/// Checks one function: its diagnostics into the sink, its facts into the list.
+pub(super) type CheckFunction<'c> = dyn FnMut(&FunctionDef, &Decoration, &mut Diagnostics, &mut Vec<Fact>) + 'c;
+
 /// Checks the functions of one module with `check`, or takes their results from `reuse`;
 /// either way their diagnostics go to `diags` and their facts to `facts`.
 #[allow(clippy::too_many_arguments)]
@@ -104,7 +107,7 @@ pub(super) fn check_module(
     context: u64,
     env: &ModuleEnv,
     decorations: &[Option<Decoration>],
-    check: &mut dyn FnMut(&FunctionDef, &Decoration, &mut Diagnostics, &mut Vec<Fact>),
+    check: &mut CheckFunction,
     diags: &mut Diagnostics,
     facts: &mut Vec<Fact>,
 ) {
