@@ -46,7 +46,7 @@ pub struct ModuleInfo {
     pub key: PathBuf,
     pub file: FileId,
     /// `None` when it did not parse.
-    pub ast: Option<Module>,
+    pub ast: Option<std::sync::Arc<Module>>,
     /// Its global names; empty when it did not parse.
     pub globals: BTreeMap<String, Symbol>,
     /// The `.onnxs` modules its globals refer to ([`Global::Module`] keys).

@@ -205,7 +205,8 @@ fn pipeline(
 
     // Parse every file first: custom operators declared in one module bind functions in all.
     // Then follow the imports of other `.onnxs` modules, compiling those in too.
-    let mut mods = modules::Modules { overlay: overlay.clone(), ..Default::default() };
+    let previous = reuse.as_deref_mut().map(|r| std::mem::take(&mut r.parsed)).unwrap_or_default();
+    let mut mods = modules::Modules { overlay: overlay.clone(), previous, ..Default::default() };
     for input in inputs {
         let key = modules::identity(Path::new(&input.name));
         mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
@@ -272,29 +273,35 @@ fn pipeline(
     let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions };
     let Some(collected) = collected else { return Ok((compilation, None)) };
     let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
+    // A module that does not parse now keeps its last syntax tree for the next edit.
+    let mut parsed = std::mem::take(&mut mods.previous);
     let modules = mods
         .units
         .into_iter()
         .zip(mods.deps)
         .zip(globals.into_iter().zip(namespaces))
-        .map(|((u, imports), (globals, namespaces))| analysis::ModuleInfo {
-            name: u.name,
-            key: u.key,
-            file: u.file,
-            ast: u.module,
-            globals,
-            namespaces,
-            imports,
+        .map(|((u, imports), (globals, namespaces))| {
+            let ast = u.module.map(std::sync::Arc::new);
+            if let Some(module) = &ast {
+                let text = compilation.sources.text(u.file).to_string();
+                parsed.insert(u.name.clone(), reuse::Parsed { text, module: module.clone() });
+            }
+            analysis::ModuleInfo { name: u.name, key: u.key, file: u.file, ast, globals, namespaces, imports }
         })
         .collect();
+    if let Some(r) = reuse {
+        r.parsed = parsed;
+    }
     let known = analysis::Known { modules, functions: infos, bindings, facts, registry };
     Ok((compilation, Some(known)))
 }
 
-/// Reads one file's text (E0009 if it is not UTF-8) and parses it.
+/// Reads one file's text (E0009 if it is not UTF-8) and parses it; only the statements an
+/// edit touched when the `previous` text and module of the file are known.
 fn parse_input(
     name: &str,
     bytes: &[u8],
+    previous: Option<&reuse::Parsed>,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> (crate::source::FileId, Option<syntax::ast::Module>) {
@@ -303,6 +310,16 @@ fn parse_input(
             // Python accepts a UTF-8 byte-order mark at the start of a file.
             let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let file = sources.add(name.to_string(), text.to_string());
+            if let Some(p) = previous {
+                let again = if p.text == text {
+                    Some(p.module.as_ref().clone())
+                } else {
+                    syntax::incremental::reparse(file, &p.text, &p.module, text)
+                };
+                if again.is_some() {
+                    return (file, again);
+                }
+            }
             let result = syntax::parse(file, sources.text(file));
             diags.extend(result.diagnostics);
             (file, result.module)

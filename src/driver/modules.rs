@@ -43,6 +43,9 @@ pub struct Modules {
     pub deps: Vec<Vec<usize>>,
     /// Texts that stand in for files on disk, by [`identity`]: an editor's unsaved documents.
     pub overlay: HashMap<PathBuf, String>,
+    /// Each module's text and syntax tree in an earlier compilation, by name: an editor's last
+    /// check, to parse only what an edit touched.
+    pub previous: HashMap<String, super::reuse::Parsed>,
 }
 
 /// What a module path resolves to, before loading.
@@ -159,7 +162,7 @@ impl Modules {
         sources: &mut SourceMap,
         diags: &mut Diagnostics,
     ) -> usize {
-        let (file, module) = super::parse_input(&name, bytes, sources, diags);
+        let (file, module) = super::parse_input(&name, bytes, self.previous.get(&name), sources, diags);
         self.units.push(Unit { name, key, file, module, discovered });
         self.lookups.push(HashMap::new());
         self.deps.push(Vec::new());

@@ -14,14 +14,23 @@ use crate::sema::calls::Callee;
 use crate::sema::env::ModuleEnv;
 use crate::sema::facts::Fact;
 use crate::source::Span;
-use crate::syntax::ast::{FunctionDef, StmtKind};
+use crate::syntax::ast::{FunctionDef, Module, StmtKind};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 /// What earlier analyses of a set of documents learned, per module.
 #[derive(Default)]
 pub struct Reuse {
     modules: HashMap<String, ModuleResults>,
+    /// Each module's text and syntax tree, by name.
+    pub(super) parsed: HashMap<String, Parsed>,
+}
+
+/// A module's text and the syntax tree it parsed to.
+pub struct Parsed {
+    pub text: String,
+    pub module: Arc<Module>,
 }
 
 struct ModuleResults {

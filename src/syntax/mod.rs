@@ -4,6 +4,7 @@
 //! `grammar/onnxs.lalrpop`) → `ast`.
 
 pub mod ast;
+pub mod incremental;
 pub mod layout;
 pub mod lexer;
 pub mod parser;
