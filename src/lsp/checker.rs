@@ -133,6 +133,11 @@ impl Checker {
 /// Checks one document as `onnxsc check FILE` would, reading the other open documents instead
 /// of their files, then stores the analysis and publishes its diagnostics.
 fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, uri: &Url, reuse: &mut Reuse) {
+    // An editor may send every Python file to the server (`.onnxs` is Python to it): only
+    // `.onnxs` documents are checked.
+    if !uri.path().ends_with(".onnxs") {
+        return;
+    }
     let (version, text, name, overlay) = {
         let store = shared.lock();
         let Some(doc) = store.docs.get(uri) else { return };
