@@ -17,12 +17,13 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_check import row  # the same table rows as bench_check.py
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -145,12 +146,6 @@ def build_times(binary: Path, path: Path, runs: int, out: Path) -> list[float]:
     return times
 
 
-def row(label: str, times: list[float]) -> str:
-    ms = sorted(t * 1000 for t in times)
-    p90 = ms[min(len(ms) - 1, int(round(0.9 * (len(ms) - 1))))]
-    return f"  {label:<38} median {statistics.median(ms):8.1f} ms   min {ms[0]:8.1f} ms   p90 {p90:8.1f} ms"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--functions", type=int, default=1000)
@@ -168,7 +163,7 @@ def main() -> None:
             print(f"{label}: {lines} lines")
             print(row("onnxsc build (fresh process)", build_times(binary, path, args.builds, Path(tmp) / "out.onnx")))
             first, times = recheck_latencies(binary, path, args.edits, tmp)
-            print(f"  {'lsp: first check after didOpen':<38} {first * 1000:8.1f} ms")
+            print(f"  {'lsp: first check after didOpen':<34} {first * 1000:7.1f} ms")
             print(row("lsp: re-check after a 1-char edit", times))
 
 

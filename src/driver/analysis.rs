@@ -171,19 +171,10 @@ pub(super) fn collect(
     for (env, decos) in envs.iter().zip(decorations) {
         let text = sources.text(env.file);
         let slice = |s: Span| text.get(s.range()).unwrap_or("").to_string();
-        let extents: HashMap<*const crate::syntax::ast::FunctionDef, Span> = env
-            .module
-            .body
-            .iter()
-            .filter_map(|s| match &s.kind {
-                StmtKind::FunctionDef(d) => Some((d as *const _, s.extent())),
-                _ => None,
-            })
-            .collect();
-        for (k, f) in env.functions.iter().enumerate() {
+        let extents = function_extents(env);
+        for (k, (f, &extent)) in env.functions.iter().zip(&extents).enumerate() {
             let id = env.first_function + k;
             let Some(callee) = callees.get(id) else { continue };
-            let extent = extents.get(&(*f as *const _)).copied().unwrap_or(f.header_span);
             let params: Vec<String> = f.params.iter().map(|p| slice(p.span)).collect();
             let returns = f.returns.as_ref().map(|r| format!(" -> {}", slice(r.span))).unwrap_or_default();
             let doc = match f.body.first().map(|s| &s.kind) {
@@ -215,6 +206,21 @@ pub(super) fn collect(
         }
     }
     Collected { globals, namespaces, functions, bindings }
+}
+
+/// The whole definition of each of the module's functions ([`ModuleEnv::functions`]), from its
+/// first decorator to its last statement.
+pub(super) fn function_extents(env: &ModuleEnv) -> Vec<Span> {
+    let extents: HashMap<*const crate::syntax::ast::FunctionDef, Span> = env
+        .module
+        .body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::FunctionDef(d) => Some((d as *const _, s.extent())),
+            _ => None,
+        })
+        .collect();
+    env.functions.iter().map(|f| extents.get(&(*f as *const _)).copied().unwrap_or(f.header_span)).collect()
 }
 
 /// Where global `name` of unit `u` is defined, following `from MODULE import name` into the

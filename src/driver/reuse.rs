@@ -14,7 +14,7 @@ use crate::sema::calls::Callee;
 use crate::sema::env::ModuleEnv;
 use crate::sema::facts::Fact;
 use crate::source::Span;
-use crate::syntax::ast::{FunctionDef, Module, StmtKind};
+use crate::syntax::ast::{FunctionDef, Module};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -122,19 +122,10 @@ pub(super) fn check_module(
 ) {
     let mut before =
         reuse.modules.remove(name).filter(|m| m.context == context).map(|m| m.functions).unwrap_or_default();
-    let extents: HashMap<*const FunctionDef, Span> = env
-        .module
-        .body
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StmtKind::FunctionDef(f) => Some((f as *const FunctionDef, s.extent())),
-            _ => None,
-        })
-        .collect();
+    let extents = super::analysis::function_extents(env);
     let mut now = HashMap::new();
-    for (f, deco) in env.functions.iter().zip(decorations) {
+    for ((f, deco), &extent) in env.functions.iter().zip(decorations).zip(&extents) {
         let Some(deco) = deco else { continue };
-        let extent = extents.get(&(*f as *const FunctionDef)).copied().unwrap_or(f.header_span);
         let Some(source) = text.get(extent.range()) else { continue };
         let results = match before.remove(source) {
             Some(mut r) => {
