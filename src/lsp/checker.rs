@@ -106,6 +106,7 @@ impl Checker {
             // What the previous check of each document left for the next.
             let mut reuse: HashMap<Url, Reuse> = HashMap::new();
             for job in job_rx {
+                reuse.retain(|uri, _| shared.lock().docs.contains_key(uri));
                 for uri in job {
                     let open = shared.lock().docs.contains_key(&uri);
                     if !open {
@@ -152,11 +153,17 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
     let diagnostics = match result {
         Ok(Ok(analysis)) => {
             let diagnostics = to_lsp(&analysis, uri, explain);
+            // A document that has not parsed since it was opened: its global names for
+            // completion and hover come from its text before the line of the syntax error.
+            let never_parsed = !shared.lock().parsed.contains_key(uri);
+            let fallback = before_syntax_error(&analysis)
+                .filter(|_| never_parsed)
+                .and_then(|before| parsed_prefix(options, &overlay, uri, version, before));
             let checked = Checked { version, text, analysis: Arc::new(analysis) };
             let mut store = shared.lock();
             if store.docs.contains_key(uri) {
-                if checked.parsed() {
-                    replaced.extend(store.parsed.insert(uri.clone(), checked.clone()));
+                if let Some(known) = fallback.or_else(|| checked.parsed().then(|| checked.clone())) {
+                    replaced.extend(store.parsed.insert(uri.clone(), known));
                 }
                 replaced.extend(store.checked.insert(uri.clone(), checked));
             }
@@ -172,6 +179,39 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
     shared.send(Notification::new(PublishDiagnostics::METHOD.into(), params));
     // The analyses replaced are freed after the diagnostics are out.
     drop(replaced);
+}
+
+/// The analysis of `before`, a document's text up to its syntax error, if that parses.
+fn parsed_prefix(options: &Options, overlay: &Overlay, uri: &Url, version: i32, before: String) -> Option<Checked> {
+    let (_, name) = path_of(uri);
+    let input = Input { name, bytes: before.as_bytes().to_vec() };
+    let analysis =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| driver::analyze(vec![input], options, overlay)))
+            .ok()?
+            .ok()?;
+    Some(Checked { version, text: Arc::new(before), analysis: Arc::new(analysis) }).filter(Checked::parsed)
+}
+
+/// The document's text before the top-level statement that holds its syntax error (from its
+/// decorators on), if it has one.
+fn before_syntax_error(analysis: &Analysis) -> Option<String> {
+    let root = analysis.modules.first()?;
+    if root.ast.is_some() {
+        return None;
+    }
+    let text = analysis.sources.text(root.file);
+    let d = analysis.diagnostics.iter().find(|d| d.file == root.file && d.code.starts_with("E000"))?;
+    let at = (d.primary_span()?.start as usize).min(text.len());
+    let mut start = super::context::statement_start(text, at);
+    // A decorated definition starts at its first decorator.
+    while start > 0 {
+        let above = text[..start - 1].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        if !text[above..start].starts_with('@') {
+            break;
+        }
+        start = above;
+    }
+    Some(text[..start].to_string())
 }
 
 fn whole_file_error(message: String) -> lsp::Diagnostic {

@@ -33,7 +33,7 @@ pub fn tokens_around(text: &str, offset: u32, prefix_only: bool) -> Vec<Token> {
 
 /// The start of the last line at or before `offset` that begins a top-level statement: a name,
 /// a keyword or a decorator at column 0.
-fn statement_start(text: &str, offset: usize) -> usize {
+pub fn statement_start(text: &str, offset: usize) -> usize {
     let mut line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
     loop {
         let first = text[line_start..].chars().next();

@@ -343,6 +343,11 @@ async def test_completion_after_an_opset_lists_its_operators_with_versions(clien
     await docs.diagnostics(uri)
     items = await completion_labels(client, uri, position_of(text2, "microsoft_op.", len("microsoft_op."), nth=1))
     assert items["Gelu"].detail == "com.microsoft since version 1"
+    # A document that never parsed: its names come from the text before the syntax error.
+    fresh = docs.open("fresh.onnxs", text)
+    await docs.diagnostics(fresh)
+    items = await completion_labels(client, fresh, position_of(text, "return op.", len("return op.")))
+    assert "Softmax" in items
 
 
 @pytest.mark.asyncio
