@@ -51,11 +51,21 @@ struct SchemaArgs {
     /// `- func: mylibrary::my_op(Tensor x, float alpha=1.0) -> Tensor`. Repeatable.
     #[arg(long = "schema", value_name = "FILE")]
     schema_files: Vec<PathBuf>,
+    /// The schemas of the operators registered with the PyTorch that will export, in the same
+    /// format (the Python package writes them from `torch.ops`): a `torch.library.define` that
+    /// differs is an error, and bindings to undeclared operators are checked against them.
+    /// Repeatable.
+    #[arg(long = "registered", value_name = "FILE")]
+    registered_files: Vec<PathBuf>,
 }
 
 impl SchemaArgs {
     fn options(&self) -> Options {
-        Options { native_functions: self.native_functions.clone(), schema_files: self.schema_files.clone() }
+        Options {
+            native_functions: self.native_functions.clone(),
+            schema_files: self.schema_files.clone(),
+            registered_files: self.registered_files.clone(),
+        }
     }
 }
 
@@ -292,7 +302,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 return Ok(ExitCode::from(1));
             }
             let bytes = match emit {
-                Emit::Proto => emit::proto::library_model(&c.functions).encode_to_vec(),
+                Emit::Proto => emit::proto::library_model(&c.functions, &c.custom_ops).encode_to_vec(),
                 Emit::Text => {
                     let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
                     emit::text::functions_to_text(&protos).into_bytes()

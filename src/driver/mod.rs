@@ -85,6 +85,8 @@ pub struct Compilation {
     pub sources: SourceMap,
     pub diagnostics: Vec<Diagnostic>,
     pub functions: Vec<Function>,
+    /// The custom operators the modules declare with `torch.library.define`, sorted.
+    pub custom_ops: Vec<String>,
 }
 
 impl Compilation {
@@ -100,9 +102,13 @@ pub struct Options {
     pub native_functions: Option<PathBuf>,
     /// More schemas (custom operators), in native_functions.yaml format.
     pub schema_files: Vec<PathBuf>,
+    /// The operators registered with the PyTorch that will export, in the same format: declared
+    /// custom operators are compared with them, and bindings to undeclared ones checked.
+    pub registered_files: Vec<PathBuf>,
 }
 
 /// One input file: its name and bytes as read.
+#[derive(Clone)]
 pub struct Input {
     pub name: String,
     pub bytes: Vec<u8>,
@@ -202,6 +208,7 @@ fn pipeline(
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let base = schemas::load(options, &mut sources, &mut diags)?;
+    let registered = schemas::load_registered(options, &mut sources, &mut diags)?;
 
     // Parse every file first: custom operators declared in one module bind functions in all.
     // Then follow the imports of other `.onnxs` modules, compiling those in too.
@@ -228,7 +235,11 @@ fn pipeline(
         built[u] = Some(e);
     }
     let envs: Vec<ModuleEnv> = built.into_iter().flatten().collect();
-    let (registry, invalid) = schemas::with_custom_ops(base, &envs, &mut diags);
+    let (registry, invalid) = schemas::with_custom_ops(base, &envs, registered.as_ref(), &mut diags);
+    let mut custom_ops: Vec<String> =
+        envs.iter().flat_map(|e| e.custom_ops.iter().map(|d| d.qualname.clone())).collect();
+    custom_ops.sort();
+    custom_ops.dedup();
 
     // Decorators first: a call to another function needs the callee's domain and signature.
     let decorations: Vec<Vec<Option<lower::function::Decoration>>> = envs
@@ -254,7 +265,9 @@ fn pipeline(
     for (env, decos) in envs.iter().zip(&decorations) {
         let lines = LineIndex::new(sources.text(env.file));
         let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
-            functions.extend(compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags));
+            let compiled = compile_module(env, decos, &callees, &lines, &registry, &invalid, &mut diags);
+            let file = sources.name(env.file);
+            functions.extend(compiled.into_iter().map(|f| Function { source_file: file.to_string(), ..f }));
             continue;
         };
         let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
@@ -270,7 +283,7 @@ fn pipeline(
     }
     let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
     drop(envs);
-    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions };
+    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, custom_ops };
     let Some(collected) = collected else { return Ok((compilation, None)) };
     let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
     // A module that does not parse now keeps its last syntax tree for the next edit.

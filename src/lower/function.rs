@@ -11,6 +11,7 @@
 
 use super::ir::*;
 use super::liveness;
+use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
@@ -24,7 +25,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod graphs;
 mod loops;
+mod optional;
 mod subscripts;
+
+use optional::Presence;
 
 /// Marks that a diagnostic was already reported; the caller abandons the construct.
 #[derive(Debug)]
@@ -63,6 +67,8 @@ struct Scope {
     vars: HashMap<String, Binding>,
     nodes: Vec<Node>,
     produced: HashSet<String>,
+    /// What the `if` around this scope says of optional values (see `optional`).
+    facts: HashMap<String, Presence>,
 }
 
 /// The domain torchlib's `torch_op` gives its translations.
@@ -342,6 +348,14 @@ pub struct Lowerer<'a, 'm> {
     /// The function's parameters: where each is declared and, for an input, whether it is
     /// optional; for an attribute, its Python type and default.
     params: HashMap<String, ParamNote>,
+    /// Values that may be None (optional inputs and what passes them on); others are present.
+    presence: HashMap<String, Presence>,
+    /// Attribute parameters without a default that may be None.
+    optional_attrs: HashSet<String>,
+    /// The function translates PyTorch operators for `torch.onnx.export` (see `sema::binding`).
+    exporter_bound: bool,
+    /// The variable each name expression read (by span), for messages about values.
+    names_read: HashMap<(u32, u32), String>,
 }
 
 /// What a [`Fact`] says of a parameter besides its binding.
@@ -466,9 +480,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<()> {
         self.use_domain(opset, span)?;
         self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs);
+        let source = Some(self.location(span));
         let scope = self.scope();
         scope.produced.extend(outputs.iter().cloned());
-        scope.nodes.push(Node { domain: opset.domain.clone(), op_type: op_type.into(), inputs, outputs, attrs });
+        scope.nodes.push(Node {
+            domain: opset.domain.clone(),
+            op_type: op_type.into(),
+            inputs,
+            outputs,
+            attrs,
+            source,
+        });
         Ok(())
     }
 
@@ -542,6 +564,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// Reports the first element-type contradiction among a call's inputs (E0601).
     fn check_input_types(&mut self, schema: &OpSchema, inputs: &[Option<String>], spans: &[Span]) -> R<()> {
+        self.check_required_inputs(schema, inputs, spans)?;
         let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.types.get(v))).collect();
         let Err(c) = infer::check_call(schema, &args, 0) else { return Ok(()) };
         let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
@@ -645,10 +668,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = self.fresh(hint);
         let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
         self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
+        self.note_attribute_tensor(&name, attr);
         if as_bool {
             let cast = self.fresh(&format!("{name}_as_bool"));
             let to = vec![Attr { name: "to".into(), value: AttrValue::Int(ElemType::Bool.code() as i64) }];
             self.emit_default("Cast", vec![Some(name)], vec![cast.clone()], to, span)?;
+            self.note_attribute_tensor(&cast, attr);
             self.castable.insert(cast.clone());
             return Ok(cast);
         }
@@ -659,6 +684,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn copy(&mut self, value: &str, hint: &str, span: Span) -> R<String> {
         let name = self.fresh(hint);
         self.emit_default("Identity", vec![Some(value.to_string())], vec![name.clone()], vec![], span)?;
+        self.derive_presence(&name, self.presence(value));
         Ok(name)
     }
 
@@ -699,7 +725,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             ExprKind::BinOp { op, left, right } => self.lower_binop(*op, left, right, e.span, target),
             ExprKind::UnaryOp { op, operand } => self.lower_unary(*op, operand, e.span, target),
-            ExprKind::Compare { left, comparisons } => self.lower_compare(left, comparisons, e.span, target),
+            ExprKind::Compare { left, comparisons } => match self.lower_none_test(e, target) {
+                Some(tested) => tested,
+                None => self.lower_compare(left, comparisons, e.span, target),
+            },
             ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
                 Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i64), target, e.span),
                 _ => Err(self.not_a_value(e)),
@@ -716,12 +745,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
             )),
             ExprKind::Subscript { value, index } => self.lower_subscript(e, value, index, target),
+            // Conditions on what each call decides (None tests, attributes) are scalars.
+            ExprKind::BoolOp { op, values } if self.decided_per_call(e) => {
+                self.lower_bool_op(*op, values, e.span, target)
+            }
             ExprKind::BoolOp { op, .. } => {
                 let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
                 Err(self.unsupported(
                     e.span,
-                    &format!("`{word}` is"),
-                    &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" }),
+                    &format!("`{word}` on tensors is"),
+                    &format!(
+                        "combine boolean tensors with `{sym}` (ONNX `{}`); `{word}` combines only conditions on attributes and `is None` tests",
+                        if sym == "&" { "And" } else { "Or" }
+                    ),
                 ))
             }
             ExprKind::IfExp { .. } => Err(self.unsupported(
@@ -766,6 +802,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
+        self.names_read.insert((span.start, span.end), n.to_string());
         match self.lookup(n).cloned() {
             Some(b) => {
                 self.note(n, span, &b);
@@ -867,6 +904,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(name)
     }
 
+    /// `a and b`, `a or b` on conditions each call decides: `And`/`Or` of their scalars.
+    fn lower_bool_op(&mut self, op: BoolOp, values: &[Expr], span: Span, target: Option<&str>) -> R<String> {
+        let op_type = if op == BoolOp::And { "And" } else { "Or" };
+        let (first, rest) = values.split_first().ok_or(Reported)?;
+        let mut acc = self.lower_expr(first, None)?;
+        let mut acc_span = first.span;
+        for (k, v) in rest.iter().enumerate() {
+            let x = self.lower_expr(v, None)?;
+            let args = self.autocast_default(op_type, vec![Some(acc), Some(x)], &[acc_span, v.span], span)?;
+            let name = if k + 1 == rest.len() { self.fresh(target.unwrap_or("tmp")) } else { self.fresh("tmp") };
+            self.emit_default(op_type, args, vec![name.clone()], vec![], span)?;
+            acc = name;
+            acc_span = first.span.to(v.span);
+        }
+        Ok(acc)
+    }
+
     fn lower_unary(&mut self, op: UnaryOp, operand: &Expr, span: Span, target: Option<&str>) -> R<String> {
         let op_type = match op {
             UnaryOp::Neg => "Neg",
@@ -914,6 +968,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Err(self.push(d));
         }
         let (op, right) = (&comparisons[0].0, &comparisons[0].1);
+        if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+            if let Some(compared) = self.lower_string_attribute_compare(left, right, *op == CmpOp::NotEq, span, target)
+            {
+                return compared;
+            }
+        }
         let op_type = match op {
             CmpOp::Eq | CmpOp::NotEq => "Equal",
             CmpOp::Lt => "Less",
@@ -927,7 +987,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
                 )
                 .primary(span, "no ONNX mapping")
-                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`");
+                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`; test optional values with `x is None`");
                 return Err(self.push(d));
             }
         };
@@ -1010,7 +1070,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match (a, tv.and_then(|t| bindings.get(&t).cloned())) {
                 (Some(a), Some(like)) if self.castable.contains(&a) => {
                     let cast = self.fresh(&format!("{a}_cast"));
+                    let presence = self.presence(&a);
                     self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
+                    self.derive_presence(&cast, presence);
                     out.push(Some(cast));
                 }
                 (a, _) => out.push(a),
@@ -1099,7 +1161,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("`{op_name}` is not available in opset {}", opset.version),
                 )
                 .primary(op_span, format!("introduced in opset {first_version}"))
-                .help(format!("import `opset{first_version}` or later to use `{op_name}`"));
+                .help(if self.exporter_bound && opset.domain.is_empty() {
+                    format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}: write `{op_name}` with opset-{EXPORTER_OPSET} operators (`onnxsc explain E0513` shows how for `Gelu`)")
+                } else {
+                    format!("import `opset{first_version}` or later to use `{op_name}`")
+                });
                 return Err(self.push(d));
             }
             Resolution::Unknown if registry.known_domain(&opset.domain) => {
@@ -1313,6 +1379,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if let Some(schema) = schema {
             let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
             self.check_input_types(schema, &inputs, &spans)?;
+            for a in &attrs {
+                let at =
+                    args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
+                self.check_required_attribute(schema, a, at)?;
+            }
         }
         // Trailing omitted inputs are dropped, as ONNX allows.
         let mut inputs = inputs;
@@ -1610,6 +1681,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn is_static_if(&self, s: &Stmt) -> Option<bool> {
         let StmtKind::If { test, .. } = &s.kind else { return None };
+        if let Some(taken) = self.static_none_test(test) {
+            return Some(taken);
+        }
         let ExprKind::Name(n) = &test.kind else { return None };
         if self.assigned_anywhere.contains(n) {
             return None;
@@ -1839,9 +1913,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
         let cond = self.lower_expr(test, Some("cond"))?;
         let line = self.line_of(s.span);
-        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
-        let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
-        let (then_graph, else_graph) = (then_graph?, else_graph?);
+        let per_call = self.decided_per_call(test);
+        let (then_facts, else_facts) = (self.facts_when(test, true), self.facts_when(test, false));
+        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span, then_facts, per_call);
+        let else_graph =
+            self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span, else_facts, per_call);
+        let ((then_graph, then_presence), (else_graph, else_presence)) = (then_graph?, else_graph?);
         if outputs.is_empty() {
             let d = Diagnostic::error(
                 codes::IF_WITHOUT_OUTPUT,
@@ -1858,6 +1935,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Attr { name: "else_branch".into(), value: AttrValue::Graph(else_graph) },
         ];
         self.emit_default("If", vec![Some(cond)], names.clone(), attrs, s.span)?;
+        self.merge_branch_presence(&names, &then_presence, &else_presence);
         for (o, n) in outputs.iter().zip(names) {
             self.bind(o, Binding::Value(n));
         }
@@ -1896,6 +1974,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
+    /// The line and column (1-based; the column counts bytes) of `span`'s start.
+    fn location(&self, span: Span) -> SourceLocation {
+        let line = self.lines.line(span.start);
+        let start = self.lines.line_start(line).unwrap_or(0);
+        SourceLocation { line: line as u32 + 1, column: span.start.saturating_sub(start) + 1 }
+    }
+
     fn line_of(&self, span: Span) -> usize {
         self.lines.line(span.start) + 1
     }
@@ -1913,13 +1998,27 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.copy(&v, var, span).map(Some)
     }
 
-    fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
-        self.scopes.push(Scope::default());
+    /// One branch of an `if`, knowing `facts` of optional values; with the presence of each
+    /// output (`per_call`: the condition is decided by each call, see `optional`).
+    fn lower_branch(
+        &mut self,
+        stmts: &[Stmt],
+        outputs: &[String],
+        name: &str,
+        if_span: Span,
+        facts: Vec<(String, Presence)>,
+        per_call: bool,
+    ) -> R<(Graph, Vec<Presence>)> {
+        self.scopes.push(Scope { facts: facts.into_iter().collect(), ..Scope::default() });
         let mut result = self.lower_block(stmts);
         let mut outs = Vec::new();
+        let mut presence = Vec::new();
         for var in outputs {
             let out = match self.subgraph_output(var, if_span, &outs) {
-                Ok(Some(o)) => Ok(o),
+                Ok(Some(o)) => self.branch_output_presence(&o, var, if_span, per_call).map(|p| {
+                    presence.push(p);
+                    o
+                }),
                 Ok(None) => {
                     let d = Diagnostic::error(
                         codes::CONDITIONALLY_DEFINED,
@@ -1939,7 +2038,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let scope = self.scopes.pop().expect("pushed above");
         result?;
-        Ok(Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() })
+        Ok((Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() }, presence))
     }
 }
 
@@ -1970,6 +2069,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             assigned_anywhere: HashSet::new(),
             loop_depth: 0,
             graphs_used: HashSet::new(),
+            presence: HashMap::new(),
+            optional_attrs: HashSet::new(),
+            exporter_bound: false,
+            names_read: HashMap::new(),
         }
     }
 }
@@ -2130,6 +2233,7 @@ pub fn lower_function(
     facts: Option<&mut Vec<Fact>>,
 ) -> Option<Function> {
     let mut l = Lowerer::new(env, diags, function_domains, lines, facts);
+    l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
@@ -2140,12 +2244,21 @@ pub fn lower_function(
     let mut inputs = Vec::new();
     let mut attributes = Vec::new();
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    let mut default_seen: Option<Span> = None;
+    let mut default_seen: Option<(Span, &str)> = None;
     for p in &f.params {
         if p.kind == ParamKind::Normal {
             match (&p.default, default_seen) {
-                (Some(d), None) => default_seen = Some(d.span),
-                (None, Some(first)) => {
+                (Some(d), None) => default_seen = Some((d.span, p.name.name.as_str())),
+                (None, Some((first, first_name))) => {
+                    // A translation's parameters follow its schema's order: never move them.
+                    let help = if deco.torch_ops.is_empty() {
+                        "move parameters without defaults before those with defaults".to_string()
+                    } else {
+                        format!(
+                            "keep the schema's order: give `{}` a default too, or remove the default of `{first_name}` (`Optional[...]` alone makes a parameter optional)",
+                            p.name.name
+                        )
+                    };
                     let d = Diagnostic::error(
                         codes::BAD_DEFAULT,
                         env.file,
@@ -2153,7 +2266,7 @@ pub fn lower_function(
                     )
                     .primary(p.name.span, "needs a default")
                     .secondary(first, "first default here")
-                    .help("move parameters without defaults before those with defaults");
+                    .help(help);
                     l.push(d);
                     ok = false;
                 }
@@ -2231,15 +2344,23 @@ pub fn lower_function(
                 let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
                 l.params.insert(p.name.name.clone(), note);
                 l.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
+                if optional {
+                    l.declare_optional_input(&p.name.name);
+                }
                 inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
             }
-            ParamType::Attr { ty, .. } => {
+            ParamType::Attr { ty, optional } => {
                 let onnx_ty = ty.onnx_type();
+                let defaults_to_none = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                if (optional && p.default.is_none()) || defaults_to_none {
+                    l.declare_optional_attribute(&p.name.name);
+                }
+                let optional = optional || defaults_to_none;
                 let mut default = None;
                 let mut default_repr = None;
                 if let Some(d) = &p.default {
                     match eval_const(env, d) {
-                        Ok(PyValue::None) => {}
+                        Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
                         Ok(v) => match attr_value(&v, onnx_ty) {
                             Some(av)
                                 if !(matches!(ty, crate::sema::types::AttrKind::Int)
@@ -2293,6 +2414,7 @@ pub fn lower_function(
                     python_type: ty.python_name(),
                     default,
                     default_repr,
+                    optional,
                 });
             }
         }
@@ -2334,7 +2456,13 @@ pub fn lower_function(
     };
     l.live_out = live;
 
-    let Body { doc, outputs, ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
+    let Body { doc, outputs, mut ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
+    if l.exporter_bound {
+        if let Some((version, span)) = l.imports.get("").copied().filter(|(v, _)| *v != EXPORTER_OPSET) {
+            l.push(exporter_opset_mismatch(env, version, span, &deco.torch_ops));
+            ok = false;
+        }
+    }
     if !ok {
         return None;
     }
@@ -2343,6 +2471,7 @@ pub fn lower_function(
         _ => vec![None; outputs.len()],
     };
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
+    let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
     let parameters = f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.clone()).collect();
     let type_vars = inputs
@@ -2360,6 +2489,8 @@ pub fn lower_function(
     Some(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
+        source_file: String::new(),
+        source,
         doc,
         inputs,
         attributes,
@@ -2372,6 +2503,22 @@ pub fn lower_function(
         torch_ops,
         complex: deco.complex,
     })
+}
+
+/// E0513: a translation that imports another ONNX opset than the one the exporter builds at.
+fn exporter_opset_mismatch(env: &ModuleEnv, version: i64, span: Span, ops: &[TorchBinding]) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        codes::EXPORTER_OPSET,
+        env.file,
+        format!("this translation uses opset {version}, but torch.onnx.export builds translations at opset {EXPORTER_OPSET}"),
+    )
+    .primary(span, format!("opset {version} here"));
+    if let Some(b) = ops.first() {
+        d = d.secondary(b.span, "translated for the exporter");
+    }
+    d.help(format!(
+        "the exporter inlines translations into an opset-{EXPORTER_OPSET} graph and refuses other versions: import `opset{EXPORTER_OPSET}` (`from onnxscript import opset{EXPORTER_OPSET} as op`) and write newer operators with opset-{EXPORTER_OPSET} ones"
+    ))
 }
 
 /// What lowering a function body gives.
@@ -2429,6 +2576,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     if self.check_return_type(&v, &declared, e.span, f).is_err() {
                                         ok = false;
                                     }
+                                }
+                                if self.check_returned(&v, e.span).is_err() {
+                                    ok = false;
                                 }
                                 if !self.scope().produced.contains(&v) {
                                     // An input or outer value cannot also be an output (it breaks ORT and inliners).

@@ -21,6 +21,8 @@ struct TParam<'f> {
     name: &'f str,
     span: Span,
     kind: Kind,
+    /// The tensor type an input is annotated with (`FLOAT`, `TReal`), for help texts.
+    input_type: Option<String>,
     /// The default, when there is one and it is a constant (`None` included).
     default: Option<PyValue>,
     has_default: bool,
@@ -30,10 +32,9 @@ struct TParam<'f> {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     /// A tensor input; `optional` when annotated `Optional[...]` or defaulting to `None`.
-    Input {
-        optional: bool,
-    },
-    Attr(AttrKind),
+    Input { optional: bool },
+    /// An attribute; `optional` when annotated `Optional[...]` or defaulting to `None`.
+    Attr(AttrKind, bool),
     /// The annotation is invalid; already reported elsewhere.
     Unknown,
 }
@@ -43,11 +44,15 @@ fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>
     for p in f.params.iter().filter(|p| p.kind == ParamKind::Normal) {
         let default = p.default.as_ref().and_then(|d| eval_const(env, d).ok());
         let defaults_to_none = matches!(default, Some(PyValue::None));
+        let mut input_type = None;
         let kind = match &p.annotation {
             None => Kind::Input { optional: defaults_to_none },
             Some(a) => match env::param_type(env, a) {
-                Ok(ParamType::Input { optional, .. }) => Kind::Input { optional: optional || defaults_to_none },
-                Ok(ParamType::Attr { ty, .. }) => Kind::Attr(ty),
+                Ok(ParamType::Input { optional, ty }) => {
+                    input_type = ty;
+                    Kind::Input { optional: optional || defaults_to_none }
+                }
+                Ok(ParamType::Attr { ty, optional }) => Kind::Attr(ty, optional || defaults_to_none),
                 Err(_) => Kind::Unknown,
             },
         };
@@ -55,6 +60,7 @@ fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>
             name: &p.name.name,
             span: p.name.span,
             kind,
+            input_type,
             default,
             has_default: p.default.is_some(),
             default_span: p.default.as_ref().map(|d| d.span),
@@ -379,12 +385,29 @@ fn check_against(
     let (receivers, used) = match_arguments(params, schema);
     let mut matched: Vec<(&Argument, usize)> = Vec::new();
     let mut missing: Vec<&Argument> = Vec::new();
+    let order: Vec<&str> = schema.positional_arguments().map(|a| a.name.as_str()).collect();
     for (i, (a, receiver)) in receivers.into_iter().enumerate() {
         match receiver {
             Receiver::Param(k) => {
                 matched.push((a, k));
                 let p = &params[k];
-                if !a.kwarg_only && p.name != a.name {
+                if !a.kwarg_only && p.name != a.name && schema.argument(p.name).is_some() {
+                    // Named after another argument: the parameters are in another order than the
+                    // schema's, and that argument's value would arrive here.
+                    diags.push(
+                        Diagnostic::error(
+                            codes::SWAPPED_PARAMETERS,
+                            file,
+                            format!("parameter `{}` receives `{q}`'s argument `{}`, not its `{}`", p.name, a.name, p.name),
+                        )
+                        .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+                        .secondary(b.span, "bound here")
+                        .help(format!(
+                            "the exporter passes positional arguments by position: order the parameters as the schema does ({})",
+                            order.join(", ")
+                        )),
+                    );
+                } else if !a.kwarg_only && p.name != a.name {
                     diags.push(
                         Diagnostic::warning(
                             codes::POSITIONAL_NAME_MISMATCH,
@@ -455,7 +478,7 @@ fn check_against(
     for (a, i) in matched {
         let p = &params[i];
         match p.kind {
-            Kind::Attr(kind) if a.ty.is_tensor_like() => {
+            Kind::Attr(kind, _) if a.ty.is_tensor_like() => {
                 diags.push(
                     Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, kind.python_name()))
                         .primary(p.span, "an attribute parameter")
@@ -464,7 +487,7 @@ fn check_against(
                 );
                 continue;
             }
-            Kind::Attr(kind) if !attribute_holds(kind, &a.ty) => {
+            Kind::Attr(kind, _) if !attribute_holds(kind, &a.ty) => {
                 diags.push(
                     Diagnostic::error(
                         codes::ATTRIBUTE_CANNOT_HOLD,
@@ -483,23 +506,47 @@ fn check_against(
                 );
                 continue;
             }
-            Kind::Input { optional: false } if a.ty.is_optional() && a.ty.is_single_tensor() => {
+            // `Tensor?`, and `int[1]?` or `Scalar?` as an input or an attribute: None omits it.
+            Kind::Input { optional: false } | Kind::Attr(_, false) if a.ty.is_optional() && !p.has_default => {
+                let (code, what, ty, test) = match p.kind {
+                    Kind::Attr(kind, _) => {
+                        let suggested = suggested_parameter(a);
+                        let ty = suggested.split(": ").nth(1).map(|t| t.split(" = ").next().unwrap_or(t).to_string());
+                        let test = format!(", and test `if {} is None:`", p.name);
+                        (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty.unwrap_or(kind.python_name().into()), test)
+                    }
+                    _ => {
+                        let ty = p.input_type.clone().unwrap_or("FLOAT".into());
+                        (codes::OPTIONAL_TENSOR_REQUIRED, "input", ty, String::new())
+                    }
+                };
                 diags.push(
                     Diagnostic::error(
-                        codes::OPTIONAL_TENSOR_REQUIRED,
+                        code,
                         file,
                         format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty),
                     )
-                    .primary(p.span, "a required input")
+                    .primary(p.span, format!("a required {what}"))
                     .secondary(b.span, "bound here")
-                    .help(format!("make it optional: `{}: Optional[FLOAT] = None`", p.name)),
+                    .help(format!(
+                        "make it optional, keeping the schema's default: `{}: Optional[{ty}]{}`{test}",
+                        p.name,
+                        if a.default.is_some() { " = None" } else { "" },
+                    )),
                 );
                 continue;
             }
             _ => {}
         }
+        // An optional parameter's default is None whatever the source says: the Python package
+        // passes None for an omitted optional argument.
+        let none_default = matches!(p.kind, Kind::Input { optional: true } | Kind::Attr(_, true))
+            && a.default.as_deref().and_then(DefaultValue::parse) == Some(DefaultValue::None);
         match (&a.default, p.has_default) {
+            _ if none_default && !p.has_default => {}
             (Some(text), false) => {
+                let later_required: Vec<&str> =
+                    params[i + 1..].iter().filter(|q| !q.has_default).map(|q| q.name).collect();
                 diags.push(
                     Diagnostic::warning(
                         codes::ATEN_DEFAULT_REQUIRED,
@@ -508,13 +555,20 @@ fn check_against(
                     )
                     .primary(p.span, "no default")
                     .secondary(b.span, "bound here")
-                    .help(format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))),
+                    .help(if later_required.is_empty() {
+                        format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))
+                    } else {
+                        format!(
+                            "the exporter omits trailing defaults: declare `{}`, and give {} the schema's default{} too",
+                            suggested_parameter(a),
+                            later_required.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                            if later_required.len() == 1 { "" } else { "s" }
+                        )
+                    }),
                 );
             }
             (Some(text), true) => {
                 let same = match (DefaultValue::parse(text), &p.default) {
-                    // torchlib's convention: `dtype: int = -1` stands for `ScalarType? dtype=None`.
-                    (Some(DefaultValue::None), Some(PyValue::Int(-1))) => a.ty.base_type() == BaseType::ScalarType,
                     (Some(aten), Some(py)) => same_default(&aten, py),
                     // A default that is not a plain constant cannot be compared.
                     _ => true,
@@ -524,7 +578,15 @@ fn check_against(
                         Diagnostic::warning(codes::DEFAULT_MISMATCH, file, format!("the default of `{}` differs from `{q}`'s `{text}`", a.name))
                             .primary(p.default_span.unwrap_or(p.span), "differs from the schema")
                             .secondary(b.span, "bound here")
-                            .help(format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text))),
+                            .help(match DefaultValue::parse(text) {
+                                Some(DefaultValue::None) => format!(
+                                    "the exporter passes None when the program gives no value, and this default would stand for it: write `{}: Optional[{}] = None` and test `if {} is None:`",
+                                    p.name,
+                                    match p.kind { Kind::Attr(k, _) => k.python_name(), _ => "FLOAT" },
+                                    p.name
+                                ),
+                                _ => format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text)),
+                            }),
                     );
                 }
             }
