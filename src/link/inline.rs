@@ -65,8 +65,9 @@ struct Template {
 pub struct Inliner<'t> {
     table: &'t Table,
     templates: HashMap<(usize, Vec<u8>, Vec<Actual>), Rc<Template>>,
-    /// Values of the graph known to be tensors (typed inputs, initializers, value_info).
-    tensors: HashSet<String>,
+    /// Values known to be tensors (typed inputs, initializers, value_info of the graph; then,
+    /// for each template being built, its formals that the call gives tensors for).
+    tensors: Vec<HashSet<String>>,
     /// Functions whose template is being built: a call back into one stays a call.
     active: Vec<usize>,
     /// Call sites expanded in the graph (nested calls not counted).
@@ -80,7 +81,7 @@ impl<'t> Inliner<'t> {
         Inliner {
             table,
             templates: HashMap::new(),
-            tensors: HashSet::new(),
+            tensors: vec![HashSet::new()],
             active: Vec::new(),
             calls: 0,
             kept: Vec::new(),
@@ -94,7 +95,9 @@ impl<'t> Inliner<'t> {
         let tensor =
             |v: &ValueInfoProto| matches!(v.r#type.as_ref().and_then(|t| t.value.as_ref()), Some(Value::TensorType(_)));
         let typed = g.input.iter().chain(&g.value_info).filter(|v| tensor(v)).map(|v| v.name().to_string());
-        self.tensors.extend(typed.chain(g.initializer.iter().map(|t| t.name().to_string())));
+        if let Some(top) = self.tensors.first_mut() {
+            top.extend(typed.chain(g.initializer.iter().map(|t| t.name().to_string())));
+        }
     }
 
     /// Expands every call in the graph and its subgraphs.
@@ -131,12 +134,12 @@ impl<'t> Inliner<'t> {
         for a in &attrs {
             a.encode_length_delimited(&mut key).expect("a Vec grows as needed");
         }
-        // Names inside a template body are the function's own, not the graph's.
-        let top = self.active.is_empty();
+        // Inside a template body, the names are the function's own: the known ones are its formals.
+        let tensors = self.tensors.last();
         let actuals: Vec<Actual> = (0..self.table.defs[id].proto.input.len())
             .map(|i| match call.input.get(i).map(String::as_str) {
                 None | Some("") => Actual::Absent,
-                Some(v) if top && self.tensors.contains(v) => Actual::Tensor,
+                Some(v) if tensors.is_some_and(|t| t.contains(v)) => Actual::Tensor,
                 Some(_) => Actual::Unknown,
             })
             .collect();
@@ -162,7 +165,11 @@ impl<'t> Inliner<'t> {
             ..Default::default()
         };
         let mut names = Names::of_body(&f.input, &body.node);
+        let given: HashSet<String> =
+            f.input.iter().zip(actuals).filter(|(_, a)| **a == Actual::Tensor).map(|(n, _)| n.clone()).collect();
+        self.tensors.push(given);
         self.expand_graph(&mut body, &mut names);
+        self.tensors.pop();
 
         let mut slots = HashMap::new();
         for (i, n) in f.input.iter().enumerate() {

@@ -148,6 +148,9 @@ impl Folder {
                 continue;
             }
             self.omit_absent_inputs(&mut node);
+            if is_constant(&node) {
+                self.tensors.extend(node.output.iter().cloned());
+            }
             if let Some(has) = self.has_element(&node) {
                 let v = Value { dtype: eval::BOOL, dims: Vec::new(), scalar: eval::Scalar::Bool(has) };
                 self.evaluated.insert(node.output[0].clone());
@@ -223,6 +226,13 @@ impl Folder {
         let plain = g.input.is_empty() && g.initializer.is_empty() && g.sparse_initializer.is_empty();
         (plain && g.output.len() == node.output.len()).then(|| g.clone())
     }
+}
+
+/// A `Constant` whose value is in the node (not a reference): a tensor, of any size.
+fn is_constant(node: &NodeProto) -> bool {
+    matches!(node.domain(), "" | "ai.onnx")
+        && node.op_type() == "Constant"
+        && node.attribute.iter().all(|a| a.ref_attr_name.is_none())
 }
 
 /// The branch's nodes in place of the `If`: each branch output a branch node produces is renamed
