@@ -147,6 +147,9 @@ pub fn signature_json(f: &Function) -> String {
             if i.optional {
                 m.insert("optional".into(), true.into());
             }
+            if i.has_default {
+                m.insert("default".into(), Value::Null);
+            }
             Value::Object(m)
         })
         .collect();

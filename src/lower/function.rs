@@ -2347,7 +2347,7 @@ pub fn lower_function(
                 if optional {
                     l.declare_optional_input(&p.name.name);
                 }
-                inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
+                inputs.push(InputParam { name: p.name.name.clone(), ty, optional, has_default: p.default.is_some() });
             }
             ParamType::Attr { ty, optional } => {
                 let onnx_ty = ty.onnx_type();

@@ -134,6 +134,8 @@ pub struct InputParam {
     pub name: String,
     pub ty: Option<String>,
     pub optional: bool,
+    /// The source gives it a default (which can only be `None`).
+    pub has_default: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
