@@ -145,7 +145,9 @@ enum Command {
     /// The first line is the schema exactly as native_functions.yaml writes it; then each
     /// argument with its type and how a translation receives it (tensor input or attribute).
     Schema {
-        /// The operator, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload.
+        /// The operator, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload; FX
+        /// graphs' spelling (`aten.layer_norm.default`) is understood too. A name without its
+        /// overload (`aten::add`) lists every overload.
         #[arg(value_name = "QUALNAME")]
         qualname: String,
         #[command(flatten)]
@@ -431,16 +433,41 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
         return Ok(ExitCode::from(1));
     }
     let registry = selected.registry;
-    match registry.lookup(qualname) {
-        Some(s) => {
-            write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        None => Err(AppError {
-            message: format!("no operator schema `{qualname}`"),
-            help: Some(schema_hint(qualname, &registry)),
-        }),
+    let qualname = normalize_qualname(qualname);
+    let qualname = qualname.as_str();
+    if let Some(s) = registry.lookup(qualname) {
+        write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
     }
+    // A name without its overload: every overload.
+    let overloads = registry.overloads(qualname);
+    if !qualname.contains('.') && !overloads.is_empty() {
+        let mut out = format!("`{qualname}` has {} overloads:\n", overloads.len());
+        for o in &overloads {
+            if let Some(s) = registry.lookup(&format!("{qualname}.{o}")) {
+                out.push('\n');
+                out.push_str(&onnxsc::sema::binding::describe_schema(s));
+            }
+        }
+        write_stdout(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(AppError { message: format!("no operator schema `{qualname}`"), help: Some(schema_hint(qualname, &registry)) })
+}
+
+/// The spellings of an operator that FX graphs and Python print, as `namespace::name.overload`:
+/// `aten.layer_norm.default`, `torch.ops.aten.add.Tensor`, `aten::gelu.default`.
+fn normalize_qualname(qualname: &str) -> String {
+    let q = qualname.trim();
+    let q = q.strip_prefix("torch.ops.").unwrap_or(q);
+    let q = match q.split_once("::") {
+        Some(_) => q.to_string(),
+        None => match q.split_once('.') {
+            Some((ns, rest)) => format!("{ns}::{rest}"),
+            None => q.to_string(),
+        },
+    };
+    q.strip_suffix(".default").map(str::to_string).unwrap_or(q)
 }
 
 fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {

@@ -228,6 +228,26 @@ fn schema_prints_the_yaml_text_and_the_onnx_mapping() {
 }
 
 #[test]
+fn schema_reads_fx_spellings_and_lists_overloads() {
+    // As FX graphs and Python print operators.
+    for spelling in ["aten.layer_norm.default", "torch.ops.aten.layer_norm.default", "aten::layer_norm"] {
+        let o = onnxsc(&["schema", spelling], &[]);
+        assert_eq!(o.status.code(), Some(0), "{spelling}: {}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).starts_with("layer_norm(Tensor input, SymInt[] normalized_shape"));
+    }
+    let o = onnxsc(&["schema", "aten.add.Tensor"], &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("add.Tensor(Tensor self"), "{}", stderr(&o));
+    // No default overload: every overload, each with its mapping.
+    let o = onnxsc(&["schema", "aten::add"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("`aten::add` has 3 overloads:"), "{out}");
+    for overload in ["add.Tensor(", "add.Scalar(", "add.out("] {
+        assert_eq!(out.lines().filter(|l| l.starts_with(overload)).count(), 1, "{overload} in {out}");
+    }
+}
+
+#[test]
 fn schema_files_declare_custom_ops_and_replace_native_functions() {
     let dir = scratch("schemas");
     let src = write(
