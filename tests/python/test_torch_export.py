@@ -253,23 +253,26 @@ def test_the_installed_binary_is_found(monkeypatch):
     assert version.startswith("onnxsc "), version
 
 
-def test_readme_example_exports_and_matches():
-    """The README's "Use with torch.onnx.export" section: its .onnxs block is the tutorial
-    example file, and its Python block runs as written (in a fresh process, which registers
-    the custom operator itself)."""
+def test_readme_example_exports_and_matches(tmp_path):
+    """The README's "Use with torch.onnx.export" section: its first .onnxs block is the
+    tutorial example file, and its Python block runs as written (in a fresh process, which
+    registers the custom operator itself); the optional-argument override, saved as the
+    README says, exports with the Python block after it."""
     readme = (harness.REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Use with torch.onnx.export", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
-    assert len(blocks) == 2, "the section shows the .onnxs file, then the Python"
+    assert len(blocks) == 4, "the tutorial's .onnxs file and Python, then an override with optional arguments and its Python"
     assert blocks[0] == TUTORIAL.read_text(encoding="utf-8")
-    proc = subprocess.run(
-        [os.environ.get("PYTHON", __import__("sys").executable), "-c", blocks[1]],
-        cwd=harness.REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    (tmp_path / "translations.onnxs").write_text(blocks[2], encoding="utf-8")
+    for code, cwd in [(blocks[1], harness.REPO_ROOT), (blocks[3], tmp_path)]:
+        proc = subprocess.run(
+            [os.environ.get("PYTHON", __import__("sys").executable), "-c", code],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("model, expected_ops", [(AddModel(), ["Add"]), (AddAlphaModel(), ["Mul", "Add"])])
