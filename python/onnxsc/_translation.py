@@ -83,9 +83,16 @@ class _Binder:
             values[name] = value
         inputs = []
         for name, spec in self.inputs.items():
-            if name not in values and not (spec.get("optional") or "default" in spec):
+            if name in values:
+                value = values[name]
+            elif "default" in spec:
+                # ONNX inputs have no defaults: the source's (a constant, or None) is passed.
+                value = spec["default"]
+            elif spec.get("optional"):
+                value = None
+            else:
                 raise OnnxscError(f"{self.where}: the exporter passed no `{name}`, and the translation requires it")
-            inputs.append((name, values.get(name)))
+            inputs.append((name, value))
         attributes = {}
         for name, spec in self.attributes.items():
             value = values.get(name)

@@ -147,8 +147,8 @@ pub fn signature_json(f: &Function) -> String {
             if i.optional {
                 m.insert("optional".into(), true.into());
             }
-            if i.has_default {
-                m.insert("default".into(), Value::Null);
+            if let Some(d) = &i.default_repr {
+                m.insert("default".into(), d.clone());
             }
             Value::Object(m)
         })

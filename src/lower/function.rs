@@ -2347,7 +2347,8 @@ pub fn lower_function(
                 if optional {
                     l.declare_optional_input(&p.name.name);
                 }
-                inputs.push(InputParam { name: p.name.name.clone(), ty, optional, has_default: p.default.is_some() });
+                let default_repr = p.default.as_ref().map(|d| eval_const(env, d).map(|v| v.to_json()).unwrap_or_default());
+                inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
             }
             ParamType::Attr { ty, optional } => {
                 let onnx_ty = ty.onnx_type();

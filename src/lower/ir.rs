@@ -134,8 +134,9 @@ pub struct InputParam {
     pub name: String,
     pub ty: Option<String>,
     pub optional: bool,
-    /// The source gives it a default (which can only be `None`).
-    pub has_default: bool,
+    /// The source's default, as JSON (`null` for `None`): the Python package passes it when
+    /// the exporter omits the argument (ONNX has no input defaults).
+    pub default_repr: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

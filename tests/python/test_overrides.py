@@ -284,6 +284,33 @@ def test_custom_op_with_two_outputs(table, definitions, scale):
     check(Call(op, **kwargs), (torch.randn(3, 4),), table, definitions, ["scaled_and_sum"])
 
 
+def test_view_with_a_dynamic_size(table, definitions):
+    """`SymInt[] size` taken as an INT64 input: the dynamic batch arrives as a graph value."""
+    class Flatten(torch.nn.Module):
+        def forward(self, x):
+            return x.view(x.shape[0], -1)
+
+    batch = torch.export.Dim("batch")
+    check(
+        Flatten(),
+        (torch.randn(3, 2, 4),),
+        table,
+        definitions,
+        ["view"],
+        runs=[(torch.randn(6, 2, 4),)],
+        dynamic_shapes=({0: batch},),
+    )
+
+
+def test_cat_takes_a_sequence(table, definitions):
+    check(Call(lambda a, b: torch.cat([a, b, a], 1)), (torch.randn(2, 3), torch.randn(2, 1)), table, definitions, ["cat"])
+
+
+@pytest.mark.parametrize("dtype", [None, torch.float64])
+def test_softmax_with_optional_dtype(table, definitions, dtype):
+    check(Call(torch.softmax, -1, dtype=dtype), (torch.randn(2, 5),), table, definitions, ["softmax"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Whole models, several overrides at once, dynamic dimensions
 
