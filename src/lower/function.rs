@@ -1533,6 +1533,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 (None, a) => {
                     let value = match a {
                         Some(a) => match self.lower_opt_expr(&a.value) {
+                            Ok(Some(v)) if !p.optional => {
+                                let place = format!("`{}` requires its input `{}`", callee.name, p.name);
+                                match self.require_present(&v, a.value.span, &place) {
+                                    Ok(()) => Some(v),
+                                    Err(_) => {
+                                        failed = true;
+                                        None
+                                    }
+                                }
+                            }
                             Ok(v) => v,
                             Err(_) => {
                                 failed = true;
@@ -2347,7 +2357,8 @@ pub fn lower_function(
                 if optional {
                     l.declare_optional_input(&p.name.name);
                 }
-                let default_repr = p.default.as_ref().map(|d| eval_const(env, d).map(|v| v.to_json()).unwrap_or_default());
+                let default_repr =
+                    p.default.as_ref().map(|d| eval_const(env, d).map(|v| v.to_json()).unwrap_or_default());
                 inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
             }
             ParamType::Attr { ty, optional } => {

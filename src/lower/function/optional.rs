@@ -269,7 +269,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// E0602 when `value`, at `span`, may be None here.
-    fn require_present(&mut self, value: &str, span: Span, place: &str) -> R<()> {
+    pub(super) fn require_present(&mut self, value: &str, span: Span, place: &str) -> R<()> {
         let text = self.names_read.get(&(span.start, span.end)).cloned().unwrap_or_default();
         self.require_present_named(value, &text, span, place)
     }
