@@ -66,7 +66,7 @@ class Specializer:
             list(given),
             outputs,
             list(linked.graph.node),
-            [o for o in linked.opset_import if o.domain != proto.domain],
+            [o for o in linked.opset_import if o.domain in _domains(linked.graph.node)],
         )
         body.doc_string = proto.doc_string
         body.metadata_props.extend(e for e in proto.metadata_props if e.key == "onnxsc.source")
@@ -115,6 +115,17 @@ class Specializer:
                     f"attributes {attributes}:\n{proc.stderr.strip()}"
                 )
             return onnx.load_from_string(linked.read_bytes())
+
+
+def _domains(nodes) -> set:
+    """The domains the nodes use, subgraphs included (folded conditions may leave some unused)."""
+    out = {""}
+    for n in nodes:
+        out.add(n.domain)
+        for a in n.attribute:
+            for g in [a.g] if a.HasField("g") else a.graphs:
+                out |= _domains(g.node)
+    return out
 
 
 def _unique_imports(imports):

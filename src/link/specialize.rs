@@ -60,8 +60,10 @@ fn bind(function: &FunctionProto, attributes: &[AttributeProto], folder: Folder)
     values.extend(attributes.iter().filter(|a| a.ref_attr_name.is_none()).map(|a| (a.name(), a)));
     let mut f = function.clone();
     bind_references(&mut f.node, &values);
+    // For a whole call, the attributes it does not give are decided too: not given.
+    let call = folder.call;
     folder.run(&mut f.node, &f.output);
-    f.attribute.retain(|a| !values.contains_key(a.as_str()));
+    f.attribute.retain(|a| !call && !values.contains_key(a.as_str()));
     f.attribute_proto.retain(|a| !values.contains_key(a.name()));
     f.metadata_props.retain(|m| m.key() != SIGNATURE_KEY);
     f
