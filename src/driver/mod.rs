@@ -281,6 +281,8 @@ fn pipeline(
         let text = sources.text(env.file);
         reuse::check_module(reuse, name, text, context, env, decos, &mut check, &mut diags, &mut facts);
     }
+    // Only compiled functions (not the editor's re-checks) are known here.
+    binding::check_translation_callees(&functions, &mut diags);
     let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
     drop(envs);
     let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, custom_ops };

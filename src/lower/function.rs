@@ -2503,6 +2503,8 @@ pub fn lower_function(
         domain: deco.domain.clone(),
         source_file: String::new(),
         source,
+        file: env.file,
+        name_span: f.name.span,
         doc,
         inputs,
         attributes,

@@ -147,6 +147,9 @@ pub struct Function {
     /// carry their own locations in it.
     pub source_file: String,
     pub source: Option<SourceLocation>,
+    /// The file and the span of its name, for diagnostics about the function as a whole.
+    pub file: crate::source::FileId,
+    pub name_span: crate::source::Span,
     pub doc: Option<String>,
     pub inputs: Vec<InputParam>,
     pub attributes: Vec<AttrParam>,
