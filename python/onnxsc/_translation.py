@@ -118,17 +118,24 @@ class _Binder:
             if python_type == "float":
                 return float(value)
             if python_type in ("int", "bool"):
-                return int(value)
+                return _integer(value)
             if python_type == "str":
                 return str(value)
             items = list(value) if isinstance(value, (list, tuple)) else [value]
             if python_type in ("list[int]", "list[bool]"):
-                return [int(v) for v in items]
+                return [_integer(v) for v in items]
             if python_type == "list[float]":
                 return [float(v) for v in items]
             return [str(v) for v in items]
         except (TypeError, ValueError) as e:
-            raise OnnxscError(f"{self.where}: `{name}` = {value!r} is not a `{python_type}`: {e}") from None
+            raise OnnxscError(f"{self.where}: `{name}` = {value!r} cannot be a `{python_type}` attribute: {e}") from None
+
+
+def _integer(value) -> int:
+    """An int (bools and integer-valued floats included), never a truncated float."""
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("it is not an integer (a `Scalar` that may be fractional needs a `float` attribute)")
+    return int(value)
 
 
 def _is_dynamic(value) -> bool:

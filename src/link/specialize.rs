@@ -118,12 +118,14 @@ struct Folder {
     tensors: HashSet<String>,
     /// The attributes left unbound are not given by the call (rather than still to be bound).
     call: bool,
+    /// Outputs of nodes computed from absent values: removed once unused.
+    fed_by_absent: HashSet<String>,
 }
 
 impl Folder {
     fn run(mut self, nodes: &mut Vec<NodeProto>, outputs: &[String]) {
         *nodes = self.fold(std::mem::take(nodes));
-        if self.spliced {
+        if self.spliced || !self.fed_by_absent.is_empty() {
             let mut uses: HashMap<String, usize> = HashMap::new();
             count_uses(nodes, &mut uses);
             for o in outputs {
@@ -153,8 +155,8 @@ impl Folder {
             if is_constant(&node) {
                 self.tensors.extend(node.output.iter().cloned());
             }
-            if let Some(has) = self.has_element(&node) {
-                let v = Value { dtype: eval::BOOL, dims: Vec::new(), scalar: eval::Scalar::Bool(has) };
+            if let Some(v) = self.has_element(&node).or_else(|| self.short_circuit(&node)) {
+                let v = Value { dtype: eval::BOOL, dims: Vec::new(), scalar: eval::Scalar::Bool(v) };
                 self.evaluated.insert(node.output[0].clone());
                 self.known.insert(node.output[0].clone(), v);
             }
@@ -186,15 +188,37 @@ impl Folder {
         }
     }
 
-    /// Absent values reach an op as omitted inputs; trailing ones are dropped.
-    fn omit_absent_inputs(&self, node: &mut NodeProto) {
+    /// `And` with a known false input is false, `Or` with a known true one true, whatever the
+    /// other (`x is not None and x != 1.0`, where `x` is omitted, reads a value that is not there).
+    fn short_circuit(&self, node: &NodeProto) -> Option<bool> {
+        let decisive = match (node.domain(), node.op_type()) {
+            ("" | "ai.onnx", "And") => false,
+            ("" | "ai.onnx", "Or") => true,
+            _ => return None,
+        };
+        let scalar = |i: &String| self.known.get(i).is_some_and(|v| v.dims.iter().all(|d| *d == 1));
+        let hit = node.input.iter().any(|i| scalar(i) && self.known[i].as_bool() == Some(decisive));
+        (hit && node.output.len() == 1).then_some(decisive)
+    }
+
+    /// Absent values reach an op as omitted inputs; trailing ones are dropped. What the node
+    /// computes may be removed once unused (it could not run anyway).
+    fn omit_absent_inputs(&mut self, node: &mut NodeProto) {
         if self.absent.is_empty() {
             return;
         }
+        let mut fed = false;
         for i in &mut node.input {
             if self.absent.contains(i.as_str()) {
                 i.clear();
+                fed = true;
+            } else if self.fed_by_absent.contains(i.as_str()) {
+                fed = true;
             }
+        }
+        if fed {
+            self.fed_by_absent.extend(node.output.iter().cloned());
+            self.evaluated.extend(node.output.iter().cloned());
         }
         while node.input.last().is_some_and(String::is_empty) {
             node.input.pop();

@@ -911,7 +911,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut acc = self.lower_expr(first, None)?;
         let mut acc_span = first.span;
         for (k, v) in rest.iter().enumerate() {
-            let x = self.lower_expr(v, None)?;
+            // As in Python, `x is not None and x != 1.0` reads `x` only where it is given.
+            let x = self.with_facts_of(&values[..=k], op == BoolOp::And, |l| l.lower_expr(v, None))?;
             let args = self.autocast_default(op_type, vec![Some(acc), Some(x)], &[acc_span, v.span], span)?;
             let name = if k + 1 == rest.len() { self.fresh(target.unwrap_or("tmp")) } else { self.fresh("tmp") };
             self.emit_default(op_type, args, vec![name.clone()], vec![], span)?;

@@ -567,6 +567,16 @@ def bounded(x: FLOAT, low: Optional[float] = None, high: Optional[float] = None,
     else:
         y = op.Clip(x, low, high)
     return y
+
+
+@script(lk, default_opset=op)
+def relu_if_positive(x: FLOAT, low: Optional[float] = None) -> FLOAT:
+    # `low > 0.0` reads `low` only where `low is not None` is true.
+    if low is not None and low > 0.0:
+        y = op.Relu(x)
+    else:
+        y = op.Identity(x)
+    return y
 '''
 
 
@@ -629,6 +639,17 @@ def test_inline_folds_none_tests_on_attributes(onnxsc, none_lib, tmp_path, attrs
     assert "If" not in ops and "CategoryMapper" not in ops, ops
     feeds = none_feeds()
     np.testing.assert_allclose(harness.run_model(out, feeds)[0], numpy_bounded(feeds["x"], **attrs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"low": 1.0}, {"low": -1.0}], ids=["none", "positive", "negative"])
+def test_inline_short_circuits_and(onnxsc, none_lib, tmp_path, attrs):
+    path = save(none_model(["x"], attrs, op="relu_if_positive"), tmp_path / "model.onnx")
+    out = linked(onnxsc, path, [none_lib], tmp_path / "out.onnx", "--mode", "inline")
+    ops = [n.op_type for n in all_nodes(out.graph.node)]
+    assert ops == (["Relu"] if attrs.get("low", 0) > 0 else ["Identity"]), ops
+    feeds = none_feeds()
+    expected = np.maximum(feeds["x"], 0) if attrs.get("low", 0) > 0 else feeds["x"]
+    np.testing.assert_allclose(harness.run_model(out, feeds)[0], expected)
 
 
 def test_generic_function_is_exact_when_the_tested_values_are_given(none_lib):

@@ -243,6 +243,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// Runs `f` knowing what `conditions` say when each is `truth` (the operands of an `and`
+    /// before the one being lowered are true there; of an `or`, false).
+    pub(super) fn with_facts_of<T>(&mut self, conditions: &[Expr], truth: bool, f: impl FnOnce(&mut Self) -> T) -> T {
+        let facts: Vec<(String, Presence)> = conditions.iter().flat_map(|c| self.facts_when(c, truth)).collect();
+        let saved: Vec<(String, Option<Presence>)> =
+            facts.iter().map(|(k, _)| (k.clone(), self.scope().facts.get(k).copied())).collect();
+        self.scope().facts.extend(facts);
+        let result = f(self);
+        for (k, old) in saved {
+            match old {
+                Some(p) => self.scope().facts.insert(k, p),
+                None => self.scope().facts.remove(&k),
+            };
+        }
+        result
+    }
+
     /// Whether a condition depends only on what each call fixes (attributes, None tests,
     /// constants): specialisation then always folds it, so a branch may pass on a value that is
     /// absent for the calls that take it.
