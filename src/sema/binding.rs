@@ -93,10 +93,15 @@ fn may_be_omitted(a: &Argument) -> bool {
         )
 }
 
-/// `float alpha=1`, the way the help line suggests a parameter for it.
+/// `float alpha=1`, the way the help line suggests a parameter for it: `alpha: float = 1.0`;
+/// an optional argument is `Optional[...]` (a tensor `Optional[FLOAT]` unless it defaults to
+/// None, when `bias = None` says it), with `= None` only if the schema has that default.
 fn suggested_parameter(a: &Argument) -> String {
     let ty = a.ty.strip_optional();
-    let py = if ty.is_tensor_like() {
+    let optional_tensor_without_default = a.ty.is_optional() && ty.is_tensor_like() && a.default.is_none();
+    let py = if optional_tensor_without_default && ty.is_single_tensor() {
+        Some("FLOAT")
+    } else if ty.is_tensor_like() {
         None
     } else {
         match ty {
@@ -115,6 +120,14 @@ fn suggested_parameter(a: &Argument) -> String {
         (Some("float"), Some(DefaultValue::Int(i))) => format!("{i}.0"),
         _ => python_default(d),
     });
+    let wrapped;
+    let py = match py {
+        Some(t) if a.ty.is_optional() => {
+            wrapped = format!("Optional[{t}]");
+            Some(wrapped.as_str())
+        }
+        other => other,
+    };
     match (py, default) {
         (Some(t), Some(d)) => format!("{}: {t} = {d}", a.name),
         (Some(t), None) => format!("{}: {t}", a.name),
@@ -573,10 +586,11 @@ fn check_against(
                         let suggested = suggested_parameter(a);
                         let ty = suggested.split(": ").nth(1).map(|t| t.split(" = ").next().unwrap_or(t).to_string());
                         let test = format!(", and test `if {} is None:`", p.name);
-                        (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty.unwrap_or(kind.python_name().into()), test)
+                        let ty = ty.unwrap_or(format!("Optional[{}]", kind.python_name()));
+                        (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty, test)
                     }
                     _ => {
-                        let ty = p.input_type.clone().unwrap_or("FLOAT".into());
+                        let ty = format!("Optional[{}]", p.input_type.as_deref().unwrap_or("FLOAT"));
                         (codes::OPTIONAL_TENSOR_REQUIRED, "input", ty, String::new())
                     }
                 };
@@ -589,7 +603,7 @@ fn check_against(
                     .primary(p.span, format!("a required {what}"))
                     .secondary(b.span, "bound here")
                     .help(format!(
-                        "make it optional, keeping the schema's default: `{}: Optional[{ty}]{}`{test}",
+                        "make it optional, keeping the schema's default: `{}: {ty}{}`{test}",
                         p.name,
                         if a.default.is_some() { " = None" } else { "" },
                     )),
