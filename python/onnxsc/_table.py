@@ -188,6 +188,14 @@ def _table(model, specializer: Specializer) -> dict:
         signature = _signature_of(proto)
         if signature is None or not signature.get("torch_ops"):
             continue
+        if signature.get("complex"):
+            # torch registers every custom_translation_table entry for real-valued inputs.
+            message = (
+                f"{source_of(proto)}: `{proto.name}` translates complex inputs (complex=True), which a "
+                f"custom_translation_table cannot register; it is left out of the table"
+            )
+            warnings.warn(OnnxscWarning(message, "", None, 0, 0), stacklevel=3)
+            continue
         _check_exporter_opset(proto, opset)
         for op in signature["torch_ops"]:
             overload = resolve_overload(op["name"])

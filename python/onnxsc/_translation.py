@@ -128,7 +128,7 @@ class _Binder:
                 return [float(v) for v in items]
             return [str(v) for v in items]
         except (TypeError, ValueError) as e:
-            raise OnnxscError(f"{self.where}: `{name}` = {value!r} cannot be a `{python_type}` attribute: {e}") from None
+            raise OnnxscError(f"{self.where}: `{name}` = {value!r} does not fit its `{python_type}` attribute: {e}") from None
 
 
 def _integer(value) -> int:

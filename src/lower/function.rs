@@ -2498,7 +2498,9 @@ pub fn lower_function(
             _ => None,
         })
         .collect();
-    let torch_ops = deco.torch_ops.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
+    // A private helper is not registered for export (as torchlib does).
+    let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
+    let torch_ops = registered.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
     Some(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),

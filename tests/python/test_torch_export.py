@@ -595,3 +595,63 @@ def test_a_dynamic_value_for_an_attribute_is_located(tmp_path):
     message = "\n".join(chain)
     assert f"{src}:7:5: `view`, translating aten::view" in message, message
     assert "`size` is computed when the model runs" in message, message
+
+
+def test_complex_and_private_translations_are_not_registered(tmp_path):
+    src = write(
+        tmp_path,
+        "variants.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::relu")
+        def relu(self):
+            return op.Relu(self)
+
+
+        @torch_op("aten::relu", complex=True)
+        def relu_complex(self):
+            return op.Relu(self)
+
+
+        @torch_op("aten::neg", private=True)
+        def neg_helper(self):
+            return op.Neg(self)
+        """,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = onnxsc.translation_table(src)
+    assert set(table) == {torch.ops.aten.relu.default}
+    messages = [str(w.message) for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
+    assert len(messages) == 1 and "`relu_complex` translates complex inputs" in messages[0], messages
+
+
+def test_a_fractional_scalar_is_not_truncated_into_an_int_attribute(tmp_path):
+    src = write(
+        tmp_path,
+        "leaky_int.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::leaky_relu")
+        def leaky_relu(self, negative_slope: int = 0):
+            return op.Mul(self, op.CastLike(negative_slope, self))
+        """,
+    )
+    table = onnxsc.translation_table(src)
+
+    class Leaky(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.leaky_relu(x, 0.5)
+
+    with pytest.raises(Exception) as info:
+        torch.onnx.export(Leaky(), (torch.randn(3),), dynamo=True, custom_translation_table=table, verbose=False)
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    message = "\n".join(chain)
+    assert f"{src}:5:5" in message and "`negative_slope` = 0.5 does not fit its `int` attribute" in message, message
