@@ -14,7 +14,6 @@ dimensions, and are run at other sizes than exported.
 
 from __future__ import annotations
 
-import logging
 import warnings
 from pathlib import Path
 
@@ -23,35 +22,24 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is installed by scripts/test")
 import onnxsc  # noqa: E402
 
+import harness  # noqa: E402
+
 OVERRIDES = Path(__file__).parent / "overrides"
 
 
-@pytest.fixture(autouse=True)
-def quiet_exporter():
-    """The exporter logs and warns at length; the assertions say what matters."""
-    logging.disable(logging.WARNING)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    logging.disable(logging.NOTSET)
+pytestmark = pytest.mark.usefixtures("quiet_exporter")
 
 
 def _register_custom_op():
     """`onnxsc_test::scaled_and_sum`, as custom.onnxs declares it."""
-    try:
-        return torch.ops.onnxsc_test.scaled_and_sum.default
-    except AttributeError:
-        pass
 
-    @torch.library.custom_op("onnxsc_test::scaled_and_sum", mutates_args=())
     def scaled_and_sum(x: torch.Tensor, scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
         return x * scale, x.sum(-1)
 
-    @scaled_and_sum.register_fake
-    def _(x, scale=1.0):
+    def fake(x, scale=1.0):
         return torch.empty_like(x), x.new_empty(x.shape[:-1])
 
-    return torch.ops.onnxsc_test.scaled_and_sum.default
+    return harness.custom_op("onnxsc_test::scaled_and_sum", scaled_and_sum, fake)
 
 
 @pytest.fixture(scope="module")

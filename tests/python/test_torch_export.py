@@ -7,7 +7,6 @@ through ``onnx_program(*inputs)`` and is compared with PyTorch by ``torch.testin
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import textwrap
@@ -24,33 +23,17 @@ import harness  # noqa: E402
 TUTORIAL = harness.REPO_ROOT / "examples" / "tutorial.onnxs"
 
 
-@pytest.fixture(autouse=True)
-def quiet_exporter():
-    """The exporter logs and warns at length; the assertions say what matters."""
-    logging.disable(logging.WARNING)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    logging.disable(logging.NOTSET)
+pytestmark = pytest.mark.usefixtures("quiet_exporter")
 
 
 @pytest.fixture(scope="module")
 def add_and_round_op():
     """Scenario 3's custom operator, registered as the tutorial does."""
-    try:
-        return torch.ops.mylibrary.add_and_round_op.default
-    except AttributeError:
-        pass
 
-    @torch.library.custom_op("mylibrary::add_and_round_op", mutates_args=())
     def add_and_round_op(input: torch.Tensor) -> torch.Tensor:
         return torch.round(input + input)
 
-    @add_and_round_op.register_fake
-    def _(tensor_x):
-        return torch.empty_like(tensor_x)
-
-    return torch.ops.mylibrary.add_and_round_op.default
+    return harness.custom_op("mylibrary::add_and_round_op", add_and_round_op, lambda tensor_x: torch.empty_like(tensor_x))
 
 
 @pytest.fixture(scope="module")
@@ -434,20 +417,19 @@ def test_none_defaults_as_the_issue_writes_them(tmp_path, dim, dtype):
 
 
 def _scale_op():
-    try:
-        return torch.ops.onnxsc_drift.scale_op.default
-    except AttributeError:
-        pass
-
-    @torch.library.custom_op("onnxsc_drift::scale_op", mutates_args=())
     def scale_op(input: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
         return input * scale
 
-    @scale_op.register_fake
-    def _(input, scale=1.0):
-        return torch.empty_like(input)
+    return harness.custom_op("onnxsc_drift::scale_op", scale_op, lambda input, scale=1.0: torch.empty_like(input))
 
-    return torch.ops.onnxsc_drift.scale_op.default
+
+def exception_text(e: BaseException) -> str:
+    """An exception and every exception it was raised from, one per line."""
+    chain = []
+    while e is not None:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    return "\n".join(chain)
 
 
 def test_a_declaration_that_differs_from_the_registration_is_located(tmp_path):
@@ -588,11 +570,7 @@ def test_a_dynamic_value_for_an_attribute_is_located(tmp_path):
     batch = torch.export.Dim("batch")
     with pytest.raises(Exception) as info:
         torch.onnx.export(Flatten(), (torch.randn(2, 3, 4),), dynamo=True, custom_translation_table=table, dynamic_shapes=({0: batch},), verbose=False)
-    chain, e = [], info.value
-    while e is not None:
-        chain.append(str(e))
-        e = e.__cause__ or e.__context__
-    message = "\n".join(chain)
+    message = exception_text(info.value)
     assert f"{src}:7:5: `view`, translating aten::view" in message, message
     assert "`size` is computed when the model runs" in message, message
 
@@ -649,9 +627,5 @@ def test_a_fractional_scalar_is_not_truncated_into_an_int_attribute(tmp_path):
 
     with pytest.raises(Exception) as info:
         torch.onnx.export(Leaky(), (torch.randn(3),), dynamo=True, custom_translation_table=table, verbose=False)
-    chain, e = [], info.value
-    while e is not None:
-        chain.append(str(e))
-        e = e.__cause__ or e.__context__
-    message = "\n".join(chain)
+    message = exception_text(info.value)
     assert f"{src}:5:5" in message and "`negative_slope` = 0.5 does not fit its `int` attribute" in message, message
