@@ -243,6 +243,24 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// `a and b`, `a or b` on conditions each call decides: `And`/`Or` of their scalars.
+    pub(super) fn lower_bool_op(&mut self, op: BoolOp, values: &[Expr], span: Span, target: Option<&str>) -> R<String> {
+        let op_type = if op == BoolOp::And { "And" } else { "Or" };
+        let (first, rest) = values.split_first().ok_or(Reported)?;
+        let mut acc = self.lower_expr(first, None)?;
+        let mut acc_span = first.span;
+        for (k, v) in rest.iter().enumerate() {
+            // As in Python, `x is not None and x != 1.0` reads `x` only where it is given.
+            let x = self.with_facts_of(&values[..=k], op == BoolOp::And, |l| l.lower_expr(v, None))?;
+            let args = self.autocast_default(op_type, vec![Some(acc), Some(x)], &[acc_span, v.span], span)?;
+            let name = if k + 1 == rest.len() { self.fresh(target.unwrap_or("tmp")) } else { self.fresh("tmp") };
+            self.emit_default(op_type, args, vec![name.clone()], vec![], span)?;
+            acc = name;
+            acc_span = first.span.to(v.span);
+        }
+        Ok(acc)
+    }
+
     /// Runs `f` knowing what `conditions` say when each is `truth` (the operands of an `and`
     /// before the one being lowered are true there; of an `or`, false).
     pub(super) fn with_facts_of<T>(&mut self, conditions: &[Expr], truth: bool, f: impl FnOnce(&mut Self) -> T) -> T {
