@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import inspect
 import typing
+import warnings
 from typing import Any, Callable, Optional, Sequence, Union
 
-from onnxsc._errors import OnnxscError
+from onnxsc._errors import OnnxscError, OnnxscWarning
 
 # The metadata keys of compiled functions (the compiler's emit::proto).
 SIGNATURE_KEY = "onnxsc.signature"
@@ -38,8 +39,10 @@ def make_translation(proto, signature: dict, op: dict, overload, specializer) ->
     # The checker guarantees the function returns what the aten operator returns.
     n_outputs = op.get("outputs") or len(proto.output)
     binder = _Binder(proto, signature, op["name"])
+    ignored = _IgnoredArguments(proto, signature, overload, binder.where)
 
     def translation(*args, **kwargs):
+        ignored.check(args, kwargs)
         inputs, attributes = binder.bind(args, kwargs)
         given = [name for name, value in inputs if value is not None]
         function = specializer.variant(proto, signature, given, attributes, n_outputs)
@@ -129,6 +132,85 @@ class _Binder:
             return [str(v) for v in items]
         except (TypeError, ValueError) as e:
             raise OnnxscError(f"{self.where}: `{name}` = {value!r} does not fit its `{python_type}` attribute: {e}") from None
+
+
+class _IgnoredArguments:
+    """Warns when a call passes a parameter that the function never reads a value that differs
+    from the operator's default: the exported graph then computes the default's result, not
+    the call's (the tutorial's gelu, mapped to a kernel without `approximate`, called with
+    ``approximate="tanh"``). A value equal to the default is what the function computes."""
+
+    def __init__(self, proto, signature: dict, overload, where: str):
+        self.where = where
+        read = _names_read(proto)
+        self.unread = {p for p in signature["parameters"] if p not in read}
+        self.parameters: list = signature["parameters"]
+        schema = getattr(overload, "_schema", None)
+        self.arguments = list(schema.arguments) if schema is not None else []
+        self.qualname = str(schema.name) if schema is not None else ""
+
+    def check(self, args: tuple, kwargs: dict) -> None:
+        if not self.unread:
+            return
+        by_name = {a.name: a for a in self.arguments}
+        passed = [(self.parameters[i], value, self.arguments[i] if i < len(self.arguments) else None)
+                  for i, value in enumerate(args) if i < len(self.parameters)]
+        passed += [(name, value, by_name.get(name)) for name, value in kwargs.items()]
+        for name, value, argument in passed:
+            if name not in self.unread or argument is None or not argument.has_default_value():
+                continue
+            default = argument.default_value
+            if _same_value(value, default):
+                continue
+            warnings.warn(
+                OnnxscWarning(
+                    f"{self.where}: this call passes {argument.name}={_shown(value)}, but the translation "
+                    f"never reads `{name}`, so the exported graph computes the result for the default "
+                    f"{argument.name}={default!r}; read `{name}` in the translation (or bind it to an "
+                    f"operator that ignores it)",
+                    code="export",
+                ),
+                stacklevel=2,
+            )
+
+
+def _names_read(proto) -> set:
+    """The inputs that some node consumes and the attributes that some node refers to, in the
+    body and in its subgraphs (which read outer values by name)."""
+    read: set = set()
+
+    def visit(nodes) -> None:
+        for node in nodes:
+            read.update(node.input)
+            for attribute in node.attribute:
+                if attribute.ref_attr_name:
+                    read.add(attribute.ref_attr_name)
+                subgraphs = list(attribute.graphs) + ([attribute.g] if attribute.HasField("g") else [])
+                for graph in subgraphs:
+                    visit(graph.node)
+                    read.update(o.name for o in graph.output)
+
+    visit(proto.node)
+    read.update(proto.output)
+    return read
+
+
+def _same_value(value, default) -> bool:
+    """Whether a passed value is the schema's default (``-1`` stands for a ``dtype`` of None)."""
+    if _is_dynamic(value):
+        return False
+    if default is None and value == -1:
+        return True  # the exporter passes `dtype=None` as -1
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return list(value) == list(default)
+    try:
+        return bool(value == default)
+    except Exception:  # a tensor-like value compares elementwise
+        return False
+
+
+def _shown(value) -> str:
+    return "a value computed in the graph" if _is_dynamic(value) else repr(value)
 
 
 def _integer(value) -> int:

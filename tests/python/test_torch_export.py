@@ -94,6 +94,23 @@ def test_scenario_2_gelu_maps_to_com_microsoft(table):
     torch.testing.assert_close(program(x)[0], torch.ops.aten.gelu(x))
 
 
+class TanhGeluModel(torch.nn.Module):
+    def forward(self, input_x):
+        return torch.nn.functional.gelu(input_x, approximate="tanh")
+
+
+def test_an_argument_the_translation_never_reads_is_reported_when_a_call_sets_it(table):
+    """Scenario 2's translation ignores `approximate`: a call with approximate="tanh" exports
+    the erf gelu. That is a warning at export, naming the argument; the default is silent."""
+    x = torch.randn(4, 3)
+    with pytest.warns(onnxsc.OnnxscWarning, match=r"approximate='tanh'.*never reads `approximate`") as caught:
+        export(TanhGeluModel(), (x,), table)
+    assert any("tutorial.onnxs" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onnxsc.OnnxscWarning)
+        export(GeluModel(), (x,), table)
+
+
 class CustomOpModel(torch.nn.Module):
     def forward(self, input):
         return torch.ops.mylibrary.add_and_round_op.default(input)
