@@ -37,7 +37,12 @@ File layout:
 * Schemas are sorted by (domain, name, since_version); attributes by name; formal
   parameters and allowed types keep their declaration order.
 
-No doc strings are kept.
+No doc strings are kept there. src/schema/generated/onnx_docs.json holds, for editors, the first
+paragraph of each schema's documentation:
+
+    {"header": {...package versions...}, "summaries": [[domain, name, since_version, text], ...]}
+
+sorted like the schemas; text is the paragraph with its lines joined by spaces.
 """
 
 import json
@@ -245,6 +250,43 @@ def check_onnx_min_arity():
                     assert p.min_arity == min_count - index, (s.name, s.since_version)
 
 
+DOCS_OUT_PATH = os.path.join(REPO_ROOT, "src", "schema", "generated", "onnx_docs.json")
+
+
+def summary(doc):
+    """The first paragraph of a schema's documentation, on one line (None if it has none); a
+    paragraph that ends in a colon is followed by the next (the formula it announces)."""
+    out = []
+    for paragraph in (doc or "").strip().split("\n\n"):
+        text = " ".join(line.strip() for line in paragraph.strip().splitlines())
+        if text:
+            out.append(text)
+            if not text.endswith(":") or len(out) == 3:
+                break
+    return " ".join(out) or None
+
+
+def schema_summaries():
+    out = []
+    for s in onnx.defs.get_all_schemas_with_history():
+        out.append((norm_domain(s.domain), s.name, int(s.since_version), summary(s.doc)))
+    for s in ort_c.get_all_operator_schema():
+        if s.domain in ONNX_OWNED_DOMAINS:
+            continue
+        out.append((s.domain, s.name, int(s.since_version), summary(s.doc)))
+    return sorted([list(e) for e in out if e[3]])
+
+
+def write_docs(header):
+    doc = {"header": header, "summaries": schema_summaries()}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    with open(DOCS_OUT_PATH, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+        f.write("\n")
+    print(f"wrote {os.path.relpath(DOCS_OUT_PATH, REPO_ROOT)}: {len(text) + 1} bytes, "
+          f"{len(doc['summaries'])} summaries", file=sys.stderr)
+
+
 TYPING_OUT_PATH = os.path.join(REPO_ROOT, "src", "sema", "generated", "torchlib_typing.txt")
 
 
@@ -318,6 +360,9 @@ def main():
     with open(OUT_PATH, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
         f.write("\n")
+
+    write_docs({"generator": "scripts/gen_schemas.py", "onnx": onnx.__version__,
+                "onnxruntime": onnxruntime.__version__})
 
     per_domain = defaultdict(lambda: [set(), 0])
     for s in schemas:

@@ -94,7 +94,7 @@ fn check_code(d: &Diagnostic) {
 
 /// The library model and the text form of a clean compilation, checked.
 fn built(c: &Compilation) -> (Vec<u8>, String) {
-    let model = emit::proto::library_model(&c.functions);
+    let model = emit::proto::library_model(&c.functions, &c.custom_ops);
     check_model(&model, "the built library");
     let protos: Vec<FunctionProto> = c.functions.iter().map(emit::proto::function).collect();
     (model.encode_to_vec(), emit::text::functions_to_text(&protos))
@@ -155,7 +155,7 @@ fn fixtures() -> &'static (Vec<u8>, Vec<u8>) {
         let text = include_str!("../examples/tutorial.onnxs");
         let c = driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
         assert!(!c.has_errors(), "the tutorial compiles");
-        let library = emit::proto::library_model(&c.functions);
+        let library = emit::proto::library_model(&c.functions, &c.custom_ops);
         (library.encode_to_vec(), calling_model(&library).encode_to_vec())
     })
 }

@@ -13,6 +13,7 @@ pub mod driver;
 pub mod emit;
 pub mod link;
 pub mod lower;
+pub mod lsp;
 pub mod proto;
 pub mod schema;
 pub mod sema;

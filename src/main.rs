@@ -1,4 +1,4 @@
-//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`.
+//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`, `lsp`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
@@ -51,11 +51,21 @@ struct SchemaArgs {
     /// `- func: mylibrary::my_op(Tensor x, float alpha=1.0) -> Tensor`. Repeatable.
     #[arg(long = "schema", value_name = "FILE")]
     schema_files: Vec<PathBuf>,
+    /// The schemas of the operators registered with the PyTorch that will export, in the same
+    /// format (the Python package writes them from `torch.ops`): a `torch.library.define` that
+    /// differs is an error, and bindings to undeclared operators are checked against them.
+    /// Repeatable.
+    #[arg(long = "registered", value_name = "FILE")]
+    registered_files: Vec<PathBuf>,
 }
 
 impl SchemaArgs {
     fn options(&self) -> Options {
-        Options { native_functions: self.native_functions.clone(), schema_files: self.schema_files.clone() }
+        Options {
+            native_functions: self.native_functions.clone(),
+            schema_files: self.schema_files.clone(),
+            registered_files: self.registered_files.clone(),
+        }
     }
 }
 
@@ -139,9 +149,20 @@ enum Command {
     /// The first line is the schema exactly as native_functions.yaml writes it; then each
     /// argument with its type and how a translation receives it (tensor input or attribute).
     Schema {
-        /// The operator, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload.
+        /// The operator, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload; FX
+        /// graphs' spelling (`aten.layer_norm.default`) is understood too. A name without its
+        /// overload (`aten::add`) lists every overload.
         #[arg(value_name = "QUALNAME")]
         qualname: String,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// Run the language server (LSP over stdin and stdout) for editors.
+    ///
+    /// It publishes `check`'s diagnostics as you type (with their fixes as quick fixes) and
+    /// answers hover, completion, signature help, go to definition and document symbols from
+    /// the operator schemas and PyTorch bindings. See the README for editor setup.
+    Lsp {
         #[command(flatten)]
         schemas: SchemaArgs,
     },
@@ -158,7 +179,8 @@ enum Format {
     /// Rendered diagnostics with source excerpts, on stderr.
     Human,
     /// JSON Lines on stdout: code, severity, message, file, line, column, end_line,
-    /// end_column, labels, help, notes.
+    /// end_column, labels, help, notes, and fix (ruff's shape: edits with content and
+    /// location), or null.
     Json,
 }
 
@@ -275,6 +297,10 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
         }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
+        Command::Lsp { schemas } => match onnxsc::lsp::run_stdio(schemas.options()) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(message) => Err(AppError { message: format!("language server: {message}"), help: None }),
+        },
         Command::Build { paths, output, emit, deny_warnings, schemas } => {
             if emit == Emit::Proto && output.is_none() {
                 return Err(AppError {
@@ -289,7 +315,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 return Ok(ExitCode::from(1));
             }
             let bytes = match emit {
-                Emit::Proto => emit::proto::library_model(&c.functions).encode_to_vec(),
+                Emit::Proto => emit::proto::library_model(&c.functions, &c.custom_ops).encode_to_vec(),
                 Emit::Text => {
                     let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
                     emit::text::functions_to_text(&protos).into_bytes()
@@ -412,16 +438,41 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
         return Ok(ExitCode::from(1));
     }
     let registry = selected.registry;
-    match registry.lookup(qualname) {
-        Some(s) => {
-            write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        None => Err(AppError {
-            message: format!("no operator schema `{qualname}`"),
-            help: Some(schema_hint(qualname, &registry)),
-        }),
+    let qualname = normalize_qualname(qualname);
+    let qualname = qualname.as_str();
+    if let Some(s) = registry.lookup(qualname) {
+        write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
     }
+    // A name without its overload: every overload.
+    let overloads = registry.overloads(qualname);
+    if !qualname.contains('.') && !overloads.is_empty() {
+        let mut out = format!("`{qualname}` has {} overloads:\n", overloads.len());
+        for o in &overloads {
+            if let Some(s) = registry.lookup(&format!("{qualname}.{o}")) {
+                out.push('\n');
+                out.push_str(&onnxsc::sema::binding::describe_schema(s));
+            }
+        }
+        write_stdout(out.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(AppError { message: format!("no operator schema `{qualname}`"), help: Some(schema_hint(qualname, &registry)) })
+}
+
+/// The spellings of an operator that FX graphs and Python print, as `namespace::name.overload`:
+/// `aten.layer_norm.default`, `torch.ops.aten.add.Tensor`, `aten::gelu.default`.
+fn normalize_qualname(qualname: &str) -> String {
+    let q = qualname.trim();
+    let q = q.strip_prefix("torch.ops.").unwrap_or(q);
+    let q = match q.split_once("::") {
+        Some(_) => q.to_string(),
+        None => match q.split_once('.') {
+            Some((ns, rest)) => format!("{ns}::{rest}"),
+            None => q.to_string(),
+        },
+    };
+    q.strip_suffix(".default").map(str::to_string).unwrap_or(q)
 }
 
 fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {

@@ -46,8 +46,7 @@ impl std::fmt::Display for Span {
 struct SourceFile {
     name: String,
     text: String,
-    /// The byte offset of the start of each line; the first is 0.
-    line_starts: Vec<u32>,
+    lines: LineIndex,
 }
 
 /// The text of every file that takes part in one compilation, with an index of its lines: a
@@ -64,8 +63,8 @@ impl SourceMap {
 
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         let text = text.into();
-        let line_starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| (i + 1) as u32)).collect();
-        self.files.push(SourceFile { name: name.into(), text, line_starts });
+        let lines = LineIndex::new(&text);
+        self.files.push(SourceFile { name: name.into(), text, lines });
         self.files.len() - 1
     }
 
@@ -81,6 +80,11 @@ impl SourceMap {
         self.files.len()
     }
 
+    /// The index of a file's lines.
+    pub fn lines(&self, file: FileId) -> Option<&LineIndex> {
+        self.files.get(file).map(|f| &f.lines)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
@@ -88,7 +92,7 @@ impl SourceMap {
     /// 0-based index of the line holding a byte offset (offsets past the end are on the last).
     pub fn line_index(&self, file: FileId, offset: usize) -> usize {
         match self.files.get(file) {
-            Some(f) => f.line_starts.partition_point(|s| *s as usize <= offset).saturating_sub(1),
+            Some(f) => f.lines.line(offset.min(u32::MAX as usize) as u32),
             None => 0,
         }
     }
@@ -96,8 +100,8 @@ impl SourceMap {
     /// The byte range of a 0-based line, its line break included.
     pub fn line_range(&self, file: FileId, line: usize) -> Option<Range<usize>> {
         let f = self.files.get(file)?;
-        let start = *f.line_starts.get(line)? as usize;
-        let end = f.line_starts.get(line + 1).map_or(f.text.len(), |e| *e as usize);
+        let start = f.lines.line_start(line)? as usize;
+        let end = f.lines.line_start(line + 1).map_or(f.text.len(), |e| e as usize);
         Some(start..end)
     }
 
@@ -138,9 +142,47 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
     fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, files::Error> {
         let f = self.files.get(id).ok_or(files::Error::FileMissing)?;
         SourceMap::line_range(self, id, line_index)
-            .ok_or(files::Error::LineTooLarge { given: line_index, max: f.line_starts.len() - 1 })
+            .ok_or(files::Error::LineTooLarge { given: line_index, max: f.lines.line_count() - 1 })
     }
 }
+
+/// Where each line of a text starts, so a byte offset finds its line in O(log n) rather than by
+/// counting newlines from the start of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIndex {
+    /// The byte offset of each line's first character; `starts[0]` is 0.
+    starts: Vec<u32>,
+    len: u32,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
+        LineIndex { starts, len: text.len() as u32 }
+    }
+
+    /// The 0-based line that holds byte `offset` (offsets past the end are on the last line).
+    pub fn line(&self, offset: u32) -> usize {
+        self.starts.partition_point(|&s| s <= offset.min(self.len)) - 1
+    }
+
+    /// The byte offset where 0-based `line` starts, if the text has that line.
+    pub fn line_start(&self, line: usize) -> Option<u32> {
+        self.starts.get(line).copied()
+    }
+
+    /// The byte offset where 0-based `line` ends: its newline, or the end of the text.
+    pub fn line_end(&self, line: usize) -> Option<u32> {
+        self.starts.get(line)?;
+        Some(self.starts.get(line + 1).map(|s| s - 1).unwrap_or(self.len))
+    }
+
+    /// How many lines the text has (a text ending in a newline has an empty last line).
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while offset > 0 && !text.is_char_boundary(offset) {
         offset -= 1;

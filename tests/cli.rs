@@ -163,6 +163,13 @@ fn json_format_has_one_object_per_diagnostic() {
     assert_eq!((v["end_line"].as_u64(), v["end_column"].as_u64()), (Some(4), Some(17)));
     assert_eq!(v["help"], "did you mean `Add`?");
     assert_eq!(v["labels"][0]["primary"], true);
+    // The help as a fix, in ruff's shape: replace columns 15..17 of line 4 with `Add`.
+    let fix = &v["fix"];
+    assert_eq!(fix["applicability"], "safe");
+    assert_eq!(fix["message"], "Replace with `Add`");
+    assert_eq!(fix["edits"][0]["content"], "Add");
+    assert_eq!(fix["edits"][0]["location"], serde_json::json!({"row": 4, "column": 15}));
+    assert_eq!(fix["edits"][0]["end_location"], serde_json::json!({"row": 4, "column": 17}));
 }
 
 const WARNS: &str = "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"aten::mul.Tensor\")\ndef mul(x: FLOAT, other: FLOAT) -> FLOAT:\n    return op.Mul(x, other)\n";
@@ -218,6 +225,26 @@ fn schema_prints_the_yaml_text_and_the_onnx_mapping() {
     let o = onnxsc(&["schema", "aten::gelo"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("aten::gelu"), "{}", stderr(&o));
+}
+
+#[test]
+fn schema_reads_fx_spellings_and_lists_overloads() {
+    // As FX graphs and Python print operators.
+    for spelling in ["aten.layer_norm.default", "torch.ops.aten.layer_norm.default", "aten::layer_norm"] {
+        let o = onnxsc(&["schema", spelling], &[]);
+        assert_eq!(o.status.code(), Some(0), "{spelling}: {}", stderr(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).starts_with("layer_norm(Tensor input, SymInt[] normalized_shape"));
+    }
+    let o = onnxsc(&["schema", "aten.add.Tensor"], &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("add.Tensor(Tensor self"), "{}", stderr(&o));
+    // No default overload: every overload, each with its mapping.
+    let o = onnxsc(&["schema", "aten::add"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("`aten::add` has 3 overloads:"), "{out}");
+    for overload in ["add.Tensor(", "add.Scalar(", "add.out("] {
+        assert_eq!(out.lines().filter(|l| l.starts_with(overload)).count(), 1, "{overload} in {out}");
+    }
 }
 
 #[test]

@@ -63,7 +63,7 @@ fn write_link_seeds_when_asked() {
     use prost::Message;
     let text = include_str!("../examples/tutorial.onnxs");
     let c = onnxsc::driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
-    let library = onnxsc::emit::proto::library_model(&c.functions);
+    let library = onnxsc::emit::proto::library_model(&c.functions, &c.custom_ops);
     let model = onnxsc::contract::calling_model(&library);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/link");
     std::fs::create_dir_all(&dir).expect("created");

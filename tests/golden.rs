@@ -121,6 +121,25 @@ fn warnings() {
     });
 }
 
+/// Declared custom operators against the ones registered with PyTorch (`--registered`, which the
+/// Python package writes): a different declaration is E0515, and undeclared operators are
+/// checked against their registration.
+#[test]
+fn registered_schemas() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/registered");
+    let bytes = std::fs::read(dir.join("declared.onnxs")).expect("case file is readable");
+    let options = Options { registered_files: vec![dir.join("registered.yaml")], ..Options::default() };
+    let input = Input { name: "tests/cases/registered/declared.onnxs".into(), bytes };
+    let c = compile_inputs(vec![input.clone()], &options).expect("the registered schemas are readable");
+    let codes: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["E0515", "E0503", "E0504"]);
+    let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
+    insta::assert_snapshot!(rendered);
+    // Without the registrations, the declarations are all there is: `twice` is unknown.
+    let alone = compile_inputs(vec![input], &Options::default()).expect("no schema files");
+    assert_eq!(alone.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), ["E0501"]);
+}
+
 fn emitted(path: &Path) -> String {
     let (name, text) = read(path);
     let c = compile_sources(vec![(name, text)]);

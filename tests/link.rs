@@ -6,7 +6,8 @@
 
 use onnxsc::diagnostics::{render_plain, Diagnostic};
 use onnxsc::emit;
-use onnxsc::link::{self, specialize::specialize, Library, Mode, Options};
+use onnxsc::link::specialize::{specialize, specialize_call, Actual};
+use onnxsc::link::{self, Library, Mode, Options};
 use onnxsc::proto::onnx::{
     AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
@@ -194,6 +195,50 @@ fn specialise_folds_attribute_only_conditions() {
         "specialise_scaled_2",
         emit::text::function_to_text(&specialize(&scaled, &[float_attr("alpha", 2.0)]))
     );
+}
+
+const OPTIONAL: &str = r#"
+from typing import Optional
+
+from onnxscript import FLOAT, opset18 as op, script
+
+
+@script()
+def affine(x: FLOAT, weight: Optional[FLOAT] = None, bias: Optional[FLOAT] = None, low: Optional[float] = None, mode: str = "clip") -> FLOAT:
+    y = op.Identity(x)
+    if weight is not None:
+        y = y * weight
+    if mode == "clip" and low is not None:
+        y = op.Clip(y, low)
+    return op.Clip(y, None, bias)
+"#;
+
+#[test]
+fn specialise_a_call_folds_its_none_tests() {
+    let c = onnxsc::driver::compile_sources(vec![("optional.onnxs".into(), OPTIONAL.into())]);
+    assert!(!c.has_errors(), "{:?}", c.diagnostics);
+    let affine = emit::proto::function(&c.functions[0]);
+    let cases: [(&str, Vec<AttributeProto>, &[Actual]); 4] = [
+        // Nothing given: no weight, no clip, `bias` left out of the last Clip.
+        ("nothing", vec![], &[Actual::Tensor, Actual::Absent, Actual::Absent]),
+        // Weight and low given: both branches taken, the bias input is still omitted.
+        ("weight_low", vec![float_attr("low", -1.0)], &[Actual::Tensor, Actual::Tensor, Actual::Absent]),
+        // Another mode: the string comparison folds, `low` is ignored.
+        (
+            "other_mode",
+            vec![float_attr("low", -1.0), str_attr("mode", "none")],
+            &[Actual::Tensor, Actual::Absent, Actual::Tensor],
+        ),
+        // A given input of unknown kind keeps its test (it might be an empty optional value).
+        ("unknown_weight", vec![], &[Actual::Tensor, Actual::Unknown, Actual::Tensor]),
+    ];
+    for (name, attrs, inputs) in cases {
+        let s = specialize_call(&affine, &attrs, inputs);
+        let text = emit::text::function_to_text(&s);
+        assert!(!text.contains("CategoryMapper") && !text.contains("@low"), "{text}");
+        assert_eq!(text.contains("If ("), name == "unknown_weight", "{text}");
+        insta::assert_snapshot!(format!("specialise_call_{name}"), text);
+    }
 }
 
 #[test]

@@ -7,12 +7,18 @@
 
 Every function bound to PyTorch operators with ``@torch_op("aten::add.Tensor")`` becomes an
 entry ``{torch.ops.aten.add.Tensor: translation}``. The sources are checked first: any error
-raises :class:`CompileError` with the rendered diagnostics, before an export starts.
+raises :class:`CompileError` with the rendered diagnostics, before an export starts; each
+warning is an :class:`OnnxscWarning` (``deny_warnings=True`` makes them errors).
 :func:`load_library` does the same from a library built with ``onnxsc build``.
+
+Each translation is specialised to every distinct call the exporter makes (the optional inputs
+it gives, its attribute values) by onnxsc's linker, so ``if x is None:`` and conditions on
+attributes leave only the branch taken in the exported model. Every node carries its ``.onnxs``
+location in ``metadata_props["onnxsc.source"]``.
 """
 
 from onnxsc._binary import find_onnxsc_bin
-from onnxsc._errors import CompileError, OnnxscError
+from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._table import load_library, translation_table
 
-__all__ = ["CompileError", "OnnxscError", "find_onnxsc_bin", "load_library", "translation_table"]
+__all__ = ["CompileError", "OnnxscError", "OnnxscWarning", "find_onnxsc_bin", "load_library", "translation_table"]

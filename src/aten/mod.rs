@@ -24,5 +24,11 @@ pub use parse::{parse_schema, SchemaError};
 pub use registry::AtenRegistry;
 pub use yaml::YamlSchemaError;
 
+/// The ONNX opset at which the exporter of the targeted torch (2.15, whose native_functions are
+/// embedded) builds its graph: `torch.onnx._internal.exporter._constants.TORCHLIB_OPSET`. It
+/// inlines every translation there, and inlining refuses a function that imports another
+/// version of the ONNX domain, so a bound translation must use this opset (E0513).
+pub const EXPORTER_OPSET: i64 = 18;
+
 #[cfg(test)]
 mod tests;

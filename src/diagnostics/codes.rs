@@ -69,8 +69,14 @@ pub const OPTIONAL_TENSOR_REQUIRED: &str = "E0508";
 pub const ATEN_OUTPUT_COUNT: &str = "E0509";
 pub const BAD_TORCH_OP: &str = "E0510";
 pub const BAD_CUSTOM_SCHEMA: &str = "E0511";
+pub const SWAPPED_PARAMETERS: &str = "E0512";
+pub const EXPORTER_OPSET: &str = "E0513";
+pub const OPTIONAL_ATTRIBUTE_REQUIRED: &str = "E0514";
+pub const REGISTERED_SCHEMA_MISMATCH: &str = "E0515";
 
 pub const TYPE_MISMATCH: &str = "E0601";
+pub const MAYBE_NONE: &str = "E0602";
+pub const NONE_TEST_OPSET: &str = "E0603";
 
 pub const BAD_SCHEMA_FILE: &str = "E0701";
 

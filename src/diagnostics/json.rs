@@ -2,8 +2,13 @@
 //!
 //! Lines and columns are 1-based; columns count characters (Unicode scalar values). The end
 //! position is exclusive, as in LSP ranges.
+//!
+//! A diagnostic with a machine-applicable fix carries it as ruff's JSON output does:
+//! `"fix": {"applicability": "safe", "message": ..., "edits": [{"content": ..., "location":
+//! {"row": ..., "column": ...}, "end_location": {...}}]}` (the same 1-based rows and columns);
+//! `"fix": null` otherwise. Apply the edits from last to first so earlier positions stay valid.
 
-use super::{Diagnostic, Severity};
+use super::{Diagnostic, Fix, Severity};
 use crate::source::{SourceMap, Span};
 use serde_json::{json, Value};
 
@@ -13,8 +18,24 @@ fn position(sources: &SourceMap, file: usize, span: Span) -> (usize, usize, usiz
     (line, column, end_line, end_column)
 }
 
+fn fix_to_json(sources: &SourceMap, file: usize, fix: &Fix) -> Value {
+    let edits: Vec<Value> = fix
+        .edits
+        .iter()
+        .map(|e| {
+            let (row, column, end_row, end_column) = position(sources, file, e.span);
+            json!({
+                "content": e.replacement,
+                "location": {"row": row, "column": column},
+                "end_location": {"row": end_row, "column": end_column},
+            })
+        })
+        .collect();
+    json!({"applicability": "safe", "message": fix.message, "edits": edits})
+}
+
 /// One diagnostic as a JSON object: code, severity, message, the primary location, every label,
-/// help and notes.
+/// help, notes and the fix.
 pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> Value {
     let primary = d.labels.iter().find(|l| l.primary).or(d.labels.first());
     let (line, column, end_line, end_column) = match primary {
@@ -48,6 +69,7 @@ pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> Value {
         "labels": labels,
         "help": d.help,
         "notes": d.notes,
+        "fix": d.fix.as_ref().map(|f| fix_to_json(sources, d.file, f)),
     })
 }
 

@@ -2,7 +2,9 @@
 //!
 //! Phases push [`Diagnostic`]s into a [`Diagnostics`] sink instead of failing fast, so one run
 //! reports every independent error. Each diagnostic has a stable code (see [`codes`]), a primary
-//! label at the exact span, and a help line where one is possible.
+//! label at the exact span, and a help line where one is possible. A diagnostic whose help can
+//! be carried out mechanically also carries it as a [`Fix`]: the edits that make the help
+//! line true, which `check --format json` prints and the language server offers as a quick fix.
 
 pub mod codes;
 pub mod explain;
@@ -27,6 +29,47 @@ pub struct Label {
     pub primary: bool,
 }
 
+/// One replacement in the diagnostic's file: the text at `span` becomes `replacement` (an empty
+/// span inserts, an empty replacement deletes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+impl Edit {
+    pub fn replace(span: Span, replacement: impl Into<String>) -> Edit {
+        Edit { span, replacement: replacement.into() }
+    }
+
+    pub fn insert(at: u32, text: impl Into<String>) -> Edit {
+        Edit { span: Span { start: at, end: at }, replacement: text.into() }
+    }
+}
+
+/// A machine-applicable fix: applying all its edits (they never overlap) leaves a file in which
+/// this diagnostic is gone, without changing what the rest of the file means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What applying it does, as an editor's menu shows it: "Rename `x` to `self`".
+    pub message: String,
+    pub edits: Vec<Edit>,
+}
+
+impl Fix {
+    /// `text` with the edits applied.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for e in self.edits.iter().rev() {
+            let (start, end) = (e.span.start as usize, e.span.end as usize);
+            if start <= end && end <= out.len() && out.is_char_boundary(start) && out.is_char_boundary(end) {
+                out.replace_range(start..end, &e.replacement);
+            }
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
     pub code: &'static str,
@@ -36,6 +79,7 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     pub help: Option<String>,
     pub notes: Vec<String>,
+    pub fix: Option<Fix>,
 }
 
 impl Diagnostic {
@@ -48,6 +92,7 @@ impl Diagnostic {
             labels: Vec::new(),
             help: None,
             notes: Vec::new(),
+            fix: None,
         }
     }
 
@@ -74,6 +119,15 @@ impl Diagnostic {
 
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
+        self
+    }
+
+    /// The help line as edits; `edits` must not overlap. An empty list adds no fix.
+    pub fn fix(mut self, message: impl Into<String>, mut edits: Vec<Edit>) -> Self {
+        if !edits.is_empty() {
+            edits.sort_by_key(|e| (e.span.start, e.span.end));
+            self.fix = Some(Fix { message: message.into(), edits });
+        }
         self
     }
 

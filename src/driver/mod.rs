@@ -1,9 +1,15 @@
 //! The driver: files in, functions and diagnostics out. The command line and tests call this.
 
+pub mod analysis;
 pub mod files;
 mod modules;
 pub mod output;
+mod reuse;
 mod schemas;
+
+pub use analysis::Analysis;
+pub use modules::identity;
+pub use reuse::Reuse;
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
@@ -11,7 +17,7 @@ use crate::lower::{self, ir::Function};
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee};
 use crate::sema::env::{self, ModuleEnv};
-use crate::source::{SourceMap, Span};
+use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
 use std::path::{Path, PathBuf};
 
@@ -84,6 +90,8 @@ pub struct Compilation {
     /// Every file the compilation read (sources, imported modules, schema files): an output
     /// must not replace any of them.
     pub files: Vec<PathBuf>,
+    /// The custom operators the modules declare with `torch.library.define`, sorted.
+    pub custom_ops: Vec<String>,
 }
 
 impl Compilation {
@@ -99,9 +107,13 @@ pub struct Options {
     pub native_functions: Option<PathBuf>,
     /// More schemas (custom operators), in native_functions.yaml format.
     pub schema_files: Vec<PathBuf>,
+    /// The operators registered with the PyTorch that will export, in the same format: declared
+    /// custom operators are compared with them, and bindings to undeclared ones checked.
+    pub registered_files: Vec<PathBuf>,
 }
 
 /// One input file: its name and bytes as read.
+#[derive(Clone)]
 pub struct Input {
     pub name: String,
     pub bytes: Vec<u8>,
@@ -156,26 +168,69 @@ const COMPILER_STACK: usize = 1 << 30;
 
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
 pub fn compile_inputs(inputs: Vec<Input>, options: &Options) -> Result<Compilation, InputError> {
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .stack_size(COMPILER_STACK)
-            .spawn_scoped(scope, || compile_on_this_thread(&inputs, options));
-        match worker {
-            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            // No thread to be had: compile here, with the stack we have.
-            Err(_) => compile_on_this_thread(&inputs, options),
-        }
+    on_compiler_stack(|| compile_on_this_thread(&inputs, options))
+}
+
+/// Texts that stand in for files on disk (an editor's unsaved documents), by
+/// [`identity`] of the path.
+pub type Overlay = std::collections::HashMap<PathBuf, String>;
+
+/// Checks inputs the way `check` does, for an editor: the modules they import are read from
+/// `overlay` before the disk, and the result keeps what the compiler learned ([`Analysis`]).
+pub fn analyze(inputs: Vec<Input>, options: &Options, overlay: &Overlay) -> Result<Analysis, InputError> {
+    analyze_again(inputs, options, overlay, &mut Reuse::default())
+}
+
+/// [`analyze`], taking the results of functions that did not change from `reuse` (what the
+/// previous analyses of these inputs left there) and leaving this one's for the next.
+pub fn analyze_again(
+    inputs: Vec<Input>,
+    options: &Options,
+    overlay: &Overlay,
+    reuse: &mut Reuse,
+) -> Result<Analysis, InputError> {
+    let mut reuse = Some(reuse);
+    on_compiler_stack(move || {
+        let (c, known) = pipeline(&inputs, options, overlay, reuse.take())?;
+        let analysis::Known { modules, functions, bindings, facts, registry } =
+            known.unwrap_or_else(analysis::Known::empty);
+        Ok(Analysis { sources: c.sources, diagnostics: c.diagnostics, modules, functions, bindings, facts, registry })
     })
 }
 
+/// Runs `work` on a thread with [`COMPILER_STACK`], or here when no thread can be had.
+fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
+    let outcome = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, &mut work);
+        worker.map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    // No thread to be had: work here, with the stack we have.
+    outcome.unwrap_or_else(|_| work())
+}
+
 fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
+    pipeline(inputs, options, &Overlay::new(), None).map(|(c, _)| c)
+}
+
+/// The compiler's phases over the inputs; for an editor (`reuse` given), lowering also records
+/// facts, functions that did not change are not lowered again, no function is kept, and the
+/// result includes an [`Analysis`].
+fn pipeline(
+    inputs: &[Input],
+    options: &Options,
+    overlay: &Overlay,
+    mut reuse: Option<&mut Reuse>,
+) -> Result<(Compilation, Option<analysis::Known>), InputError> {
+    let for_editor = reuse.is_some();
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let base = schemas::load(options, &mut sources, &mut diags)?;
+    let registered = schemas::load_registered(options, &mut sources, &mut diags)?;
 
     // Parse every file first: custom operators declared in one module bind functions in all.
     // Then follow the imports of other `.onnxs` modules, compiling those in too.
-    let mut mods = modules::Modules::default();
+    let previous = reuse.as_deref_mut().map(|r| std::mem::take(&mut r.parsed)).unwrap_or_default();
+    let mut mods = modules::Modules { overlay: overlay.clone(), previous, ..Default::default() };
     for input in inputs {
         let key = modules::identity(Path::new(&input.name));
         mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
@@ -203,7 +258,11 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
         built[u] = Some(e);
     }
     let envs: Vec<ModuleEnv> = built.into_iter().flatten().collect();
-    let (registry, invalid) = schemas::with_custom_ops(base, &envs, &mut diags);
+    let (registry, invalid) = schemas::with_custom_ops(base, &envs, registered.as_ref(), &mut diags);
+    let mut custom_ops: Vec<String> =
+        envs.iter().flat_map(|e| e.custom_ops.iter().map(|d| d.qualname.clone())).collect();
+    custom_ops.sort();
+    custom_ops.dedup();
 
     // Decorators first: a call to another function needs the callee's domain and signature.
     let decorations: Vec<Vec<Option<lower::function::Decoration>>> = envs
@@ -225,9 +284,31 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
     calls::check_calls(&envs, &callees, &mut diags);
 
     let mut functions = Vec::new();
+    let mut facts = Vec::new();
+    let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &callees, &invalid));
     for (env, decos) in envs.iter().zip(&decorations) {
-        functions.extend(compile_module(env, decos, &callees, &sources, &registry, &invalid, &mut diags));
+        let Some(lines) = sources.lines(env.file) else { continue };
+        let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
+            let compiled = compile_module(env, decos, &callees, lines, &registry, &invalid, &mut diags);
+            let file = sources.name(env.file);
+            functions.extend(compiled.into_iter().map(|f| Function { source_file: file.to_string(), ..f }));
+            continue;
+        };
+        let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
+        let mut check = |f: &syntax::ast::FunctionDef,
+                         deco: &lower::function::Decoration,
+                         d: &mut Diagnostics,
+                         learned: &mut Vec<_>| {
+            compile_function(env, f, deco, &callees, lines, &registry, &invalid, d, Some(learned));
+        };
+        let context = reuse::module_fingerprint(context, env);
+        let text = sources.text(env.file);
+        reuse::check_module(reuse, name, text, context, env, decos, &mut check, &mut diags, &mut facts);
     }
+    // Only compiled functions (not the editor's re-checks) are known here.
+    binding::check_translation_callees(&functions, &mut diags);
+    let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
+    drop(envs);
     let files = mods
         .units
         .iter()
@@ -235,13 +316,38 @@ fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compila
         .chain(options.native_functions.iter().cloned())
         .chain(options.schema_files.iter().cloned())
         .collect();
-    Ok(Compilation { sources, diagnostics: diags.into_sorted(), functions, files })
+    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, custom_ops, files };
+    let Some(collected) = collected else { return Ok((compilation, None)) };
+    let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
+    // A module that does not parse now keeps its last syntax tree for the next edit.
+    let mut parsed = std::mem::take(&mut mods.previous);
+    let modules = mods
+        .units
+        .into_iter()
+        .zip(mods.deps)
+        .zip(globals.into_iter().zip(namespaces))
+        .map(|((u, imports), (globals, namespaces))| {
+            let ast = u.module.map(std::sync::Arc::new);
+            if let Some(module) = &ast {
+                let text = compilation.sources.text(u.file).to_string();
+                parsed.insert(u.name.clone(), reuse::Parsed { text, module: module.clone() });
+            }
+            analysis::ModuleInfo { name: u.name, key: u.key, file: u.file, ast, globals, namespaces, imports }
+        })
+        .collect();
+    if let Some(r) = reuse {
+        r.parsed = parsed;
+    }
+    let known = analysis::Known { modules, functions: infos, bindings, facts, registry };
+    Ok((compilation, Some(known)))
 }
 
-/// Reads one file's text (E0009 if it is not UTF-8) and parses it.
+/// Reads one file's text (E0009 if it is not UTF-8) and parses it; only the statements an
+/// edit touched when the `previous` text and module of the file are known.
 fn parse_input(
     name: &str,
     bytes: &[u8],
+    previous: Option<&reuse::Parsed>,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> (crate::source::FileId, Option<syntax::ast::Module>) {
@@ -250,6 +356,16 @@ fn parse_input(
             // Python accepts a UTF-8 byte-order mark at the start of a file.
             let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let file = sources.add(name.to_string(), text.to_string());
+            if let Some(p) = previous {
+                let again = if p.text == text {
+                    Some(p.module.as_ref().clone())
+                } else {
+                    syntax::incremental::reparse(file, &p.text, &p.module, text)
+                };
+                if again.is_some() {
+                    return (file, again);
+                }
+            }
             let result = syntax::parse(file, sources.text(file));
             diags.extend(result.diagnostics);
             let module = result.module.and_then(|m| match syntax::depth::too_deep(&m) {
@@ -361,25 +477,40 @@ fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
     callees: &[Callee],
-    sources: &SourceMap,
+    lines: &LineIndex,
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
 ) -> Vec<Function> {
-    let mut out = Vec::new();
-    for (f, deco) in env.functions.iter().zip(decorations) {
-        let Some(deco) = deco else { continue };
-        // Private helpers are compiled but not registered for export: no binding to check.
-        if !deco.private {
-            binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
-        }
-        if let Some(mut function) = lower::lower_function(env, f, deco, callees, sources, diags) {
-            // The exporter needs each bound operator's output count, annotation or not.
-            for op in &mut function.torch_ops {
-                op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
-            }
-            out.push(function);
-        }
+    let functions = env.functions.iter().zip(decorations);
+    functions
+        .filter_map(|(f, deco)| {
+            compile_function(env, f, deco.as_ref()?, callees, lines, registry, invalid, diags, None)
+        })
+        .collect()
+}
+
+/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).
+#[allow(clippy::too_many_arguments)]
+fn compile_function(
+    env: &ModuleEnv,
+    f: &syntax::ast::FunctionDef,
+    deco: &lower::function::Decoration,
+    callees: &[Callee],
+    lines: &LineIndex,
+    registry: &AtenRegistry,
+    invalid: &[String],
+    diags: &mut Diagnostics,
+    facts: Option<&mut Vec<crate::sema::facts::Fact>>,
+) -> Option<Function> {
+    // Private helpers are compiled but not registered for export: no binding to check.
+    if !deco.private {
+        binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
     }
-    out
+    let mut function = lower::lower_function(env, f, deco, callees, lines, diags, facts)?;
+    // The exporter needs each bound operator's output count, annotation or not.
+    for op in &mut function.torch_ops {
+        op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
+    }
+    Some(function)
 }

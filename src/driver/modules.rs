@@ -24,6 +24,8 @@ pub struct Unit {
     /// The name it is reported under: as given, or the importer's directory joined with the
     /// module's path.
     pub name: String,
+    /// Its identity: the canonical path when the file exists, else the normalised name.
+    pub key: PathBuf,
     /// Its name, normalised (`a/./b` is `a/b`), for matching module paths against it.
     pub normalized: PathBuf,
     pub file: FileId,
@@ -43,8 +45,13 @@ pub struct Modules {
     pub deps: Vec<Vec<usize>>,
     /// The bytes of source read so far, against [`super::files::MAX_SOURCE_BYTES`].
     pub source_bytes: u64,
-    /// The unit of each identity: the file itself when it exists, else the normalised name.
-    by_identity: HashMap<Identity, usize>,
+    /// The unit of each [`identity`].
+    pub by_identity: HashMap<PathBuf, usize>,
+    /// Texts that stand in for files on disk, by [`identity`]: an editor's unsaved documents.
+    pub overlay: HashMap<PathBuf, String>,
+    /// Each module's text and syntax tree in an earlier compilation, by name: an editor's last
+    /// check, to parse only what an edit touched.
+    pub previous: HashMap<String, super::reuse::Parsed>,
 }
 
 /// What a module path resolves to, before loading.
@@ -89,28 +96,9 @@ pub fn normalize(path: &Path) -> PathBuf {
     out.iter().collect()
 }
 
-/// What makes two paths the same module.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Identity {
-    /// An existing file: its device and inode, whatever path, link or `..` leads to it. One
-    /// `stat`, where a canonical path would take one per component of a deep path.
-    File(u64, u64),
-    /// A path that names no file: its normalised form.
-    Path(PathBuf),
-}
-
-/// The identity of a file.
-pub fn identity(path: &Path) -> Identity {
-    #[cfg(unix)]
-    if let Ok(m) = std::fs::metadata(path) {
-        use std::os::unix::fs::MetadataExt;
-        return Identity::File(m.dev(), m.ino());
-    }
-    #[cfg(not(unix))]
-    if let Ok(p) = path.canonicalize() {
-        return Identity::Path(p);
-    }
-    Identity::Path(normalize(path))
+/// The identity of a file: its canonical path if it exists, else its normalised path.
+pub fn identity(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| normalize(path))
 }
 
 /// The names a module binds at module level (what `from it import NAME` can find).
@@ -174,17 +162,17 @@ impl Modules {
     pub fn add(
         &mut self,
         name: String,
-        key: Identity,
+        key: PathBuf,
         bytes: &[u8],
         discovered: bool,
         sources: &mut SourceMap,
         diags: &mut Diagnostics,
     ) -> usize {
         self.source_bytes += bytes.len() as u64;
-        let (file, module) = super::parse_input(&name, bytes, sources, diags);
+        let (file, module) = super::parse_input(&name, bytes, self.previous.get(&name), sources, diags);
         self.by_identity.entry(key.clone()).or_insert(self.units.len());
         let normalized = normalize(Path::new(&name));
-        self.units.push(Unit { name, normalized, file, module, discovered });
+        self.units.push(Unit { name, key, normalized, file, module, discovered });
         self.lookups.push(HashMap::new());
         self.deps.push(Vec::new());
         self.units.len() - 1
@@ -238,7 +226,7 @@ impl Modules {
         let result = match self.resolve(importer, level, dotted) {
             Resolved::Unit(j) => ModuleLookup::Onnxs(j),
             Resolved::Lookup(l) => l,
-            Resolved::NewFile(path) => match super::files::read(&path, super::files::Kind::Source) {
+            Resolved::NewFile(path) => match self.read(&path) {
                 Ok(bytes) if self.source_bytes + bytes.len() as u64 > super::files::MAX_SOURCE_BYTES => {
                     ModuleLookup::NotFound {
                         tried: vec![format!(
@@ -252,7 +240,7 @@ impl Modules {
                     let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)
                 }
-                Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({})", path.display(), e.message)] },
+                Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({e})", path.display())] },
             },
         };
         if let ModuleLookup::Onnxs(j) = result {
@@ -262,6 +250,14 @@ impl Modules {
         }
         self.lookups[importer].insert(memo_key, result.clone());
         result
+    }
+
+    /// A module's bytes: the overlay's text, else the file's (a regular file, within limits).
+    fn read(&self, path: &Path) -> Result<Vec<u8>, String> {
+        match self.overlay.get(&identity(path)) {
+            Some(text) => Ok(text.clone().into_bytes()),
+            None => super::files::read(path, super::files::Kind::Source).map_err(|e| e.message),
+        }
     }
 
     /// What `(level, dotted)` written in unit `importer` names, without loading anything: a
@@ -296,10 +292,11 @@ impl Modules {
         let as_dir = normalize(&base.join(&rel));
         rel.set_extension("onnxs");
         let beside = normalize(&base.join(&rel));
-        if let Some(&j) = self.by_identity.get(&identity(&beside)) {
+        let key = identity(&beside);
+        if let Some(&j) = self.by_identity.get(&key) {
             return Resolved::Unit(j);
         }
-        if beside.is_file() {
+        if beside.is_file() || self.overlay.contains_key(&key) {
             return Resolved::NewFile(beside);
         }
         if level == 0 {

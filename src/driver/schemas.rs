@@ -1,8 +1,10 @@
 //! The PyTorch operator schemas a compilation checks against: the embedded native_functions
-//! (or `--native-functions`), `--schema` files, and the modules' `torch.library.define`s.
+//! (or `--native-functions`), `--schema` files, and the modules' `torch.library.define`s,
+//! compared with the operators registered with the PyTorch that will export (`--registered`,
+//! which the Python package writes from the live `torch.ops` schemas).
 
 use super::{InputError, Options};
-use crate::aten::{parse_schema, AtenRegistry};
+use crate::aten::{parse_schema, AtenRegistry, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::env::ModuleEnv;
 use crate::source::{SourceMap, Span};
@@ -73,12 +75,69 @@ pub fn load(
     Ok(registry)
 }
 
-/// Adds the custom operators that modules declare with `torch.library.define`.
+/// The schemas of the operators registered with PyTorch (`--registered` files), if any.
+pub fn load_registered(
+    options: &Options,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) -> Result<Option<AtenRegistry>, InputError> {
+    let mut registered: Option<AtenRegistry> = None;
+    for path in &options.registered_files {
+        if let Some(r) = load_yaml(path, sources, diags)? {
+            match &mut registered {
+                Some(all) => all.extend(&r),
+                None => registered = Some(r),
+            }
+        }
+    }
+    Ok(registered)
+}
+
+/// Whether a declared schema means what the registered one does, as the exporter passes
+/// arguments: same names, kinds, types (`int` and `SymInt` alike), defaults and returns.
+fn same_schema(declared: &FunctionSchema, registered: &FunctionSchema) -> bool {
+    fn ty(t: &Type) -> String {
+        t.to_string().replace("SymInt", "int").replace("SymBool", "bool")
+    }
+    fn default(d: &Option<String>) -> Option<DefaultValue> {
+        d.as_deref().map(|t| match DefaultValue::parse(t) {
+            // `1.` and `1.0` and `1` are one number.
+            Some(DefaultValue::Int(i)) => DefaultValue::Float(i as f64),
+            Some(v) => v,
+            None => DefaultValue::Str(t.to_string()),
+        })
+    }
+    declared.arguments.len() == registered.arguments.len()
+        && declared.returns.len() == registered.returns.len()
+        && declared.arguments.iter().zip(&registered.arguments).all(|(a, b)| {
+            a.name == b.name
+                && a.kwarg_only == b.kwarg_only
+                && ty(&a.ty) == ty(&b.ty)
+                && default(&a.default) == default(&b.default)
+        })
+        && declared.returns.iter().zip(&registered.returns).all(|(a, b)| ty(&a.ty) == ty(&b.ty))
+}
+
+/// The registered operators that no module declares and no schema file gives: bindings to them
+/// are checked against the registration.
+fn add_registered(registry: &mut Cow<AtenRegistry>, registered: &AtenRegistry, declared: &[String]) {
+    for s in registered.schemas() {
+        let q = s.qualified_name();
+        if registry.lookup(&q).is_none() && !declared.contains(&q) {
+            registry.to_mut().add(s.clone());
+        }
+    }
+}
+
+/// Adds the custom operators that modules declare with `torch.library.define`; a declaration
+/// that differs from the operator registered with PyTorch is E0515, and the registration is
+/// what bindings are then checked against.
 ///
 /// Also returns the names whose declaration is invalid, so bindings to them stay silent.
 pub fn with_custom_ops<'r>(
     mut registry: Cow<'r, AtenRegistry>,
     envs: &[ModuleEnv],
+    registered: Option<&AtenRegistry>,
     diags: &mut Diagnostics,
 ) -> (Cow<'r, AtenRegistry>, Vec<String>) {
     let mut declared: Vec<(String, usize, Span, crate::aten::FunctionSchema)> = Vec::new();
@@ -148,9 +207,34 @@ pub fn with_custom_ops<'r>(
                 continue;
             }
             first_declared.insert(qualname.clone(), declared.len());
-            declared.push((qualname, env.file, decl.qualname_span, schema.clone()));
-            registry.to_mut().add(schema);
+            declared.push((qualname.clone(), env.file, decl.qualname_span, schema.clone()));
+            match registered.and_then(|r| r.lookup(&qualname)) {
+                Some(live) if !same_schema(&schema, live) => {
+                    let registered_text = live.to_string();
+                    let args = registered_text.split_once('(').map_or("", |(_, r)| r);
+                    diags.push(
+                        Diagnostic::error(
+                            codes::REGISTERED_SCHEMA_MISMATCH,
+                            env.file,
+                            format!("`{qualname}` is registered with PyTorch with another schema than declared here"),
+                        )
+                        .primary(decl.schema_span, format!("declared: {schema}"))
+                        .secondary(decl.qualname_span, format!("registered: {live}"))
+                        .help(format!(
+                            "the exporter passes the registered operator's arguments: declare it as registered, `torch.library.define(\"{qualname}\", \"({args}\")`"
+                        )),
+                    );
+                    registry.to_mut().add(live.clone());
+                }
+                _ => {
+                    registry.to_mut().add(schema);
+                }
+            }
         }
+    }
+    if let Some(r) = registered {
+        let names: Vec<String> = declared.into_iter().map(|(q, ..)| q).collect();
+        add_registered(&mut registry, r, &names);
     }
     (registry, invalid)
 }

@@ -8,6 +8,24 @@ use std::collections::BTreeMap;
 /// The `metadata_props` key under which the typed signature is recorded.
 pub const SIGNATURE_KEY: &str = "onnxsc.signature";
 
+/// The `metadata_props` key of the source location (`file:line:column`) of a function's `def`
+/// and of each node: where an error that the exporter or ONNX Runtime reports about a node
+/// comes from (see docs/exporter.md).
+pub const SOURCE_KEY: &str = "onnxsc.source";
+
+/// The library model's `metadata_props` key listing, as a JSON array, the custom operators the
+/// sources declare with `torch.library.define` (the Python package compares them with PyTorch's
+/// registrations).
+pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
+
+fn entry(key: &str, value: String) -> onnx::StringStringEntryProto {
+    onnx::StringStringEntryProto { key: Some(key.into()), value: Some(value) }
+}
+
+fn location(file: &str, at: &SourceLocation) -> String {
+    format!("{file}:{}:{}", at.line, at.column)
+}
+
 /// The lowest IR version that can carry an ai.onnx opset (onnx-facts §1).
 pub fn min_ir_for_onnx_opset(version: i64) -> i64 {
     match version {
@@ -46,7 +64,7 @@ fn tensor(t: &Tensor) -> onnx::TensorProto {
     p
 }
 
-fn attribute(a: &Attr) -> onnx::AttributeProto {
+fn attribute(a: &Attr, file: &str) -> onnx::AttributeProto {
     let mut p = onnx::AttributeProto {
         name: Some(a.name.clone()),
         r#type: Some(a.value.attr_type().proto_code()),
@@ -60,29 +78,30 @@ fn attribute(a: &Attr) -> onnx::AttributeProto {
         AttrValue::Ints(v) => p.ints = v.clone(),
         AttrValue::Strs(v) => p.strings = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
         AttrValue::Tensor(t) => p.t = Some(tensor(t)),
-        AttrValue::Graph(g) => p.g = Some(graph(g)),
+        AttrValue::Graph(g) => p.g = Some(graph(g, file)),
         AttrValue::Ref { name, .. } => p.ref_attr_name = Some(name.clone()),
     }
     p
 }
 
-fn node(n: &Node) -> onnx::NodeProto {
+fn node(n: &Node, file: &str) -> onnx::NodeProto {
     onnx::NodeProto {
         input: n.inputs.iter().map(|i| i.clone().unwrap_or_default()).collect(),
         output: n.outputs.clone(),
         op_type: Some(n.op_type.clone()),
         domain: Some(n.domain.clone()),
-        attribute: n.attrs.iter().map(attribute).collect(),
+        attribute: n.attrs.iter().map(|a| attribute(a, file)).collect(),
+        metadata_props: n.source.iter().map(|at| entry(SOURCE_KEY, location(file, at))).collect(),
         ..Default::default()
     }
 }
 
-fn graph(g: &Graph) -> onnx::GraphProto {
+fn graph(g: &Graph, file: &str) -> onnx::GraphProto {
     onnx::GraphProto {
         name: Some(g.name.clone()),
         doc_string: g.doc.clone(),
         input: g.inputs.iter().map(graph_input).collect(),
-        node: g.nodes.iter().map(node).collect(),
+        node: g.nodes.iter().map(|n| node(n, file)).collect(),
         output: g
             .outputs
             .iter()
@@ -128,6 +147,9 @@ pub fn signature_json(f: &Function) -> String {
             if i.optional {
                 m.insert("optional".into(), true.into());
             }
+            if let Some(d) = &i.default_repr {
+                m.insert("default".into(), d.clone());
+            }
             Value::Object(m)
         })
         .collect();
@@ -140,6 +162,9 @@ pub fn signature_json(f: &Function) -> String {
             m.insert("type".into(), a.python_type.into());
             if let Some(d) = &a.default_repr {
                 m.insert("default".into(), d.clone());
+            }
+            if a.optional {
+                m.insert("optional".into(), true.into());
             }
             Value::Object(m)
         })
@@ -164,7 +189,7 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
     let attribute_proto = f
         .attributes
         .iter()
-        .filter_map(|a| a.default.as_ref().map(|d| attribute(&Attr { name: a.name.clone(), value: d.clone() })))
+        .filter_map(|a| a.default.as_ref().map(|d| attribute(&Attr { name: a.name.clone(), value: d.clone() }, "")))
         .collect();
     onnx::FunctionProto {
         name: Some(f.name.clone()),
@@ -173,24 +198,24 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
         output: f.outputs.clone(),
         attribute: no_default,
         attribute_proto,
-        node: f.nodes.iter().map(node).collect(),
+        node: f.nodes.iter().map(|n| node(n, &f.source_file)).collect(),
         doc_string: f.doc.clone(),
         opset_import: f
             .opset_imports
             .iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
             .collect(),
-        metadata_props: vec![onnx::StringStringEntryProto {
-            key: Some(SIGNATURE_KEY.into()),
-            value: Some(signature_json(f)),
-        }],
+        metadata_props: std::iter::once(entry(SIGNATURE_KEY, signature_json(f)))
+            .chain(f.source.iter().map(|at| entry(SOURCE_KEY, location(&f.source_file, at))))
+            .collect(),
         ..Default::default()
     }
 }
 
 /// A model whose `functions` are the library; its graph is empty. Opset imports are the union of
-/// the functions' (the highest version of each domain) plus each function's own domain.
-pub fn library_model(functions: &[Function]) -> onnx::ModelProto {
+/// the functions' (the highest version of each domain) plus each function's own domain. The
+/// declared `custom_ops` are listed in its metadata when there are any.
+pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::ModelProto {
     let mut imports: BTreeMap<String, i64> = BTreeMap::new();
     for f in functions {
         for (d, v) in &f.opset_imports {
@@ -213,6 +238,11 @@ pub fn library_model(functions: &[Function]) -> onnx::ModelProto {
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d), version: Some(v) })
             .collect(),
         functions: functions.iter().map(function).collect(),
+        metadata_props: if custom_ops.is_empty() {
+            Vec::new()
+        } else {
+            vec![entry(CUSTOM_OPS_KEY, serde_json::json!(custom_ops).to_string())]
+        },
         ..Default::default()
     }
 }

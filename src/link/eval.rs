@@ -1,5 +1,7 @@
 //! Constant evaluation of the single-element ops that attribute-only conditions are made of:
-//! `Constant`, `Identity`, comparisons, `Not`/`And`/`Or`/`Xor`, `Cast` and `CastLike`.
+//! `Constant`, `Identity`, comparisons, `Not`/`And`/`Or`/`Xor`, `Cast` and `CastLike`, and
+//! `ai.onnx.ml` `CategoryMapper` from a string (how a string attribute is compared before opset
+//! 19).
 //!
 //! Anything else — more than one element, float16 and the float8 types, strings to or from
 //! numbers, external data — is "unknown", and the condition is left alone.
@@ -156,6 +158,9 @@ fn constant(node: &NodeProto) -> Option<Value> {
 
 /// Whether `op_type` (in the default domain) is one [`evaluate`] knows.
 pub fn is_foldable(node: &NodeProto) -> bool {
+    if node.domain() == "ai.onnx.ml" {
+        return node.op_type() == "CategoryMapper";
+    }
     matches!(node.domain(), "" | "ai.onnx")
         && matches!(
             node.op_type(),
@@ -185,6 +190,7 @@ pub fn evaluate(node: &NodeProto, inputs: &[&Value]) -> Option<Value> {
     };
     match (node.op_type(), inputs) {
         ("Constant", []) => constant(node),
+        ("CategoryMapper", [x]) => category(node, x),
         ("Identity", [x]) => Some((*x).clone()),
         ("Not", [x]) => Value::new(BOOL, x.dims.clone(), Scalar::Bool(!x.as_bool()?)),
         ("Cast", [x]) => cast(x, i32::try_from(int_attr("to")?).ok()?),
@@ -207,6 +213,17 @@ pub fn evaluate(node: &NodeProto, inputs: &[&Value]) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// `CategoryMapper` of a string: the integer of its category, else `default_int64` (-1).
+fn category(node: &NodeProto, x: &Value) -> Option<Value> {
+    let Scalar::Str(s) = &x.scalar else { return None };
+    let attr = |name: &str| node.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none());
+    let strings = &attr("cats_strings")?.strings;
+    let ints = &attr("cats_int64s")?.ints;
+    let default = attr("default_int64").and_then(|a| a.i).unwrap_or(-1);
+    let mapped = strings.iter().position(|c| c == s).map_or(Some(default), |k| ints.get(k).copied())?;
+    Value::new(INT64, x.dims.clone(), Scalar::Int(mapped))
 }
 
 /// `Less` & co. on an ordering; NaN (no ordering) compares false.

@@ -1,8 +1,8 @@
 //! Inline mode: each call replaced by its function's body.
 //!
-//! A call's function is first specialised to the call's attributes (references bound,
-//! attribute-only conditions folded) and its own calls expanded: the result, a *template*, is
-//! cached per (function, attributes), since exported models call the same function the same way
+//! A call's function is first specialised to the call's attributes and to which of its inputs
+//! it omits (references bound, attribute-only and None conditions folded) and its own calls
+//! expanded: the result, a *template*, is cached per (function, attributes, inputs given), since exported models call the same function the same way
 //! many times. Each call site then copies its template, binding the formal inputs and outputs to
 //! the call's and giving every other value and node a fresh name (`<call>/<name>`, unique in the
 //! whole graph, subgraphs included). Outer-scope names are never renamed: a body only refers to
@@ -11,11 +11,11 @@
 use super::calls::{target, Target};
 use super::library::Table;
 use super::names::Namer;
-use super::specialize::{drop_references, specialize};
+use super::specialize::{drop_references, specialize_call, Actual};
 use super::walk::{declared_names, graph_value_names, node_names, subgraphs_mut, value_names};
 use crate::proto::onnx::{AttributeProto, GraphProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto};
 use prost::Message;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// The names already used in a graph (or function body), and the fresh ones handed out.
@@ -66,7 +66,10 @@ struct Template {
 
 pub struct Inliner<'t> {
     table: &'t Table,
-    templates: HashMap<(usize, Vec<u8>), Rc<Template>>,
+    templates: HashMap<(usize, Vec<u8>, Vec<Actual>), Rc<Template>>,
+    /// Values known to be tensors (typed inputs, initializers, value_info of the graph; then,
+    /// for each template being built, its formals that the call gives tensors for).
+    tensors: Vec<HashSet<String>>,
     /// Functions whose template is being built: a call back into one stays a call.
     active: Vec<usize>,
     /// Call sites expanded in the graph (nested calls not counted).
@@ -87,12 +90,25 @@ impl<'t> Inliner<'t> {
         Inliner {
             table,
             templates: HashMap::new(),
+            tensors: vec![HashSet::new()],
             active: Vec::new(),
             calls: 0,
             kept: Vec::new(),
             max_nodes: usize::MAX,
             made: 0,
             overflow: None,
+        }
+    }
+
+    /// Records the values of `g` that are tensors, so that calls passing them can fold
+    /// `x is None` tests on them.
+    pub fn know_tensors(&mut self, g: &GraphProto) {
+        use crate::proto::onnx::type_proto::Value;
+        let tensor =
+            |v: &ValueInfoProto| matches!(v.r#type.as_ref().and_then(|t| t.value.as_ref()), Some(Value::TensorType(_)));
+        let typed = g.input.iter().chain(&g.value_info).filter(|v| tensor(v)).map(|v| v.name().to_string());
+        if let Some(top) = self.tensors.first_mut() {
+            top.extend(typed.chain(g.initializer.iter().map(|t| t.name().to_string())));
         }
     }
 
@@ -141,20 +157,30 @@ impl<'t> Inliner<'t> {
         for a in &attrs {
             a.encode_length_delimited(&mut key).expect("a Vec grows as needed");
         }
-        if let Some(t) = self.templates.get(&(id, key.clone())) {
+        // Inside a template body, the names are the function's own: the known ones are its formals.
+        let tensors = self.tensors.last();
+        let actuals: Vec<Actual> = (0..self.table.defs[id].proto.input.len())
+            .map(|i| match call.input.get(i).map(String::as_str) {
+                None | Some("") => Actual::Absent,
+                Some(v) if tensors.is_some_and(|t| t.contains(v)) => Actual::Tensor,
+                Some(_) => Actual::Unknown,
+            })
+            .collect();
+        let key = (id, key, actuals);
+        if let Some(t) = self.templates.get(&key) {
             return Some(t.clone());
         }
         self.active.push(id);
-        let t = Rc::new(self.build(id, attrs.into_iter().cloned().collect()));
+        let t = Rc::new(self.build(id, attrs.into_iter().cloned().collect(), &key.2));
         self.active.pop();
-        self.templates.insert((id, key), t.clone());
+        self.templates.insert(key, t.clone());
         Some(t)
     }
 
-    /// The function specialised to `attrs`, its own calls expanded.
-    fn build(&mut self, id: usize, attrs: Vec<AttributeProto>) -> Template {
+    /// The function specialised to `attrs` and the inputs given, its own calls expanded.
+    fn build(&mut self, id: usize, attrs: Vec<AttributeProto>, actuals: &[Actual]) -> Template {
         let table = self.table;
-        let mut f = specialize(&table.defs[id].proto, &attrs);
+        let mut f = specialize_call(&table.defs[id].proto, &attrs, actuals);
         drop_references(&mut f.node);
         let mut body = GraphProto {
             node: std::mem::take(&mut f.node),
@@ -162,7 +188,11 @@ impl<'t> Inliner<'t> {
             ..Default::default()
         };
         let mut names = Names::of_body(&f.input, &body.node);
+        let given: HashSet<String> =
+            f.input.iter().zip(actuals).filter(|(_, a)| **a == Actual::Tensor).map(|(n, _)| n.clone()).collect();
+        self.tensors.push(given);
         self.expand_graph(&mut body, &mut names);
+        self.tensors.pop();
 
         let mut slots = HashMap::new();
         for (i, n) in f.input.iter().enumerate() {

@@ -13,9 +13,9 @@
 //! | `signature` | a function's signature (metadata or proto) and a call checked against it |
 //! | `calls` | call or operator; reachable functions, unresolved calls, recursion |
 //! | `opsets` | merged opset imports, schema-version conflicts, the IR version |
-//! | `specialize` | a function bound to attribute values, attribute-only conditions folded |
+//! | `specialize` | a function bound to a call's attributes and inputs, conditions on them folded |
 //! | `eval` | constant evaluation of the scalar ops those conditions use |
-//! | `inline` | templates per (function, attributes) and their instantiation at call sites |
+//! | `inline` | templates per (function, attributes, inputs given) and their instantiation at call sites |
 //! | `names`, `walk` | fresh names; walking nodes and subgraphs |
 //! | `external` | external data kept valid wherever the output is written |
 //!
@@ -103,6 +103,7 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
         Mode::Inline => {
             let mut inliner = inline::Inliner::new(&table);
             inliner.max_nodes = options.max_nodes;
+            inliner.know_tensors(&graph);
             let mut names = inline::Names::of_graph(&graph);
             inliner.expand_graph(&mut graph, &mut names);
             if let Some(chain) = inliner.overflow {

@@ -5,12 +5,30 @@
 //! runtime evaluates the condition and carries both branches. Given the values, the condition is
 //! a constant: [`specialize`] binds the attribute references, folds such conditions and keeps
 //! only the branch taken. The linker's inline mode uses it at every call site.
+//!
+//! A call also decides which optional values are None ([`specialize_call`]): an omitted input,
+//! and a `Constant` whose value references an attribute the call does not give, have no value.
+//! `OptionalHasElement` of such a value is false (of a known tensor, true), values copied or
+//! cast from it (`Identity`, `Cast`, `CastLike`) have no value either, and where it reaches an
+//! op's input the input is omitted (`""`). That is how `x is None` tests fold (see the compiler's
+//! `lower::function::optional` and docs/exporter.md).
 
 use super::eval::{self, Value};
 use super::walk::subgraphs_mut;
 use crate::emit::proto::SIGNATURE_KEY;
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 use std::collections::{HashMap, HashSet, VecDeque};
+
+/// What a call passes for one formal input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Actual {
+    /// Nothing (`""`, or fewer inputs than formals).
+    Absent,
+    /// A tensor (a typed graph input, an initializer).
+    Tensor,
+    /// A value of unknown kind.
+    Unknown,
+}
 
 /// `function` with its attributes bound: each attribute given in `attributes` (by name; values
 /// that are themselves references are ignored), else its default, replaces the references to it,
@@ -19,12 +37,33 @@ use std::collections::{HashMap, HashSet, VecDeque};
 /// stay references. The `onnxsc.signature` metadata is dropped, as it no longer describes the
 /// function.
 pub fn specialize(function: &FunctionProto, attributes: &[AttributeProto]) -> FunctionProto {
+    bind(function, attributes, Folder::default())
+}
+
+/// [`specialize`] for the whole of one call that passes `inputs` (formals beyond them are
+/// unknown): absent inputs are `""` in the body, an attribute the call does not give (and that
+/// has no default) has no value, and what that decides is folded.
+pub fn specialize_call(function: &FunctionProto, attributes: &[AttributeProto], inputs: &[Actual]) -> FunctionProto {
+    let mut folder = Folder { call: true, ..Folder::default() };
+    for (formal, actual) in function.input.iter().zip(inputs) {
+        match actual {
+            Actual::Absent => folder.absent.insert(formal.clone()),
+            Actual::Tensor => folder.tensors.insert(formal.clone()),
+            Actual::Unknown => false,
+        };
+    }
+    bind(function, attributes, folder)
+}
+
+fn bind(function: &FunctionProto, attributes: &[AttributeProto], folder: Folder) -> FunctionProto {
     let mut values: HashMap<&str, &AttributeProto> = function.attribute_proto.iter().map(|a| (a.name(), a)).collect();
     values.extend(attributes.iter().filter(|a| a.ref_attr_name.is_none()).map(|a| (a.name(), a)));
     let mut f = function.clone();
     bind_references(&mut f.node, &values);
-    fold_conditions(&mut f.node, &f.output);
-    f.attribute.retain(|a| !values.contains_key(a.as_str()));
+    // For a whole call, the attributes it does not give are decided too: not given.
+    let call = folder.call;
+    folder.run(&mut f.node, &f.output);
+    f.attribute.retain(|a| !call && !values.contains_key(a.as_str()));
     f.attribute_proto.retain(|a| !values.contains_key(a.name()));
     f.metadata_props.retain(|m| m.key() != SIGNATURE_KEY);
     f
@@ -64,16 +103,7 @@ pub fn drop_references(nodes: &mut [NodeProto]) {
 /// the branch taken; then removes the constant computations nothing uses any more. `outputs` are
 /// the names the caller still reads (a function's outputs).
 pub fn fold_conditions(nodes: &mut Vec<NodeProto>, outputs: &[String]) {
-    let mut folder = Folder::default();
-    *nodes = folder.fold(std::mem::take(nodes));
-    if folder.spliced {
-        let mut uses: HashMap<String, usize> = HashMap::new();
-        count_uses(nodes, &mut uses);
-        for o in outputs {
-            *uses.entry(o.clone()).or_default() += 1;
-        }
-        sweep(nodes, &folder.evaluated, &mut uses);
-    }
+    Folder::default().run(nodes, outputs);
 }
 
 #[derive(Default)]
@@ -82,9 +112,29 @@ struct Folder {
     /// Outputs of the nodes evaluated: pure, so removable once unused.
     evaluated: HashSet<String>,
     spliced: bool,
+    /// Values that this call leaves out: omitted inputs and what only copies them.
+    absent: HashSet<String>,
+    /// Values known to be tensors (not optional values), so `OptionalHasElement` of them is true.
+    tensors: HashSet<String>,
+    /// The attributes left unbound are not given by the call (rather than still to be bound).
+    call: bool,
+    /// Outputs of nodes computed from absent values: removed once unused.
+    fed_by_absent: HashSet<String>,
 }
 
 impl Folder {
+    fn run(mut self, nodes: &mut Vec<NodeProto>, outputs: &[String]) {
+        *nodes = self.fold(std::mem::take(nodes));
+        if self.spliced || !self.fed_by_absent.is_empty() {
+            let mut uses: HashMap<String, usize> = HashMap::new();
+            count_uses(nodes, &mut uses);
+            for o in outputs {
+                *uses.entry(o.clone()).or_default() += 1;
+            }
+            sweep(nodes, &self.evaluated, &mut uses);
+        }
+    }
+
     fn fold(&mut self, nodes: Vec<NodeProto>) -> Vec<NodeProto> {
         let mut queue: VecDeque<NodeProto> = nodes.into();
         let mut out = Vec::with_capacity(queue.len());
@@ -96,6 +146,19 @@ impl Folder {
                 }
                 self.spliced = true;
                 continue;
+            }
+            if self.passes_on_absent(&node) {
+                self.absent.extend(node.output.iter().cloned());
+                continue;
+            }
+            self.omit_absent_inputs(&mut node);
+            if is_constant(&node) {
+                self.tensors.extend(node.output.iter().cloned());
+            }
+            if let Some(v) = self.has_element(&node).or_else(|| self.short_circuit(&node)) {
+                let v = Value { dtype: eval::BOOL, dims: Vec::new(), scalar: eval::Scalar::Bool(v) };
+                self.evaluated.insert(node.output[0].clone());
+                self.known.insert(node.output[0].clone(), v);
             }
             let inputs: Option<Vec<&Value>> = node.input.iter().map(|i| self.known.get(i)).collect();
             if let Some(v) = inputs.and_then(|inputs| eval::evaluate(&node, &inputs)) {
@@ -110,6 +173,74 @@ impl Folder {
         out
     }
 
+    /// Whether the node only has a value if its first input has, and that input is absent (or
+    /// it is a `Constant` whose value references an attribute the call does not give).
+    fn passes_on_absent(&self, node: &NodeProto) -> bool {
+        if !matches!(node.domain(), "" | "ai.onnx") || node.output.len() != 1 {
+            return false;
+        }
+        match node.op_type() {
+            "Constant" => self.call && node.attribute.iter().any(|a| a.ref_attr_name.is_some()),
+            "Identity" | "Cast" | "CastLike" => {
+                node.input.first().is_some_and(|i| i.is_empty() || self.absent.contains(i))
+            }
+            _ => false,
+        }
+    }
+
+    /// `And` with a known false input is false, `Or` with a known true one true, whatever the
+    /// other (`x is not None and x != 1.0`, where `x` is omitted, reads a value that is not there).
+    fn short_circuit(&self, node: &NodeProto) -> Option<bool> {
+        let decisive = match (node.domain(), node.op_type()) {
+            ("" | "ai.onnx", "And") => false,
+            ("" | "ai.onnx", "Or") => true,
+            _ => return None,
+        };
+        let scalar = |i: &String| self.known.get(i).is_some_and(|v| v.dims.iter().all(|d| *d == 1));
+        let hit = node.input.iter().any(|i| scalar(i) && self.known[i].as_bool() == Some(decisive));
+        (hit && node.output.len() == 1).then_some(decisive)
+    }
+
+    /// Absent values reach an op as omitted inputs; trailing ones are dropped. What the node
+    /// computes may be removed once unused (it could not run anyway).
+    fn omit_absent_inputs(&mut self, node: &mut NodeProto) {
+        if self.absent.is_empty() {
+            return;
+        }
+        let mut fed = false;
+        for i in &mut node.input {
+            if self.absent.contains(i.as_str()) {
+                i.clear();
+                fed = true;
+            } else if self.fed_by_absent.contains(i.as_str()) {
+                fed = true;
+            }
+        }
+        if fed {
+            self.fed_by_absent.extend(node.output.iter().cloned());
+            self.evaluated.extend(node.output.iter().cloned());
+        }
+        while node.input.last().is_some_and(String::is_empty) {
+            node.input.pop();
+        }
+    }
+
+    /// `OptionalHasElement` of an omitted value (false) or of a known tensor (true).
+    fn has_element(&self, node: &NodeProto) -> Option<bool> {
+        if !(matches!(node.domain(), "" | "ai.onnx")
+            && node.op_type() == "OptionalHasElement"
+            && node.output.len() == 1)
+        {
+            return None;
+        }
+        match node.input.first().map(String::as_str) {
+            None | Some("") => Some(false),
+            Some(i) if self.absent.contains(i) => Some(false),
+            Some(i) if self.tensors.contains(i) || self.known.contains_key(i) => Some(true),
+            _ => None,
+        }
+    }
+
     /// The branch an `If` with a known condition takes, if it can be spliced in.
     fn taken_branch(&self, node: &NodeProto) -> Option<GraphProto> {
         if !(matches!(node.domain(), "" | "ai.onnx") && node.op_type() == "If" && node.input.len() == 1) {
@@ -121,6 +252,13 @@ impl Folder {
         let plain = g.input.is_empty() && g.initializer.is_empty() && g.sparse_initializer.is_empty();
         (plain && g.output.len() == node.output.len()).then(|| g.clone())
     }
+}
+
+/// A `Constant` whose value is in the node (not a reference): a tensor, of any size.
+fn is_constant(node: &NodeProto) -> bool {
+    matches!(node.domain(), "" | "ai.onnx")
+        && node.op_type() == "Constant"
+        && node.attribute.iter().all(|a| a.ref_attr_name.is_none())
 }
 
 /// The branch's nodes in place of the `If`: each branch output a branch node produces is renamed

@@ -11,20 +11,25 @@
 
 use super::ir::*;
 use super::liveness;
+use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
-use crate::source::{SourceMap, Span};
+use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod graphs;
 mod loops;
+mod optional;
 mod subscripts;
+
+use optional::Presence;
 
 /// Marks that a diagnostic was already reported; the caller abandons the construct.
 #[derive(Debug)]
@@ -66,6 +71,8 @@ struct Scope {
     vars: HashMap<String, Binding>,
     nodes: Vec<Node>,
     produced: HashSet<String>,
+    /// What the `if` around this scope says of optional values (see `optional`).
+    facts: HashMap<String, Presence>,
 }
 
 /// The domain torchlib's `torch_op` gives its translations.
@@ -331,7 +338,7 @@ pub struct Lowerer<'a, 'm> {
     imports: BTreeMap<String, (i64, Span)>,
     live_out: HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
-    sources: &'a SourceMap,
+    lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: bool,
     /// What is known of each value's element type (values are unique across scopes).
@@ -340,6 +347,27 @@ pub struct Lowerer<'a, 'm> {
     loop_depth: usize,
     /// Nested graphs already used as an attribute, by definition: a second use gets fresh names.
     graphs_used: HashSet<u32>,
+    /// Where to record what each name stands for, for editors (`None`: not recorded).
+    facts: Option<&'a mut Vec<Fact>>,
+    /// The function's parameters: where each is declared and, for an input, whether it is
+    /// optional; for an attribute, its Python type and default.
+    params: HashMap<String, ParamNote>,
+    /// Values that may be None (optional inputs and what passes them on); others are present.
+    presence: HashMap<String, Presence>,
+    /// Attribute parameters without a default that may be None.
+    optional_attrs: HashSet<String>,
+    /// The function translates PyTorch operators for `torch.onnx.export` (see `sema::binding`).
+    exporter_bound: bool,
+    /// The variable each name expression read (by span), for messages about values.
+    names_read: HashMap<(u32, u32), String>,
+}
+
+/// What a [`Fact`] says of a parameter besides its binding.
+struct ParamNote {
+    declared: Span,
+    optional: bool,
+    python: Option<&'static str>,
+    default: Option<String>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -394,6 +422,39 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.scope().vars.insert(name.to_string(), b);
     }
 
+    /// Records what the name at `span` stands for, if facts are recorded.
+    fn note(&mut self, name: &str, span: Span, b: &Binding) {
+        if self.facts.is_none() {
+            return;
+        }
+        let param = self.params.get(name);
+        let info = match b {
+            Binding::Value(v) => {
+                let ty = self.types.get(v).map(Ty::describe);
+                match param {
+                    // A parameter's value is named after it until the name is reassigned.
+                    Some(p) if v == name && p.python.is_none() => NameInfo::Input { ty, optional: p.optional },
+                    _ => NameInfo::Local { ty },
+                }
+            }
+            Binding::Attr { ty, .. } => NameInfo::Attribute {
+                onnx: *ty,
+                python: param.and_then(|p| p.python),
+                default: param.and_then(|p| p.default.clone()),
+            },
+            Binding::Graph(_) => NameInfo::Graph,
+            Binding::Poison => return,
+        };
+        let definition = match info {
+            NameInfo::Input { .. } | NameInfo::Attribute { .. } => param.map(|p| p.declared),
+            _ => None,
+        };
+        let fact = Fact { file: self.file(), span, name: name.to_string(), info, definition };
+        if let Some(facts) = self.facts.as_mut() {
+            facts.push(fact);
+        }
+    }
+
     fn use_domain(&mut self, opset: &Opset, span: Span) -> R<()> {
         match self.imports.get(&opset.domain) {
             Some((v, first)) if *v != opset.version => {
@@ -431,9 +492,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<()> {
         self.use_domain(opset, span)?;
         self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs);
+        let source = Some(self.location(span));
         let scope = self.scope();
         scope.produced.extend(outputs.iter().cloned());
-        scope.nodes.push(Node { domain: opset.domain.clone(), op_type: op_type.into(), inputs, outputs, attrs });
+        scope.nodes.push(Node {
+            domain: opset.domain.clone(),
+            op_type: op_type.into(),
+            inputs,
+            outputs,
+            attrs,
+            source,
+        });
         Ok(())
     }
 
@@ -507,6 +576,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// Reports the first element-type contradiction among a call's inputs (E0601).
     fn check_input_types(&mut self, schema: &OpSchema, inputs: &[Option<String>], spans: &[Span]) -> R<()> {
+        self.check_required_inputs(schema, inputs, spans)?;
         let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.types.get(v))).collect();
         let Err(c) = infer::check_call(schema, &args, 0) else { return Ok(()) };
         let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
@@ -610,10 +680,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let name = self.fresh(hint);
         let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
         self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
+        self.note_attribute_tensor(&name, attr);
         if as_bool {
             let cast = self.fresh(&format!("{name}_as_bool"));
             let to = vec![Attr { name: "to".into(), value: AttrValue::Int(ElemType::Bool.code() as i64) }];
             self.emit_default("Cast", vec![Some(name)], vec![cast.clone()], to, span)?;
+            self.note_attribute_tensor(&cast, attr);
             self.castable.insert(cast.clone());
             return Ok(cast);
         }
@@ -624,6 +696,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn copy(&mut self, value: &str, hint: &str, span: Span) -> R<String> {
         let name = self.fresh(hint);
         self.emit_default("Identity", vec![Some(value.to_string())], vec![name.clone()], vec![], span)?;
+        self.derive_presence(&name, self.presence(value));
         Ok(name)
     }
 
@@ -664,7 +737,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             ExprKind::BinOp { op, left, right } => self.lower_binop(*op, left, right, e.span, target),
             ExprKind::UnaryOp { op, operand } => self.lower_unary(*op, operand, e.span, target),
-            ExprKind::Compare { left, comparisons } => self.lower_compare(left, comparisons, e.span, target),
+            ExprKind::Compare { left, comparisons } => match self.lower_none_test(e, target) {
+                Some(tested) => tested,
+                None => self.lower_compare(left, comparisons, e.span, target),
+            },
             ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
                 Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i64), target, e.span),
                 _ => Err(self.not_a_value(e)),
@@ -681,12 +757,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
             )),
             ExprKind::Subscript { value, index } => self.lower_subscript(e, value, index, target),
+            // Conditions on what each call decides (None tests, attributes) are scalars.
+            ExprKind::BoolOp { op, values } if self.decided_per_call(e) => {
+                self.lower_bool_op(*op, values, e.span, target)
+            }
             ExprKind::BoolOp { op, .. } => {
                 let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
                 Err(self.unsupported(
                     e.span,
-                    &format!("`{word}` is"),
-                    &format!("combine boolean tensors with `{sym}` (ONNX `{}`)", if sym == "&" { "And" } else { "Or" }),
+                    &format!("`{word}` on tensors is"),
+                    &format!(
+                        "combine boolean tensors with `{sym}` (ONNX `{}`); `{word}` combines only conditions on attributes and `is None` tests",
+                        if sym == "&" { "And" } else { "Or" }
+                    ),
                 ))
             }
             ExprKind::IfExp { .. } => Err(self.unsupported(
@@ -731,8 +814,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
+        self.names_read.insert((span.start, span.end), n.to_string());
         match self.lookup(n).cloned() {
-            Some(b) => self.binding_value(n, b, target.unwrap_or(n), span),
+            Some(b) => {
+                self.note(n, span, &b);
+                self.binding_value(n, b, target.unwrap_or(n), span)
+            }
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison) => Err(Reported),
@@ -780,7 +867,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if self.assigned_anywhere.contains(n) {
             d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
         } else if let Some(s) = did_you_mean(n, candidates.map(String::as_str)) {
-            d = d.help(format!("did you mean `{s}`?"));
+            d = d
+                .help(format!("did you mean `{s}`?"))
+                .fix(format!("Replace with `{s}`"), vec![Edit::replace(span, &s)]);
         }
         self.push(d)
     }
@@ -873,6 +962,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Err(self.push(d));
         }
         let (op, right) = (&comparisons[0].0, &comparisons[0].1);
+        if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+            if let Some(compared) = self.lower_string_attribute_compare(left, right, *op == CmpOp::NotEq, span, target)
+            {
+                return compared;
+            }
+        }
         let op_type = match op {
             CmpOp::Eq | CmpOp::NotEq => "Equal",
             CmpOp::Lt => "Less",
@@ -886,7 +981,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
                 )
                 .primary(span, "no ONNX mapping")
-                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`");
+                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`; test optional values with `x is None`");
                 return Err(self.push(d));
             }
         };
@@ -969,7 +1064,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match (a, tv.and_then(|t| bindings.get(&t).cloned())) {
                 (Some(a), Some(like)) if self.castable.contains(&a) => {
                     let cast = self.fresh(&format!("{a}_cast"));
+                    let presence = self.presence(&a);
                     self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
+                    self.derive_presence(&cast, presence);
                     out.push(Some(cast));
                 }
                 (a, _) => out.push(a),
@@ -1058,7 +1155,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("`{op_name}` is not available in opset {}", opset.version),
                 )
                 .primary(op_span, format!("introduced in opset {first_version}"))
-                .help(format!("import `opset{first_version}` or later to use `{op_name}`"));
+                .help(if self.exporter_bound && opset.domain.is_empty() {
+                    format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}: write `{op_name}` with opset-{EXPORTER_OPSET} operators (`onnxsc explain E0513` shows how for `Gelu`)")
+                } else {
+                    format!("import `opset{first_version}` or later to use `{op_name}`")
+                });
                 return Err(self.push(d));
             }
             Resolution::Unknown if registry.known_domain(&opset.domain) => {
@@ -1067,7 +1168,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
                         .primary(op_span, "unknown operator");
                 if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain)) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
                 }
                 return Err(self.push(d));
             }
@@ -1157,7 +1260,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         )
                         .primary(k.span, "unknown attribute");
                         if let Some(sug) = did_you_mean(&k.name, names) {
-                            d = d.help(format!("did you mean `{sug}`?"));
+                            d = d
+                                .help(format!("did you mean `{sug}`?"))
+                                .fix(format!("Replace with `{sug}`"), vec![Edit::replace(k.span, &sug)]);
                         } else if s.attributes.is_empty() {
                             d = d.help(format!("`{op_name}` takes no attributes"));
                         } else {
@@ -1272,6 +1377,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if let Some(schema) = schema {
             let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
             self.check_input_types(schema, &inputs, &spans)?;
+            for a in &attrs {
+                let at =
+                    args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
+                self.check_required_attribute(schema, a, at)?;
+            }
         }
         // Trailing omitted inputs are dropped, as ONNX allows.
         let mut inputs = inputs;
@@ -1343,7 +1453,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 )
                 .primary(attr.span, "not defined in that module");
                 if let Some(s) = did_you_mean(&attr.name, ns.names.keys().map(String::as_str)) {
-                    d = d.help(format!("did you mean `{s}`?"));
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(attr.span, &s)]);
                 }
                 Err(self.push(d))
             }
@@ -1419,6 +1531,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 (None, a) => {
                     let value = match a {
                         Some(a) => match self.lower_opt_expr(&a.value) {
+                            Ok(Some(v)) if !p.optional => {
+                                let place = format!("`{}` requires its input `{}`", callee.name, p.name);
+                                match self.require_present(&v, a.value.span, &place) {
+                                    Ok(()) => Some(v),
+                                    Err(_) => {
+                                        failed = true;
+                                        None
+                                    }
+                                }
+                            }
                             Ok(v) => v,
                             Err(_) => {
                                 failed = true;
@@ -1479,6 +1601,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
     fn lower_attr(&mut self, op: &str, key: &Ident, e: &Expr, expected: Option<AttrType>) -> R<Option<Attr>> {
         if let ExprKind::Name(n) = &e.kind {
+            if let Some(b) = self.lookup(n).cloned() {
+                self.note(n, e.span, &b);
+            }
             match self.lookup(n).cloned() {
                 Some(Binding::Attr { name, ty, .. }) => {
                     if let Some(exp) = expected {
@@ -1564,6 +1689,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn is_static_if(&self, s: &Stmt) -> Option<bool> {
         let StmtKind::If { test, .. } = &s.kind else { return None };
+        if let Some(taken) = self.static_none_test(test) {
+            return Some(taken);
+        }
         let ExprKind::Name(n) = &test.kind else { return None };
         if self.assigned_anywhere.contains(n) {
             return None;
@@ -1711,7 +1839,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match (&target.kind, &value.kind) {
             (ExprKind::Name(n), _) => {
                 let v = self.lower_expr(value, Some(n))?;
-                self.bind(n, Binding::Value(v));
+                self.bind(n, Binding::Value(v.clone()));
+                self.note(n, target.span, &Binding::Value(v));
                 Ok(())
             }
             (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs)) => {
@@ -1747,8 +1876,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
                 let outputs: Vec<String> = names.iter().map(|n| self.fresh(n)).collect();
                 self.lower_call(func, args, value.span, outputs.clone())?;
-                for (n, o) in names.iter().zip(outputs) {
-                    self.bind(n, Binding::Value(o));
+                for ((n, o), t) in names.iter().zip(outputs).zip(ts) {
+                    self.bind(n, Binding::Value(o.clone()));
+                    self.note(n, t.span, &Binding::Value(o));
                 }
                 Ok(())
             }
@@ -1792,9 +1922,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.check_nesting(s.span)?;
         let cond = self.lower_expr(test, Some("cond"))?;
         let line = self.line_of(s.span);
-        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span);
-        let else_graph = self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span);
-        let (then_graph, else_graph) = (then_graph?, else_graph?);
+        let per_call = self.decided_per_call(test);
+        let (then_facts, else_facts) = (self.facts_when(test, true), self.facts_when(test, false));
+        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span, then_facts, per_call);
+        let else_graph =
+            self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span, else_facts, per_call);
+        let ((then_graph, then_presence), (else_graph, else_presence)) = (then_graph?, else_graph?);
         if outputs.is_empty() {
             let d = Diagnostic::error(
                 codes::IF_WITHOUT_OUTPUT,
@@ -1811,6 +1944,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Attr { name: "else_branch".into(), value: AttrValue::Graph(else_graph) },
         ];
         self.emit_default("If", vec![Some(cond)], names.clone(), attrs, s.span)?;
+        self.merge_branch_presence(&names, &then_presence, &else_presence);
         for (o, n) in outputs.iter().zip(names) {
             self.bind(o, Binding::Value(n));
         }
@@ -1849,8 +1983,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
+    /// The line and column (1-based; the column counts bytes) of `span`'s start.
+    fn location(&self, span: Span) -> SourceLocation {
+        let line = self.lines.line(span.start);
+        let start = self.lines.line_start(line).unwrap_or(0);
+        SourceLocation { line: line as u32 + 1, column: span.start.saturating_sub(start) + 1 }
+    }
+
     fn line_of(&self, span: Span) -> usize {
-        self.sources.line_number(self.env.file, span.start)
+        self.lines.line(span.start) + 1
     }
 
     /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
@@ -1868,9 +2009,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// Opens the scope of a subgraph (a branch, a loop body, a nested function), unless it would
     /// nest subgraphs deeper than an ONNX file can hold (E1001).
-    fn enter_subgraph(&mut self, span: Span) -> R<()> {
+    fn enter_subgraph(&mut self, span: Span, scope: Scope) -> R<()> {
         self.check_nesting(span)?;
-        self.scopes.push(Scope::default());
+        self.scopes.push(scope);
         Ok(())
     }
 
@@ -1895,13 +2036,27 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
-    fn lower_branch(&mut self, stmts: &[Stmt], outputs: &[String], name: &str, if_span: Span) -> R<Graph> {
-        self.enter_subgraph(if_span)?;
+    /// One branch of an `if`, knowing `facts` of optional values; with the presence of each
+    /// output (`per_call`: the condition is decided by each call, see `optional`).
+    fn lower_branch(
+        &mut self,
+        stmts: &[Stmt],
+        outputs: &[String],
+        name: &str,
+        if_span: Span,
+        facts: Vec<(String, Presence)>,
+        per_call: bool,
+    ) -> R<(Graph, Vec<Presence>)> {
+        self.enter_subgraph(if_span, Scope { facts: facts.into_iter().collect(), ..Scope::default() })?;
         let mut result = self.lower_block(stmts);
         let mut outs = Vec::new();
+        let mut presence = Vec::new();
         for var in outputs {
             let out = match self.subgraph_output(var, if_span, &outs) {
-                Ok(Some(o)) => Ok(o),
+                Ok(Some(o)) => self.branch_output_presence(&o, var, if_span, per_call).map(|p| {
+                    presence.push(p);
+                    o
+                }),
                 Ok(None) => {
                     let d = Diagnostic::error(
                         codes::CONDITIONALLY_DEFINED,
@@ -1921,7 +2076,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let scope = self.scopes.pop().expect("pushed above");
         result?;
-        Ok(Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() })
+        Ok((Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() }, presence))
     }
 }
 
@@ -1930,10 +2085,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         env: &'a ModuleEnv<'m>,
         diags: &'a mut Diagnostics,
         function_domains: &'a [crate::sema::calls::Callee],
-        sources: &'a SourceMap,
+        lines: &'a LineIndex,
+        facts: Option<&'a mut Vec<Fact>>,
     ) -> Self {
         Lowerer {
-            sources,
+            lines,
+            facts,
+            params: HashMap::new(),
             reported_no_opset: false,
             types: HashMap::new(),
             env,
@@ -1949,6 +2107,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             assigned_anywhere: HashSet::new(),
             loop_depth: 0,
             graphs_used: HashSet::new(),
+            presence: HashMap::new(),
+            optional_attrs: HashSet::new(),
+            exporter_bound: false,
+            names_read: HashMap::new(),
         }
     }
 }
@@ -2069,10 +2231,12 @@ pub fn lower_function(
     f: &FunctionDef,
     deco: &Decoration,
     function_domains: &[crate::sema::calls::Callee],
-    sources: &SourceMap,
+    lines: &LineIndex,
     diags: &mut Diagnostics,
+    facts: Option<&mut Vec<Fact>>,
 ) -> Option<Function> {
-    let mut l = Lowerer::new(env, diags, function_domains, sources);
+    let mut l = Lowerer::new(env, diags, function_domains, lines, facts);
+    l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
@@ -2083,12 +2247,21 @@ pub fn lower_function(
     let mut inputs = Vec::new();
     let mut attributes = Vec::new();
     let mut seen: HashMap<&str, Span> = HashMap::new();
-    let mut default_seen: Option<Span> = None;
+    let mut default_seen: Option<(Span, &str)> = None;
     for p in &f.params {
         if p.kind == ParamKind::Normal {
             match (&p.default, default_seen) {
-                (Some(d), None) => default_seen = Some(d.span),
-                (None, Some(first)) => {
+                (Some(d), None) => default_seen = Some((d.span, p.name.name.as_str())),
+                (None, Some((first, first_name))) => {
+                    // A translation's parameters follow its schema's order: never move them.
+                    let help = if deco.torch_ops.is_empty() {
+                        "move parameters without defaults before those with defaults".to_string()
+                    } else {
+                        format!(
+                            "keep the schema's order: give `{}` a default too, or remove the default of `{first_name}` (`Optional[...]` alone makes a parameter optional)",
+                            p.name.name
+                        )
+                    };
                     let d = Diagnostic::error(
                         codes::BAD_DEFAULT,
                         env.file,
@@ -2096,7 +2269,7 @@ pub fn lower_function(
                     )
                     .primary(p.name.span, "needs a default")
                     .secondary(first, "first default here")
-                    .help("move parameters without defaults before those with defaults");
+                    .help(help);
                     l.push(d);
                     ok = false;
                 }
@@ -2140,14 +2313,18 @@ pub fn lower_function(
                                 env.file,
                                 format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
                             )
-                            .primary(a.span, "not defined")
-                            .help(
-                                match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
-                                    Some(t) => format!("import it: `from onnxscript import {}`", t.script_name()),
-                                    None => "import the type from onnxscript, e.g. `from onnxscript import FLOAT`"
-                                        .to_string(),
-                                },
-                            );
+                            .primary(a.span, "not defined");
+                            d = match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                                // `FLOAT` itself: import it; `float32` and the like: the type they mean.
+                                Some(t) if t.script_name() == n => {
+                                    d.help(format!("import it: `from onnxscript import {n}`")).fix(
+                                        format!("Import `{n}` from onnxscript"),
+                                        vec![env::import_edit(env, "onnxscript", n)],
+                                    )
+                                }
+                                Some(t) => d.help(format!("import it: `from onnxscript import {}`", t.script_name())),
+                                None => d.help("import the type from onnxscript, e.g. `from onnxscript import FLOAT`"),
+                            };
                         }
                     }
                     l.push(d);
@@ -2167,15 +2344,28 @@ pub fn lower_function(
                     l.types.insert(p.name.name.clone(), t);
                 }
                 let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
-                inputs.push(InputParam { name: p.name.name.clone(), ty, optional });
+                let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
+                l.params.insert(p.name.name.clone(), note);
+                l.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
+                if optional {
+                    l.declare_optional_input(&p.name.name);
+                }
+                let default_repr =
+                    p.default.as_ref().map(|d| eval_const(env, d).map(|v| v.to_json()).unwrap_or_default());
+                inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
             }
-            ParamType::Attr { ty, .. } => {
+            ParamType::Attr { ty, optional } => {
                 let onnx_ty = ty.onnx_type();
+                let defaults_to_none = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                if (optional && p.default.is_none()) || defaults_to_none {
+                    l.declare_optional_attribute(&p.name.name);
+                }
+                let optional = optional || defaults_to_none;
                 let mut default = None;
                 let mut default_repr = None;
                 if let Some(d) = &p.default {
                     match eval_const(env, d) {
-                        Ok(PyValue::None) => {}
+                        Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
                         Ok(v) => match attr_value(&v, onnx_ty) {
                             Some(av)
                                 if !(matches!(ty, crate::sema::types::AttrKind::Int)
@@ -2213,12 +2403,23 @@ pub fn lower_function(
                     }
                 }
                 l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
+                let shown = p.default.as_ref().and_then(|d| eval_const(env, d).ok()).map(|v| v.repr());
+                let note = ParamNote {
+                    declared: p.name.span,
+                    optional: false,
+                    python: Some(ty.python_name()),
+                    default: shown,
+                };
+                l.params.insert(p.name.name.clone(), note);
+                let binding = Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() };
+                l.note(&p.name.name, p.name.span, &binding);
                 attributes.push(AttrParam {
                     name: p.name.name.clone(),
                     ty: onnx_ty,
                     python_type: ty.python_name(),
                     default,
                     default_repr,
+                    optional,
                 });
             }
         }
@@ -2232,8 +2433,16 @@ pub fn lower_function(
                 None
             }
             Err((span, why)) => {
-                let d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
-                    .primary(span, "not a tensor type");
+                let mut d =
+                    Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
+                        .primary(span, "not a tensor type");
+                if let ExprKind::Name(n) = &r.kind {
+                    if env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                        d = d
+                            .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
+                            .fix(format!("Import `{n}` from onnxscript"), vec![env::import_edit(env, "onnxscript", n)]);
+                    }
+                }
                 l.push(d);
                 ok = false;
                 None
@@ -2252,7 +2461,13 @@ pub fn lower_function(
     };
     l.live_out = live;
 
-    let Body { doc, outputs, ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
+    let Body { doc, outputs, mut ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
+    if l.exporter_bound {
+        if let Some((version, span)) = l.imports.get("").copied().filter(|(v, _)| *v != EXPORTER_OPSET) {
+            l.push(exporter_opset_mismatch(env, version, span, &deco.torch_ops));
+            ok = false;
+        }
+    }
     if !ok {
         return None;
     }
@@ -2261,6 +2476,7 @@ pub fn lower_function(
         _ => vec![None; outputs.len()],
     };
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
+    let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
     let parameters = f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.clone()).collect();
     let type_vars = inputs
@@ -2274,10 +2490,16 @@ pub fn lower_function(
             _ => None,
         })
         .collect();
-    let torch_ops = deco.torch_ops.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
+    // A private helper is not registered for export (as torchlib does).
+    let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
+    let torch_ops = registered.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
     Some(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
+        source_file: String::new(),
+        source,
+        file: env.file,
+        name_span: f.name.span,
         doc,
         inputs,
         attributes,
@@ -2290,6 +2512,22 @@ pub fn lower_function(
         torch_ops,
         complex: deco.complex,
     })
+}
+
+/// E0513: a translation that imports another ONNX opset than the one the exporter builds at.
+fn exporter_opset_mismatch(env: &ModuleEnv, version: i64, span: Span, ops: &[TorchBinding]) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        codes::EXPORTER_OPSET,
+        env.file,
+        format!("this translation uses opset {version}, but torch.onnx.export builds translations at opset {EXPORTER_OPSET}"),
+    )
+    .primary(span, format!("opset {version} here"));
+    if let Some(b) = ops.first() {
+        d = d.secondary(b.span, "translated for the exporter");
+    }
+    d.help(format!(
+        "the exporter inlines translations into an opset-{EXPORTER_OPSET} graph and refuses other versions: import `opset{EXPORTER_OPSET}` (`from onnxscript import opset{EXPORTER_OPSET} as op`) and write newer operators with opset-{EXPORTER_OPSET} ones"
+    ))
 }
 
 /// What lowering a function body gives.
@@ -2347,6 +2585,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     if self.check_return_type(&v, &declared, e.span, f).is_err() {
                                         ok = false;
                                     }
+                                }
+                                if self.check_returned(&v, e.span).is_err() {
+                                    ok = false;
                                 }
                                 if !self.scope().produced.contains(&v) {
                                     // An input or outer value cannot also be an output (it breaks ORT and inliners).

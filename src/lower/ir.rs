@@ -66,6 +66,15 @@ pub struct Node {
     pub inputs: Vec<Option<String>>,
     pub outputs: Vec<String>,
     pub attrs: Vec<Attr>,
+    /// The source construct the node was lowered from.
+    pub source: Option<SourceLocation>,
+}
+
+/// A line and column (1-based, columns in characters) of the function's source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    pub line: u32,
+    pub column: u32,
 }
 
 /// A subgraph: an `If` branch, a `Loop` body or a nested `@graph()` function. It may read values
@@ -114,7 +123,10 @@ pub struct AttrParam {
     pub ty: AttrType,
     pub python_type: &'static str,
     pub default: Option<AttrValue>,
+    /// The default as JSON (`null` for a default of `None`).
     pub default_repr: Option<serde_json::Value>,
+    /// May be None: annotated `Optional[...]`, or defaulting to `None`.
+    pub optional: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -122,12 +134,22 @@ pub struct InputParam {
     pub name: String,
     pub ty: Option<String>,
     pub optional: bool,
+    /// The source's default, as JSON (`null` for `None`): the Python package passes it when
+    /// the exporter omits the argument (ONNX has no input defaults).
+    pub default_repr: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     pub name: String,
     pub domain: String,
+    /// The file it is defined in (as named on the command line) and where its `def` is; nodes
+    /// carry their own locations in it.
+    pub source_file: String,
+    pub source: Option<SourceLocation>,
+    /// The file and the span of its name, for diagnostics about the function as a whole.
+    pub file: crate::source::FileId,
+    pub name_span: crate::source::Span,
     pub doc: Option<String>,
     pub inputs: Vec<InputParam>,
     pub attributes: Vec<AttrParam>,

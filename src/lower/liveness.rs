@@ -348,3 +348,50 @@ fn record_stmt(
         _ => {}
     }
 }
+
+/// Every place where `name` is `f`'s own local variable: its parameter, and the names in its
+/// body, nested functions included except where they bind `name` themselves (parameters and
+/// annotations and defaults of `f` belong to the enclosing scope). `None` when a nested function
+/// is itself called `name`, which a rename could not follow. For renames.
+pub fn local_name_spans(f: &FunctionDef, name: &str) -> Option<Vec<crate::source::Span>> {
+    let mut out: Vec<_> = f.params.iter().filter(|p| p.name.name == name).map(|p| p.name.span).collect();
+    names_in_block(&f.body, name, &mut out)?;
+    Some(out)
+}
+
+fn names_in_expr(e: &Expr, name: &str, out: &mut Vec<crate::source::Span>) {
+    if matches!(&e.kind, ExprKind::Name(n) if n == name) {
+        out.push(e.span);
+    }
+    e.for_each_child(&mut |c| names_in_expr(c, name, out));
+}
+
+fn names_in_block(stmts: &[Stmt], name: &str, out: &mut Vec<crate::source::Span>) -> Option<()> {
+    for s in stmts {
+        if let StmtKind::FunctionDef(f) = &s.kind {
+            if f.name.name == name {
+                return None;
+            }
+            f.decorators.iter().for_each(|d| names_in_expr(d, name, out));
+            for p in &f.params {
+                p.annotation.iter().chain(&p.default).for_each(|e| names_in_expr(e, name, out));
+            }
+            // A nested function that binds the name has a variable of its own.
+            let mut bound: Vec<String> = f.params.iter().map(|p| p.name.name.clone()).collect();
+            assigned_in_order(&f.body, &|_| None, &mut bound);
+            if !bound.iter().any(|n| n == name) {
+                names_in_block(&f.body, name, out)?;
+            }
+            continue;
+        }
+        s.for_each_expr(&mut |e| names_in_expr(e, name, out));
+        let mut result = Some(());
+        s.for_each_block(&mut |b| {
+            if result.is_some() {
+                result = names_in_block(b, name, out);
+            }
+        });
+        result?;
+    }
+    Some(())
+}

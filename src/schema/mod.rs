@@ -17,6 +17,8 @@
 //! }
 //! ```
 
+pub mod docs;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::OnceLock;

@@ -8,8 +8,9 @@
 
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::lower::function::TorchBinding;
+use crate::lower::liveness;
 use crate::sema::env::{self, eval_const, ModuleEnv};
 use crate::sema::types::{AttrKind, ParamType};
 use crate::sema::value::PyValue;
@@ -21,6 +22,8 @@ struct TParam<'f> {
     name: &'f str,
     span: Span,
     kind: Kind,
+    /// The tensor type an input is annotated with (`FLOAT`, `TReal`), for help texts.
+    input_type: Option<String>,
     /// The default, when there is one and it is a constant (`None` included).
     default: Option<PyValue>,
     has_default: bool,
@@ -30,10 +33,9 @@ struct TParam<'f> {
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     /// A tensor input; `optional` when annotated `Optional[...]` or defaulting to `None`.
-    Input {
-        optional: bool,
-    },
-    Attr(AttrKind),
+    Input { optional: bool },
+    /// An attribute; `optional` when annotated `Optional[...]` or defaulting to `None`.
+    Attr(AttrKind, bool),
     /// The annotation is invalid; already reported elsewhere.
     Unknown,
 }
@@ -43,11 +45,15 @@ fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>
     for p in f.params.iter().filter(|p| p.kind == ParamKind::Normal) {
         let default = p.default.as_ref().and_then(|d| eval_const(env, d).ok());
         let defaults_to_none = matches!(default, Some(PyValue::None));
+        let mut input_type = None;
         let kind = match &p.annotation {
             None => Kind::Input { optional: defaults_to_none },
             Some(a) => match env::param_type(env, a) {
-                Ok(ParamType::Input { optional, .. }) => Kind::Input { optional: optional || defaults_to_none },
-                Ok(ParamType::Attr { ty, .. }) => Kind::Attr(ty),
+                Ok(ParamType::Input { optional, ty }) => {
+                    input_type = ty;
+                    Kind::Input { optional: optional || defaults_to_none }
+                }
+                Ok(ParamType::Attr { ty, optional }) => Kind::Attr(ty, optional || defaults_to_none),
                 Err(_) => Kind::Unknown,
             },
         };
@@ -55,6 +61,7 @@ fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>
             name: &p.name.name,
             span: p.name.span,
             kind,
+            input_type,
             default,
             has_default: p.default.is_some(),
             default_span: p.default.as_ref().map(|d| d.span),
@@ -87,10 +94,15 @@ fn may_be_omitted(a: &Argument) -> bool {
         )
 }
 
-/// `float alpha=1`, the way the help line suggests a parameter for it.
+/// `float alpha=1`, the way the help line suggests a parameter for it: `alpha: float = 1.0`;
+/// an optional argument is `Optional[...]` (a tensor `Optional[FLOAT]` unless it defaults to
+/// None, when `bias = None` says it), with `= None` only if the schema has that default.
 fn suggested_parameter(a: &Argument) -> String {
     let ty = a.ty.strip_optional();
-    let py = if ty.is_tensor_like() {
+    let optional_tensor_without_default = a.ty.is_optional() && ty.is_tensor_like() && a.default.is_none();
+    let py = if optional_tensor_without_default && ty.is_single_tensor() {
+        Some("FLOAT")
+    } else if ty.is_tensor_like() {
         None
     } else {
         match ty {
@@ -109,6 +121,14 @@ fn suggested_parameter(a: &Argument) -> String {
         (Some("float"), Some(DefaultValue::Int(i))) => format!("{i}.0"),
         _ => python_default(d),
     });
+    let wrapped;
+    let py = match py {
+        Some(t) if a.ty.is_optional() => {
+            wrapped = format!("Optional[{t}]");
+            Some(wrapped.as_str())
+        }
+        other => other,
+    };
     match (py, default) {
         (Some(t), Some(d)) => format!("{}: {t} = {d}", a.name),
         (Some(t), None) => format!("{}: {t}", a.name),
@@ -229,6 +249,66 @@ pub fn check_function(
     }
 }
 
+/// E0513 for a translation that calls (directly or not) a function of another ONNX opset than
+/// the exporter's: the exporter inlines the callee into its opset-18 graph too.
+pub fn check_translation_callees(functions: &[crate::lower::ir::Function], diags: &mut Diagnostics) {
+    use std::collections::HashMap;
+    let by_name: HashMap<(&str, &str), &crate::lower::ir::Function> =
+        functions.iter().map(|f| ((f.domain.as_str(), f.name.as_str()), f)).collect();
+    for f in functions.iter().filter(|f| !f.torch_ops.is_empty()) {
+        if f.opset_imports.get("").is_some_and(|v| *v != crate::aten::EXPORTER_OPSET) {
+            continue; // reported at the translation itself
+        }
+        let mut seen = vec![(f.domain.as_str(), f.name.as_str())];
+        let mut queue = vec![f];
+        while let Some(g) = queue.pop() {
+            for n in all_nodes(&g.nodes) {
+                let Some(callee) = by_name.get(&(n.domain.as_str(), n.op_type.as_str())) else { continue };
+                if seen.contains(&(callee.domain.as_str(), callee.name.as_str())) {
+                    continue;
+                }
+                seen.push((callee.domain.as_str(), callee.name.as_str()));
+                if let Some(v) = callee.opset_imports.get("").filter(|v| **v != crate::aten::EXPORTER_OPSET) {
+                    diags.push(
+                        Diagnostic::error(
+                            codes::EXPORTER_OPSET,
+                            f.file,
+                            format!(
+                                "this translation calls `{}`, which uses opset {v}, but torch.onnx.export builds translations at opset {}",
+                                callee.name,
+                                crate::aten::EXPORTER_OPSET
+                            ),
+                        )
+                        .primary(f.name_span, format!("calls `{}`", callee.name))
+                        .help(format!(
+                            "the exporter inlines `{name}` into an opset-{opset} graph too: make it import `opset{opset}`",
+                            name = callee.name,
+                            opset = crate::aten::EXPORTER_OPSET
+                        )),
+                    );
+                    queue.clear();
+                    break;
+                }
+                queue.push(callee);
+            }
+        }
+    }
+}
+
+/// The nodes of a function body and of its subgraphs.
+fn all_nodes(nodes: &[crate::lower::ir::Node]) -> Vec<&crate::lower::ir::Node> {
+    let mut out = Vec::new();
+    for n in nodes {
+        out.push(n);
+        for a in &n.attrs {
+            if let crate::lower::ir::AttrValue::Graph(g) = &a.value {
+                out.extend(all_nodes(&g.nodes));
+            }
+        }
+    }
+    out
+}
+
 fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags: &mut Diagnostics) {
     let (ns, rest) = b.qualname.split_once("::").unwrap_or(("aten", &b.qualname));
     // torch's exporter skips unknown `*getitem` names on purpose: torchlib registered
@@ -266,7 +346,9 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
             .map(|o| if o.is_empty() { format!("`{base}`") } else { format!("`{base}.{o}`") })
             .collect();
         d = match did_you_mean(overload, overloads.iter().copied()) {
-            Some(s) if !s.is_empty() => d.help(format!("did you mean `{base}.{s}`?")),
+            Some(s) if !s.is_empty() => d
+                .help(format!("did you mean `{base}.{s}`?"))
+                .fix(format!("Replace with `{base}.{s}`"), vec![Edit::replace(b.span, format!("\"{base}.{s}\""))]),
             _ => d.help(format!("its overloads are {}", list.join(", "))),
         };
     } else {
@@ -274,12 +356,93 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
             .primary(b.span, "unknown operator");
         let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
         if let Some(s) = did_you_mean(name, candidates) {
-            d = d.help(format!("did you mean `{ns}::{s}`?"));
+            // Keep the overload when the suggested operator has it.
+            let s = match format!("{s}.{overload}") {
+                with if !overload.is_empty() && registry.lookup(&format!("{ns}::{with}")).is_some() => with,
+                _ => s,
+            };
+            d = d
+                .help(format!("did you mean `{ns}::{s}`?"))
+                .fix(format!("Replace with `{ns}::{s}`"), vec![Edit::replace(b.span, format!("\"{ns}::{s}\""))]);
         } else if ns != "aten" {
             d = d.help(format!("declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`", b.qualname));
         }
     }
     diags.push(d);
+}
+
+/// Which parameter receives an aten argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Receiver {
+    /// The parameter at this index: in the argument's position, or (keyword-only) by name.
+    Param(usize),
+    /// A keyword-only argument whose place is taken by a parameter of another name, which the
+    /// exporter's keyword would miss.
+    Renamed(usize),
+    /// No parameter receives it.
+    Missing,
+    /// A keyword-only `out=` argument the translation does not take: the exporter never passes it.
+    OutArgument,
+}
+
+/// Matches the aten arguments to the translation's parameters as the exporter passes them:
+/// positional ones by position, keyword-only ones by name. Returns each argument (positional
+/// first, then keyword-only) with its receiver, and which parameters receive one.
+fn match_arguments<'s>(params: &[TParam], schema: &'s FunctionSchema) -> (Vec<(&'s Argument, Receiver)>, Vec<bool>) {
+    let mut used = vec![false; params.len()];
+    let mut out = Vec::new();
+    let positional: Vec<&Argument> = schema.positional_arguments().collect();
+    for (i, a) in positional.iter().enumerate() {
+        match params.get(i) {
+            Some(_) if !a.is_out() => {
+                used[i] = true;
+                out.push((*a, Receiver::Param(i)));
+            }
+            _ => out.push((*a, Receiver::Missing)),
+        }
+    }
+    for (k, a) in schema.kwarg_only_arguments().enumerate() {
+        if let Some(i) = params.iter().enumerate().position(|(i, p)| !used[i] && p.name == a.name) {
+            used[i] = true;
+            out.push((a, Receiver::Param(i)));
+            continue;
+        }
+        if a.is_out() {
+            out.push((a, Receiver::OutArgument));
+            continue;
+        }
+        // The parameter in the keyword argument's place, if it answers to no other aten name.
+        let slot = positional.len() + k;
+        match params.get(slot).filter(|p| !used[slot] && schema.argument(p.name).is_none()) {
+            Some(_) => {
+                used[slot] = true;
+                out.push((a, Receiver::Renamed(slot)));
+            }
+            None => out.push((a, Receiver::Missing)),
+        }
+    }
+    (out, used)
+}
+
+/// Each aten argument of `schema` and the parameter of `f` that receives it, when `f` is bound
+/// to it (for editors: how the exporter's call reaches the translation).
+pub fn receiving_parameters(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    schema: &FunctionSchema,
+) -> Vec<(String, Option<String>)> {
+    let params = translation_params(env, f);
+    let (receivers, _) = match_arguments(&params, schema);
+    receivers
+        .into_iter()
+        .map(|(a, r)| {
+            let p = match r {
+                Receiver::Param(i) => Some(params[i].name.to_string()),
+                _ => None,
+            };
+            (a.name.clone(), p)
+        })
+        .collect()
 }
 
 fn check_against(
@@ -293,16 +456,32 @@ fn check_against(
 ) {
     let file = env.file;
     let q = &b.qualname;
-    let mut used = vec![false; params.len()];
+    let (receivers, used) = match_arguments(params, schema);
     let mut matched: Vec<(&Argument, usize)> = Vec::new();
     let mut missing: Vec<&Argument> = Vec::new();
-    let positional: Vec<&Argument> = schema.positional_arguments().collect();
-    for (i, a) in positional.iter().enumerate() {
-        match params.get(i) {
-            Some(p) if !a.is_out() => {
-                used[i] = true;
-                matched.push((a, i));
-                if p.name != a.name {
+    let order: Vec<&str> = schema.positional_arguments().map(|a| a.name.as_str()).collect();
+    for (i, (a, receiver)) in receivers.into_iter().enumerate() {
+        match receiver {
+            Receiver::Param(k) => {
+                matched.push((a, k));
+                let p = &params[k];
+                if !a.kwarg_only && p.name != a.name && schema.argument(p.name).is_some() {
+                    // Named after another argument: the parameters are in another order than the
+                    // schema's, and that argument's value would arrive here.
+                    diags.push(
+                        Diagnostic::error(
+                            codes::SWAPPED_PARAMETERS,
+                            file,
+                            format!("parameter `{}` receives `{q}`'s argument `{}`, not its `{}`", p.name, a.name, p.name),
+                        )
+                        .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+                        .secondary(b.span, "bound here")
+                        .help(format!(
+                            "the exporter passes positional arguments by position: order the parameters as the schema does ({})",
+                            order.join(", ")
+                        )),
+                    );
+                } else if !a.kwarg_only && p.name != a.name {
                     diags.push(
                         Diagnostic::warning(
                             codes::POSITIONAL_NAME_MISMATCH,
@@ -311,28 +490,13 @@ fn check_against(
                         )
                         .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
                         .secondary(b.span, "bound here")
-                        .help(format!("rename the parameter to `{}` to match the schema", a.name)),
+                        .help(format!("rename the parameter to `{}` to match the schema", a.name))
+                        .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
                     );
                 }
             }
-            _ => missing.push(a),
-        }
-    }
-    for (k, a) in schema.kwarg_only_arguments().enumerate() {
-        if let Some(i) = params.iter().enumerate().position(|(i, p)| !used[i] && p.name == a.name) {
-            used[i] = true;
-            matched.push((a, i));
-            continue;
-        }
-        if a.is_out() {
-            continue;
-        }
-        // The parameter in the keyword argument's place, if it answers to no other aten name.
-        let slot = positional.len() + k;
-        let renamed = params.get(slot).filter(|p| !used[slot] && schema.argument(p.name).is_none());
-        match renamed {
-            Some(p) => {
-                used[slot] = true;
+            Receiver::Renamed(k) => {
+                let p = &params[k];
                 diags.push(
                     Diagnostic::error(
                         codes::KEYWORD_NAME_MISMATCH,
@@ -344,10 +508,12 @@ fn check_against(
                     )
                     .primary(p.span, format!("should be `{}`", a.name))
                     .secondary(b.span, "bound here")
-                    .help(format!("rename the parameter to `{}`", a.name)),
+                    .help(format!("rename the parameter to `{}`", a.name))
+                    .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
                 );
             }
-            None => missing.push(a),
+            Receiver::Missing => missing.push(a),
+            Receiver::OutArgument => {}
         }
     }
 
@@ -361,7 +527,8 @@ fn check_against(
                 )
                 .primary(f.name.span, format!("lacks `{a}`"))
                 .secondary(b.span, "bound here")
-                .help(format!("add the parameter `{}`", suggested_parameter(a))),
+                .help(format!("add the parameter `{}`", suggested_parameter(a)))
+                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
             );
         } else if a.default.is_some() && !may_be_omitted(a) {
             diags.push(
@@ -376,7 +543,8 @@ fn check_against(
                     "a call with a non-default `{}` would be translated wrongly; add the parameter `{}`",
                     a.name,
                     suggested_parameter(a)
-                )),
+                ))
+                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
             );
         }
     }
@@ -384,7 +552,7 @@ fn check_against(
     for (a, i) in matched {
         let p = &params[i];
         match p.kind {
-            Kind::Attr(kind) if a.ty.is_tensor_like() => {
+            Kind::Attr(kind, _) if a.ty.is_tensor_like() => {
                 diags.push(
                     Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, kind.python_name()))
                         .primary(p.span, "an attribute parameter")
@@ -393,7 +561,7 @@ fn check_against(
                 );
                 continue;
             }
-            Kind::Attr(kind) if !attribute_holds(kind, &a.ty) => {
+            Kind::Attr(kind, _) if !attribute_holds(kind, &a.ty) => {
                 diags.push(
                     Diagnostic::error(
                         codes::ATTRIBUTE_CANNOT_HOLD,
@@ -412,23 +580,48 @@ fn check_against(
                 );
                 continue;
             }
-            Kind::Input { optional: false } if a.ty.is_optional() && a.ty.is_single_tensor() => {
+            // `Tensor?`, and `int[1]?` or `Scalar?` as an input or an attribute: None omits it.
+            Kind::Input { optional: false } | Kind::Attr(_, false) if a.ty.is_optional() && !p.has_default => {
+                let (code, what, ty, test) = match p.kind {
+                    Kind::Attr(kind, _) => {
+                        let suggested = suggested_parameter(a);
+                        let ty = suggested.split(": ").nth(1).map(|t| t.split(" = ").next().unwrap_or(t).to_string());
+                        let test = format!(", and test `if {} is None:`", p.name);
+                        let ty = ty.unwrap_or(format!("Optional[{}]", kind.python_name()));
+                        (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty, test)
+                    }
+                    _ => {
+                        let ty = format!("Optional[{}]", p.input_type.as_deref().unwrap_or("FLOAT"));
+                        (codes::OPTIONAL_TENSOR_REQUIRED, "input", ty, String::new())
+                    }
+                };
                 diags.push(
                     Diagnostic::error(
-                        codes::OPTIONAL_TENSOR_REQUIRED,
+                        code,
                         file,
                         format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty),
                     )
-                    .primary(p.span, "a required input")
+                    .primary(p.span, format!("a required {what}"))
                     .secondary(b.span, "bound here")
-                    .help(format!("make it optional: `{}: Optional[FLOAT] = None`", p.name)),
+                    .help(format!(
+                        "make it optional, keeping the schema's default: `{}: {ty}{}`{test}",
+                        p.name,
+                        if a.default.is_some() { " = None" } else { "" },
+                    )),
                 );
                 continue;
             }
             _ => {}
         }
+        // An optional parameter's default is None whatever the source says: the Python package
+        // passes None for an omitted optional argument.
+        let none_default = matches!(p.kind, Kind::Input { optional: true } | Kind::Attr(_, true))
+            && a.default.as_deref().and_then(DefaultValue::parse) == Some(DefaultValue::None);
         match (&a.default, p.has_default) {
+            _ if none_default && !p.has_default => {}
             (Some(text), false) => {
+                let later_required: Vec<&str> =
+                    params[i + 1..].iter().filter(|q| !q.has_default).map(|q| q.name).collect();
                 diags.push(
                     Diagnostic::warning(
                         codes::ATEN_DEFAULT_REQUIRED,
@@ -437,13 +630,20 @@ fn check_against(
                     )
                     .primary(p.span, "no default")
                     .secondary(b.span, "bound here")
-                    .help(format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))),
+                    .help(if later_required.is_empty() {
+                        format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))
+                    } else {
+                        format!(
+                            "the exporter omits trailing defaults: declare `{}`, and give {} the schema's default{} too",
+                            suggested_parameter(a),
+                            later_required.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                            if later_required.len() == 1 { "" } else { "s" }
+                        )
+                    }),
                 );
             }
             (Some(text), true) => {
                 let same = match (DefaultValue::parse(text), &p.default) {
-                    // torchlib's convention: `dtype: int = -1` stands for `ScalarType? dtype=None`.
-                    (Some(DefaultValue::None), Some(PyValue::Int(-1))) => a.ty.base_type() == BaseType::ScalarType,
                     (Some(aten), Some(py)) => same_default(&aten, py),
                     // A default that is not a plain constant cannot be compared.
                     _ => true,
@@ -453,7 +653,15 @@ fn check_against(
                         Diagnostic::warning(codes::DEFAULT_MISMATCH, file, format!("the default of `{}` differs from `{q}`'s `{text}`", a.name))
                             .primary(p.default_span.unwrap_or(p.span), "differs from the schema")
                             .secondary(b.span, "bound here")
-                            .help(format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text))),
+                            .help(match DefaultValue::parse(text) {
+                                Some(DefaultValue::None) => format!(
+                                    "the exporter passes None when the program gives no value, and this default would stand for it: write `{}: Optional[{}] = None` and test `if {} is None:`",
+                                    p.name,
+                                    match p.kind { Kind::Attr(k, _) => k.python_name(), _ => "FLOAT" },
+                                    p.name
+                                ),
+                                _ => format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text)),
+                            }),
                     );
                 }
             }
@@ -493,6 +701,40 @@ fn check_against(
                 .help(format!("the schema returns `{}`", returns_text(schema))),
             );
         }
+    }
+}
+
+/// The edits that rename `f`'s parameter `from` to `to` throughout the function; none when `to`
+/// already names something there, or the rename cannot be followed.
+fn rename(f: &FunctionDef, from: &str, to: &str) -> Vec<Edit> {
+    match (liveness::local_name_spans(f, from), liveness::local_name_spans(f, to)) {
+        (Some(spans), Some(taken)) if taken.is_empty() && f.params.iter().all(|p| p.name.name != to) => {
+            spans.into_iter().map(|s| Edit::replace(s, to)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The edit that appends a parameter for aten argument `a` to `f`'s signature, when appending
+/// gives a valid signature that receives it: a positional argument must come next in order, a
+/// parameter without a default cannot follow one with a default, and the annotation's names
+/// must mean what they say in the module.
+fn add_parameter(env: &ModuleEnv, f: &FunctionDef, schema: &FunctionSchema, a: &Argument) -> Vec<Edit> {
+    let Some(last) = f.params.last() else { return Vec::new() };
+    if f.params.iter().any(|p| p.kind != ParamKind::Normal) {
+        return Vec::new();
+    }
+    let in_order =
+        a.kwarg_only || schema.positional_arguments().position(|p| std::ptr::eq(p, a)) == Some(f.params.len());
+    let text = suggested_parameter(a);
+    let ordered = text.contains(" = ") || f.params.iter().all(|p| p.default.is_none());
+    let names_resolve = ["float", "int", "bool", "str"].iter().all(|t| !text.contains(t) || env.get(t).is_none())
+        && (!text.contains("Sequence[")
+            || matches!(env.get("Sequence"), Some(env::Global::Typing(t)) if t == "Sequence"));
+    if in_order && ordered && names_resolve {
+        vec![Edit::insert(last.span.end, format!(", {text}"))]
+    } else {
+        Vec::new()
     }
 }
 

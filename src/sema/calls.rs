@@ -37,6 +37,8 @@ pub struct CalleeParam {
     /// The attribute type, for an attribute parameter; `None` for an input.
     pub attr: Option<AttrType>,
     pub has_default: bool,
+    /// May be None: `Optional[...]`, or a default of `None`.
+    pub optional: bool,
     /// The TypeVar annotating an input: onnxscript casts a literal argument (`CastLike`) to
     /// another argument of the same TypeVar.
     pub type_var: Option<String>,
@@ -59,11 +61,16 @@ impl Callee {
                     Some(Global::TypeVar { name, .. }) if attr.is_none() => Some(name),
                     _ => None,
                 };
+                let optional = matches!(
+                    ty,
+                    Some(ParamType::Attr { optional: true, .. } | ParamType::Input { optional: true, .. })
+                ) || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
                 CalleeParam {
                     name: p.name.name.clone(),
                     span: p.name.span,
                     attr,
                     has_default: p.default.is_some(),
+                    optional,
                     type_var,
                 }
             })

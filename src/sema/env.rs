@@ -6,12 +6,13 @@
 
 use super::types::{AttrKind, ElemType, ParamType};
 use super::value::PyValue;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -62,6 +63,8 @@ pub struct GlobalDef {
 
 pub struct ModuleEnv<'m> {
     pub file: FileId,
+    /// The module's statements, for edits that a fix makes at module level.
+    pub module: &'m Module,
     pub globals: HashMap<String, GlobalDef>,
     /// The module's own functions, in source order.
     pub functions: Vec<&'m FunctionDef>,
@@ -69,7 +72,7 @@ pub struct ModuleEnv<'m> {
     pub first_function: usize,
     /// The names of the `.onnxs` modules imported as modules (`import mylib`, `from . import
     /// helpers`), by the key of their [`Global::Module`].
-    pub namespaces: HashMap<String, Rc<Namespace>>,
+    pub namespaces: HashMap<String, Arc<Namespace>>,
     /// The namespaces of every module of the compilation, shared by all their environments:
     /// `a.b.f` may reach a module that this one does not import itself. One table, not a copy
     /// per module, so a chain of 2,000 modules takes linear memory.
@@ -79,7 +82,7 @@ pub struct ModuleEnv<'m> {
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
-pub type Linked = Rc<RefCell<HashMap<String, Rc<Namespace>>>>;
+pub type Linked = Rc<RefCell<HashMap<String, Arc<Namespace>>>>;
 
 /// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -87,7 +90,7 @@ pub struct Namespace {
     /// How messages name it: `mylib`, `.helpers`.
     pub display: String,
     /// Shared with the module's exports: importing a module does not copy its names.
-    pub names: Rc<BTreeMap<String, Global>>,
+    pub names: Arc<BTreeMap<String, Global>>,
     /// The module did not parse (already reported): every name of it is poison.
     pub broken: bool,
 }
@@ -122,15 +125,15 @@ pub struct ModuleInterface {
 /// The global names of a built module, and the namespaces they refer to.
 #[derive(Clone, Debug, Default)]
 pub struct Exports {
-    pub globals: Rc<BTreeMap<String, Global>>,
+    pub globals: Arc<BTreeMap<String, Global>>,
     /// The namespaces the module imports itself.
-    pub namespaces: HashMap<String, Rc<Namespace>>,
+    pub namespaces: HashMap<String, Arc<Namespace>>,
 }
 
 impl Exports {
     pub fn of(env: &ModuleEnv) -> Exports {
         Exports {
-            globals: Rc::new(env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()),
+            globals: Arc::new(env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()),
             namespaces: env.namespaces.clone(),
         }
     }
@@ -167,7 +170,7 @@ impl<'m> ModuleEnv<'m> {
 
     /// The namespace a [`Global::Module`] key names: one this module imports, else one of the
     /// compilation's.
-    pub fn namespace(&self, key: &str) -> Option<Rc<Namespace>> {
+    pub fn namespace(&self, key: &str) -> Option<Arc<Namespace>> {
         self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
     }
 
@@ -237,6 +240,7 @@ pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> M
 pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags: &mut Diagnostics) -> ModuleEnv<'m> {
     let mut env = ModuleEnv {
         file,
+        module,
         globals: HashMap::new(),
         functions: Vec::new(),
         first_function: ctx.first_function,
@@ -272,9 +276,9 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                                         let prefix = prefix.join(".");
                                         let ns_key = format!("package:{prefix}");
                                         let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| {
-                                            Rc::new(Namespace { display: prefix.clone(), ..Default::default() })
+                                            Arc::new(Namespace { display: prefix.clone(), ..Default::default() })
                                         });
-                                        Rc::make_mut(&mut Rc::make_mut(ns).names)
+                                        Arc::make_mut(&mut Arc::make_mut(ns).names)
                                             .insert(a.name.parts[depth].name.clone(), child);
                                         child = Global::Module(ns_key);
                                     }
@@ -391,16 +395,16 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(*i).unwrap_or(&none);
             let names = match &iface.exports {
-                _ if iface.broken => Rc::default(),
+                _ if iface.broken => Arc::default(),
                 Some(ex) => {
                     link_namespaces(env, &ex.namespaces);
                     ex.globals.clone()
                 }
                 // The module imports this one, directly or not, and is not built yet.
-                None => Rc::new(iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect()),
+                None => Arc::new(iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect()),
             };
             let ns = Namespace { display: shown.to_string(), names, broken: false };
-            let ns = Rc::new(if iface.broken { poisoned(ns) } else { ns });
+            let ns = Arc::new(if iface.broken { poisoned(ns) } else { ns });
             merge_namespace(&mut env.namespaces, &key, &ns);
             merge_namespace(&mut env.linked.borrow_mut(), &key, &ns);
             key
@@ -409,7 +413,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
             let key = format!("package:{shown}");
             env.namespaces
                 .entry(key.clone())
-                .or_insert_with(|| Rc::new(Namespace { display: shown.to_string(), ..Default::default() }));
+                .or_insert_with(|| Arc::new(Namespace { display: shown.to_string(), ..Default::default() }));
             key
         }
     }
@@ -417,7 +421,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
 
 /// Makes the namespaces another module imports, which its globals refer to, known to the
 /// compilation (and so to `env`).
-fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Rc<Namespace>>) {
+fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Arc<Namespace>>) {
     let mut linked = env.linked.borrow_mut();
     for (k, ns) in from {
         merge_namespace(&mut linked, k, ns);
@@ -427,7 +431,7 @@ fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Rc<Namespace>>) {
 /// Adds a namespace to a table. The same module may be known twice, once complete and once as
 /// the functions-only view of a module still being built (an import cycle): the fuller view
 /// wins, whatever the order.
-fn merge_namespace(table: &mut HashMap<String, Rc<Namespace>>, key: &str, ns: &Rc<Namespace>) {
+fn merge_namespace(table: &mut HashMap<String, Arc<Namespace>>, key: &str, ns: &Arc<Namespace>) {
     match table.get(key) {
         Some(have) if have.names.len() >= ns.names.len() => {}
         _ => {
@@ -438,7 +442,7 @@ fn merge_namespace(table: &mut HashMap<String, Rc<Namespace>>, key: &str, ns: &R
 
 /// A namespace whose module did not parse: its names are unknown, and their uses stay silent.
 fn poisoned(mut ns: Namespace) -> Namespace {
-    ns.names = Rc::default();
+    ns.names = Arc::default();
     ns.broken = true;
     ns
 }
@@ -620,6 +624,45 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
         schema_span: sch.span,
         schema_is_verbatim: (sch.span.end - sch.span.start) as usize == stext.len() + 2,
     })
+}
+
+/// The edit that imports `name` from `module` (`from onnxscript import FLOAT`): appended to the
+/// module's last `from MODULE import ...`, else a new line before its first import (or its
+/// first statement after the docstring).
+pub fn import_edit(env: &ModuleEnv, module: &str, name: &str) -> Edit {
+    let body = &env.module.body;
+    fn imports_from<'a>(s: &'a Stmt, module: &str) -> Option<&'a Vec<ImportAlias>> {
+        match &s.kind {
+            StmtKind::ImportFrom { level: 0, module: m, names, star: false } if m.dotted() == module => Some(names),
+            _ => None,
+        }
+    }
+    // Beside plain names (`from onnxscript import FLOAT, script`) rather than an alias
+    // (`opset18 as op`), when there is such a statement.
+    let existing = body
+        .iter()
+        .filter_map(|s| imports_from(s, module))
+        .find(|names| names.iter().all(|a| a.alias.is_none()))
+        .or_else(|| body.iter().rev().find_map(|s| imports_from(s, module)))
+        .and_then(|names| names.last());
+    if let Some(last) = existing {
+        return Edit::insert(last.span.end, format!(", {name}"));
+    }
+    let first_import = body.iter().find(|s| matches!(s.kind, StmtKind::Import(_) | StmtKind::ImportFrom { .. }));
+    let docstring = |s: &&Stmt| matches!(s.kind, StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }));
+    let at = match first_import {
+        Some(s) => s.span.start,
+        None => match body.iter().position(|s| !docstring(&s)) {
+            Some(i) => body[i].span.start,
+            None => body.last().map(|s| s.span.end).unwrap_or(0),
+        },
+    };
+    let line = format!("from {module} import {name}");
+    if first_import.is_none() && body.iter().all(|s| docstring(&s)) && !body.is_empty() {
+        Edit::insert(at, format!("\n{line}"))
+    } else {
+        Edit::insert(at, format!("{line}\n"))
+    }
 }
 
 fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {

@@ -3,6 +3,7 @@
 pub mod binding;
 pub mod calls;
 pub mod env;
+pub mod facts;
 pub mod infer;
 pub mod types;
 pub mod value;

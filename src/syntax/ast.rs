@@ -424,3 +424,20 @@ impl Stmt {
         }
     }
 }
+
+impl Stmt {
+    /// The statement with everything nested in it: a compound statement's own span covers only
+    /// its header (`def f(x):`, `if c:`), this covers its last block too.
+    pub fn extent(&self) -> Span {
+        let mut last: Option<&Stmt> = None;
+        self.for_each_block(&mut |b| {
+            if let Some(s) = b.last() {
+                last = Some(s);
+            }
+        });
+        match last {
+            Some(s) => self.span.to(s.extent()),
+            None => self.span,
+        }
+    }
+}

@@ -5,6 +5,7 @@
 
 pub mod ast;
 pub mod depth;
+pub mod incremental;
 pub mod layout;
 pub mod lexer;
 pub mod parser;

@@ -7,7 +7,9 @@ Nothing is skipped when it is missing: every test that needs it fails, saying to
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,13 @@ class BuildCache:
 @pytest.fixture(scope="session")
 def onnxsc_builds(onnxsc: harness.Onnxsc, tmp_path_factory) -> BuildCache:
     return BuildCache(onnxsc, tmp_path_factory.mktemp("onnxsc-builds"))
+
+
+@pytest.fixture
+def quiet_exporter():
+    """torch.onnx.export logs and warns at length; the assertions say what matters."""
+    logging.disable(logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+    logging.disable(logging.NOTSET)

@@ -713,3 +713,17 @@ def assert_same_output(actual: Any, expected: Any, msg: str, tol: Mapping | None
         assert actual.tobytes() == expected.tobytes(), (
             f"{msg}: equal values but different bits\nonnxsc:     {actual!r}\nonnxscript: {expected!r}"
         )
+
+
+def custom_op(qualname: str, implementation, fake):
+    """The ``OpOverload`` of a custom PyTorch operator, registered with
+    ``torch.library.custom_op`` (schema inferred from ``implementation``) and ``fake`` unless
+    this process has done so already."""
+    import torch
+
+    namespace, name = qualname.split("::")
+    packet = getattr(getattr(torch.ops, namespace), name, None)
+    if packet is None:
+        torch.library.custom_op(qualname, mutates_args=())(implementation).register_fake(fake)
+        packet = getattr(getattr(torch.ops, namespace), name)
+    return packet.default

@@ -532,3 +532,154 @@ def test_missing_files_are_io_errors(onnxsc, lib, tmp_path):
     proc = link(onnxsc, model, [lib["built"]], tmp_path / "no" / "such" / "dir.onnx")
     assert proc.returncode == 2, proc.stderr
     assert not (tmp_path / "out.onnx").exists()
+
+
+# --------------------------------------------------------------------------------------
+# `is None` tests: exact in the generic function when the values are given; omitted values
+# need the call specialised, which inline mode does (docs/exporter.md)
+# --------------------------------------------------------------------------------------
+
+NONE_SOURCE = '''
+from typing import Optional, Sequence
+
+import onnxscript
+from onnxscript import FLOAT, opset18 as op, script
+
+lk = onnxscript.values.Opset("test.link", 1)
+
+
+@script(lk, default_opset=op)
+def affine(x: FLOAT, weight: Optional[FLOAT] = None, bias: Optional[FLOAT] = None) -> FLOAT:
+    y = op.Identity(x)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+@script(lk, default_opset=op)
+def bounded(x: FLOAT, low: Optional[float] = None, high: Optional[float] = None, mode: str = "clip") -> FLOAT:
+    if mode != "clip":
+        y = op.Neg(x)
+    elif low is None and high is None:
+        y = op.Identity(x)
+    else:
+        y = op.Clip(x, low, high)
+    return y
+
+
+@script(lk, default_opset=op)
+def relu_if_positive(x: FLOAT, low: Optional[float] = None) -> FLOAT:
+    # `low > 0.0` reads `low` only where `low is not None` is true.
+    if low is not None and low > 0.0:
+        y = op.Relu(x)
+    else:
+        y = op.Identity(x)
+    return y
+'''
+
+
+def numpy_affine(x, weight=None, bias=None):
+    y = x if weight is None else x * weight
+    return y if bias is None else y + bias
+
+
+def numpy_bounded(x, low=None, high=None, mode="clip"):
+    if mode != "clip":
+        return -x
+    return np.clip(x, -np.inf if low is None else np.float32(low), np.inf if high is None else np.float32(high))
+
+
+@pytest.fixture(scope="module")
+def none_lib(onnxsc, tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("none-lib")
+    src = d / "none.onnxs"
+    src.write_text(NONE_SOURCE)
+    built = onnxsc.build([src], d / "none.onnx")
+    built.require_model()
+    return built.output
+
+
+AFFINE_CALLS = [["x"], ["x", "w"], ["x", "", "b"], ["x", "w", "b"]]
+BOUNDED_CALLS = [{}, {"low": -0.5}, {"high": 0.5}, {"low": -0.5, "high": 0.5}, {"mode": "neg", "low": 1.0}]
+
+
+def none_model(inputs, attrs=None, op="affine"):
+    node = call(op, inputs, ["out"], "call", **(attrs or {}))
+    return make_model([node], [vi("x"), vi("w"), vi("b")], [vi("out")], opsets={"": 18, D: 1})
+
+
+def none_feeds():
+    rng = np.random.default_rng(11)
+    return {n: rng.standard_normal(SHAPE).astype(np.float32) for n in ("x", "w", "b")}
+
+
+def numpy_args(inputs, attrs, feeds):
+    names = dict(zip(["x", "weight", "bias"], inputs))
+    return {k: feeds[v] for k, v in names.items() if v}, attrs or {}
+
+
+@pytest.mark.parametrize("inputs", AFFINE_CALLS, ids=lambda c: "_".join(i or "none" for i in c))
+def test_inline_folds_none_tests_on_inputs(onnxsc, none_lib, tmp_path, inputs):
+    path = save(none_model(inputs), tmp_path / "model.onnx")
+    out = linked(onnxsc, path, [none_lib], tmp_path / "out.onnx", "--mode", "inline")
+    ops = [n.op_type for n in all_nodes(out.graph.node)]
+    assert "If" not in ops and "OptionalHasElement" not in ops, ops
+    feeds = none_feeds()
+    args, _ = numpy_args(inputs, None, feeds)
+    np.testing.assert_allclose(harness.run_model(out, feeds)[0], numpy_affine(**args), rtol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", BOUNDED_CALLS, ids=lambda a: "_".join(a) or "none")
+def test_inline_folds_none_tests_on_attributes(onnxsc, none_lib, tmp_path, attrs):
+    path = save(none_model(["x"], attrs, op="bounded"), tmp_path / "model.onnx")
+    out = linked(onnxsc, path, [none_lib], tmp_path / "out.onnx", "--mode", "inline")
+    ops = [n.op_type for n in all_nodes(out.graph.node)]
+    assert "If" not in ops and "CategoryMapper" not in ops, ops
+    feeds = none_feeds()
+    np.testing.assert_allclose(harness.run_model(out, feeds)[0], numpy_bounded(feeds["x"], **attrs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"low": 1.0}, {"low": -1.0}], ids=["none", "positive", "negative"])
+def test_inline_short_circuits_and(onnxsc, none_lib, tmp_path, attrs):
+    path = save(none_model(["x"], attrs, op="relu_if_positive"), tmp_path / "model.onnx")
+    out = linked(onnxsc, path, [none_lib], tmp_path / "out.onnx", "--mode", "inline")
+    ops = [n.op_type for n in all_nodes(out.graph.node)]
+    assert ops == (["Relu"] if attrs.get("low", 0) > 0 else ["Identity"]), ops
+    feeds = none_feeds()
+    expected = np.maximum(feeds["x"], 0) if attrs.get("low", 0) > 0 else feeds["x"]
+    np.testing.assert_allclose(harness.run_model(out, feeds)[0], expected)
+
+
+def test_generic_function_is_exact_when_the_tested_values_are_given(none_lib):
+    """Unspecialised, ONNX Runtime runs the generic functions: `OptionalHasElement` and the
+    string comparison compute the conditions, exactly, when every tested value is given."""
+    library = onnx.load(str(none_lib))
+    feeds = none_feeds()
+    cases = [(none_model(["x", "w", "b"]), numpy_affine(feeds["x"], feeds["w"], feeds["b"]))]
+    for attrs in ({"low": -0.5, "high": 0.5}, {"low": -0.5, "high": 0.5, "mode": "neg"}):
+        cases.append((none_model(["x"], attrs, op="bounded"), numpy_bounded(feeds["x"], **attrs)))
+    for model, expected in cases:
+        m = carrying(model, library)
+        onnx.checker.check_model(m, full_check=True)
+        np.testing.assert_allclose(harness.run_model(m, feeds)[0], expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "model, reason",
+    [
+        (none_model(["x", "", "b"]), "has an empty string"),
+        (none_model(["x"], {"high": 0.5}, op="bounded"), "'value', 'value_\\*' or 'sparse_value' must be specified"),
+    ],
+    ids=["input", "attribute"],
+)
+def test_generic_function_refuses_a_call_that_omits_a_tested_value(none_lib, model, reason):
+    """A call that omits a tested value needs the call specialised: ONNX Runtime refuses it
+    unspecialised (an omitted input where the branch needs it; a `Constant` without value), it
+    never computes something else."""
+    import onnxruntime
+
+    m = carrying(model, onnx.load(str(none_lib)))
+    with pytest.raises(Exception, match=reason):
+        onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])

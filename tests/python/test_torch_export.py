@@ -7,7 +7,6 @@ through ``onnx_program(*inputs)`` and is compared with PyTorch by ``torch.testin
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import textwrap
@@ -24,33 +23,17 @@ import harness  # noqa: E402
 TUTORIAL = harness.REPO_ROOT / "examples" / "tutorial.onnxs"
 
 
-@pytest.fixture(autouse=True)
-def quiet_exporter():
-    """The exporter logs and warns at length; the assertions say what matters."""
-    logging.disable(logging.WARNING)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    logging.disable(logging.NOTSET)
+pytestmark = pytest.mark.usefixtures("quiet_exporter")
 
 
 @pytest.fixture(scope="module")
 def add_and_round_op():
     """Scenario 3's custom operator, registered as the tutorial does."""
-    try:
-        return torch.ops.mylibrary.add_and_round_op.default
-    except AttributeError:
-        pass
 
-    @torch.library.custom_op("mylibrary::add_and_round_op", mutates_args=())
     def add_and_round_op(input: torch.Tensor) -> torch.Tensor:
         return torch.round(input + input)
 
-    @add_and_round_op.register_fake
-    def _(tensor_x):
-        return torch.empty_like(tensor_x)
-
-    return torch.ops.mylibrary.add_and_round_op.default
+    return harness.custom_op("mylibrary::add_and_round_op", add_and_round_op, lambda tensor_x: torch.empty_like(tensor_x))
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +92,23 @@ def test_scenario_2_gelu_maps_to_com_microsoft(table):
     imports = {o.domain: o.version for o in program.model_proto.opset_import}
     assert imports.get("com.microsoft") == 1, imports
     torch.testing.assert_close(program(x)[0], torch.ops.aten.gelu(x))
+
+
+class TanhGeluModel(torch.nn.Module):
+    def forward(self, input_x):
+        return torch.nn.functional.gelu(input_x, approximate="tanh")
+
+
+def test_an_argument_the_translation_never_reads_is_reported_when_a_call_sets_it(table):
+    """Scenario 2's translation ignores `approximate`: a call with approximate="tanh" exports
+    the erf gelu. That is a warning at export, naming the argument; the default is silent."""
+    x = torch.randn(4, 3)
+    with pytest.warns(onnxsc.OnnxscWarning, match=r"approximate='tanh'.*never reads `approximate`") as caught:
+        export(TanhGeluModel(), (x,), table)
+    assert any("tutorial.onnxs" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onnxsc.OnnxscWarning)
+        export(GeluModel(), (x,), table)
 
 
 class CustomOpModel(torch.nn.Module):
@@ -253,23 +253,26 @@ def test_the_installed_binary_is_found(monkeypatch):
     assert version.startswith("onnxsc "), version
 
 
-def test_readme_example_exports_and_matches():
-    """The README's "Use with torch.onnx.export" section: its .onnxs block is the tutorial
-    example file, and its Python block runs as written (in a fresh process, which registers
-    the custom operator itself)."""
+def test_readme_example_exports_and_matches(tmp_path):
+    """The README's "Use with torch.onnx.export" section: its first .onnxs block is the
+    tutorial example file, and its Python block runs as written (in a fresh process, which
+    registers the custom operator itself); the optional-argument override, saved as the
+    README says, exports with the Python block after it."""
     readme = (harness.REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Use with torch.onnx.export", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
-    assert len(blocks) == 2, "the section shows the .onnxs file, then the Python"
+    assert len(blocks) == 4, "the tutorial's .onnxs file and Python, then an override with optional arguments and its Python"
     assert blocks[0] == TUTORIAL.read_text(encoding="utf-8")
-    proc = subprocess.run(
-        [os.environ.get("PYTHON", __import__("sys").executable), "-c", blocks[1]],
-        cwd=harness.REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    (tmp_path / "translations.onnxs").write_text(blocks[2], encoding="utf-8")
+    for code, cwd in [(blocks[1], harness.REPO_ROOT), (blocks[3], tmp_path)]:
+        proc = subprocess.run(
+            [os.environ.get("PYTHON", __import__("sys").executable), "-c", code],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 @pytest.mark.parametrize("model, expected_ops", [(AddModel(), ["Add"]), (AddAlphaModel(), ["Mul", "Add"])])
@@ -283,3 +286,363 @@ def test_attribute_condition_is_specialised_without_the_optimizer(table, model, 
     assert "If" not in ops, ops
     assert [op for op in ops if op not in ("Constant", "CastLike")] == expected_ops, ops
     torch.testing.assert_close(program(x, y)[0], model(x, y))
+
+
+# ---------------------------------------------------------------------------------------------
+# What check reports reaches Python; what it accepts exports
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+RENAMED = """\
+    from onnxscript import opset18 as op
+
+
+    @torch_op("aten::add.Tensor")
+    def add(x, y, alpha: float = 1.0):
+        return op.Add(x, op.Mul(y, op.CastLike(alpha, y)))
+    """
+
+
+def test_warnings_are_python_warnings_with_the_rendered_diagnostic(tmp_path):
+    src = write(tmp_path, "renamed.onnxs", RENAMED)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = onnxsc.translation_table(src)
+    ours = [w for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
+    assert [w.message.code for w in ours] == ["W0501", "W0501"], [str(w.message) for w in caught]
+    first = ours[0]
+    assert (Path(first.filename), first.lineno) == (src, 5)
+    assert str(first.message).startswith("warning[W0501]: parameter `x` receives"), str(first.message)
+    assert f"{src}:5:9" in str(first.message) and "help: rename the parameter to `self`" in str(first.message)
+    assert torch.ops.aten.add.Tensor in table
+
+
+def test_deny_warnings_makes_them_errors(tmp_path):
+    src = write(tmp_path, "renamed.onnxs", RENAMED)
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src, deny_warnings=True)
+    assert "warning[W0501]" in info.value.diagnostics or "error[W0501]" in info.value.diagnostics
+
+
+def test_swapped_parameters_are_an_error(tmp_path):
+    src = write(
+        tmp_path,
+        "swapped.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::sub.Tensor")
+        def sub(other, self, alpha: float = 1.0):
+            return op.Sub(self, op.Mul(other, op.CastLike(alpha, other)))
+        """,
+    )
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src)
+    assert "error[E0512]" in info.value.diagnostics and f"{src}:5:9" in info.value.diagnostics
+
+
+def test_the_exporter_opset_is_checked_before_export(tmp_path):
+    """torch 2.15 builds at opset 18 and inlines translations: opset 20 would fail inside the
+    export ("Opset mismatch when inlining function"), so check refuses it."""
+    from torch.onnx._internal.exporter import _constants
+
+    assert _constants.TORCHLIB_OPSET == 18, "onnxsc's aten::EXPORTER_OPSET is torch 2.15's"
+    src = write(
+        tmp_path,
+        "gelu20.onnxs",
+        """\
+        from onnxscript import FLOAT, opset20 as op
+
+
+        @torch_op("aten::gelu")
+        def gelu(self: FLOAT, approximate: str = "none") -> FLOAT:
+            return op.Gelu(self, approximate=approximate)
+        """,
+    )
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src)
+    assert "error[E0513]" in info.value.diagnostics, info.value.diagnostics
+
+
+def test_optional_value_into_a_required_input_is_reported(tmp_path):
+    src = write(
+        tmp_path,
+        "clamp.onnxs",
+        """\
+        from typing import Optional
+
+        from onnxscript import FLOAT, opset18 as op
+
+
+        @torch_op("aten::clamp.Tensor")
+        def clamp(self: FLOAT, min: Optional[FLOAT] = None, max: Optional[FLOAT] = None) -> FLOAT:
+            return op.Min(op.Max(self, min), max)
+        """,
+    )
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src)
+    assert "error[E0602]" in info.value.diagnostics and f"{src}:8:32" in info.value.diagnostics
+
+
+class SumModel(torch.nn.Module):
+    def __init__(self, dim, dtype):
+        super().__init__()
+        self.dim, self.dtype = dim, dtype
+
+    def forward(self, x):
+        return torch.sum(x, dim=self.dim, dtype=self.dtype)
+
+
+@pytest.mark.parametrize("dim", [None, [1]])
+@pytest.mark.parametrize("dtype", [None, torch.float64])
+def test_none_defaults_as_the_issue_writes_them(tmp_path, dim, dtype):
+    """`dim: Optional[Sequence[int]] = None` and `dtype: int = None` (what E0503's help used to
+    recommend) build a table, and `torch.sum(x, dim=None)` exports."""
+    src = write(
+        tmp_path,
+        "sum.onnxs",
+        """\
+        from typing import Optional, Sequence
+
+        from onnxscript import FLOAT, opset18 as op
+
+
+        @torch_op("aten::sum.dim_IntList")
+        def sum_dim(self: FLOAT, dim: Optional[Sequence[int]] = None, keepdim: bool = False, dtype: int = None) -> FLOAT:
+            if dtype is not None:
+                x = op.Cast(self, to=dtype)
+            else:
+                x = op.Identity(self)
+            if dim is None:
+                result = op.ReduceSum(x, keepdims=keepdim)
+            else:
+                result = op.ReduceSum(x, op.Constant(value_ints=dim), keepdims=keepdim)
+            return result
+        """,
+    )
+    table = onnxsc.translation_table(src)
+    x = torch.randn(3, 4)
+    program = torch.onnx.export(SumModel(dim, dtype), (x,), dynamo=True, custom_translation_table=table, verbose=False)
+    assert [n.op_type for n in program.model_proto.graph.node if n.op_type != "Constant"][-1] == "ReduceSum"
+    torch.testing.assert_close(program(x)[0], SumModel(dim, dtype)(x))
+
+
+def _scale_op():
+    def scale_op(input: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        return input * scale
+
+    return harness.custom_op("onnxsc_drift::scale_op", scale_op, lambda input, scale=1.0: torch.empty_like(input))
+
+
+def exception_text(e: BaseException) -> str:
+    """An exception and every exception it was raised from, one per line."""
+    chain = []
+    while e is not None:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    return "\n".join(chain)
+
+
+def test_a_declaration_that_differs_from_the_registration_is_located(tmp_path):
+    _scale_op()
+    src = write(
+        tmp_path,
+        "drift.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+        torch.library.define("onnxsc_drift::scale_op", "(Tensor input) -> Tensor")
+
+
+        @torch_op("onnxsc_drift::scale_op")
+        def scale_op(input):
+            return op.Identity(input)
+        """,
+    )
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src)
+    report = info.value.diagnostics
+    assert "error[E0515]" in report and f"{src}:3:48" in report, report
+    assert "declared: onnxsc_drift::scale_op(Tensor input) -> Tensor" in report, report
+    assert "registered: onnxsc_drift::scale_op(Tensor input, float scale=1.) -> Tensor" in report, report
+
+
+def test_an_undeclared_custom_op_is_checked_against_its_registration(tmp_path):
+    _scale_op()
+    src = write(
+        tmp_path,
+        "undeclared.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("onnxsc_drift::scale_op")
+        def scale_op(input):
+            return op.Identity(input)
+        """,
+    )
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src)
+    assert "error[E0503]" in info.value.diagnostics and "`scale`" in info.value.diagnostics
+    # Translating every argument, it builds (and W0504, no schema known, is gone).
+    good = write(
+        tmp_path,
+        "good.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("onnxsc_drift::scale_op")
+        def scale_op(input, scale: float = 1.0):
+            return op.Mul(input, op.CastLike(scale, input))
+        """,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onnxsc.OnnxscWarning)
+        table = onnxsc.translation_table(good)
+
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.onnxsc_drift.scale_op.default(x, 3.0)
+
+    x = torch.randn(4)
+    program = torch.onnx.export(Scale(), (x,), dynamo=True, custom_translation_table=table, verbose=False)
+    torch.testing.assert_close(program(x)[0], x * 3.0)
+
+
+def test_native_functions_auto_is_this_interpreters_torch(tmp_path, monkeypatch):
+    import torchgen
+
+    expected = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    assert Path(onnxsc._table._native_functions_path("auto")) == expected
+    # Whatever the environment variables say.
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "elsewhere"))
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    src = write(tmp_path, "relu.onnxs", 'from onnxscript import opset18 as op\n\n\n@torch_op("aten::relu")\ndef relu(self):\n    return op.Relu(self)\n')
+    table = onnxsc.translation_table(src, native_functions="auto")
+    assert set(table) == {torch.ops.aten.relu.default}
+
+
+def test_exported_nodes_lead_back_to_the_onnxs_line(tmp_path):
+    """An unannotated translation that ONNX Runtime refuses (an INT64 constant added to a
+    float): the refused node's name is in the error, and its metadata gives the .onnxs line."""
+    import onnxruntime
+
+    src = write(
+        tmp_path,
+        "bad_type.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::relu")
+        def relu(self):
+            shifted = op.Add(self, op.Constant(value_int=1))
+            return op.Relu(shifted)
+        """,
+    )
+    table = onnxsc.translation_table(src)
+
+    class Relu(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    program = torch.onnx.export(Relu(), (torch.randn(3),), dynamo=True, custom_translation_table=table, optimize=False, verbose=False)
+    sources = {n.name: dict((e.key, e.value) for e in n.metadata_props).get("onnxsc.source") for n in program.model_proto.graph.node}
+    assert all(sources.values()), sources
+    with pytest.raises(Exception) as info:
+        onnxruntime.InferenceSession(program.model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    refused = [name for name in sources if name and name in str(info.value)]
+    assert refused, (str(info.value), sources)
+    assert sources[refused[0]] == f"{src}:6:15", sources
+
+
+def test_a_dynamic_value_for_an_attribute_is_located(tmp_path):
+    src = write(
+        tmp_path,
+        "view.onnxs",
+        """\
+        from typing import Sequence
+
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::view")
+        def view(self, size: Sequence[int]):
+            return op.Reshape(self, op.Constant(value_ints=size))
+        """,
+    )
+    table = onnxsc.translation_table(src)
+
+    class Flatten(torch.nn.Module):
+        def forward(self, x):
+            return x.view(x.shape[0], -1)
+
+    batch = torch.export.Dim("batch")
+    with pytest.raises(Exception) as info:
+        torch.onnx.export(Flatten(), (torch.randn(2, 3, 4),), dynamo=True, custom_translation_table=table, dynamic_shapes=({0: batch},), verbose=False)
+    message = exception_text(info.value)
+    assert f"{src}:7:5: `view`, translating aten::view" in message, message
+    assert "`size` is computed when the model runs" in message, message
+
+
+def test_complex_and_private_translations_are_not_registered(tmp_path):
+    src = write(
+        tmp_path,
+        "variants.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::relu")
+        def relu(self):
+            return op.Relu(self)
+
+
+        @torch_op("aten::relu", complex=True)
+        def relu_complex(self):
+            return op.Relu(self)
+
+
+        @torch_op("aten::neg", private=True)
+        def neg_helper(self):
+            return op.Neg(self)
+        """,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = onnxsc.translation_table(src)
+    assert set(table) == {torch.ops.aten.relu.default}
+    messages = [str(w.message) for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
+    assert len(messages) == 1 and "`relu_complex` translates complex inputs" in messages[0], messages
+
+
+def test_a_fractional_scalar_is_not_truncated_into_an_int_attribute(tmp_path):
+    src = write(
+        tmp_path,
+        "leaky_int.onnxs",
+        """\
+        from onnxscript import opset18 as op
+
+
+        @torch_op("aten::leaky_relu")
+        def leaky_relu(self, negative_slope: int = 0):
+            return op.Mul(self, op.CastLike(negative_slope, self))
+        """,
+    )
+    table = onnxsc.translation_table(src)
+
+    class Leaky(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.leaky_relu(x, 0.5)
+
+    with pytest.raises(Exception) as info:
+        torch.onnx.export(Leaky(), (torch.randn(3),), dynamo=True, custom_translation_table=table, verbose=False)
+    message = exception_text(info.value)
+    assert f"{src}:5:5" in message and "`negative_slope` = 0.5 does not fit its `int` attribute" in message, message

@@ -23,7 +23,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn nested_graph(&mut self, f: &FunctionDef) -> R<NestedGraph> {
         self.check_graph_decorator(f)?;
-        self.enter_subgraph(f.header_span)?;
+        self.enter_subgraph(f.header_span, Scope::default())?;
         // A `break` in the nested function does not belong to a loop around its definition.
         let loop_depth = std::mem::replace(&mut self.loop_depth, 0);
         let result = self.nested_graph_in_scope(f);

@@ -301,7 +301,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn lower_loop_body(&mut self, form: &LoopForm, state: &[String], initial: &[String]) -> R<Graph> {
-        self.enter_subgraph(form.header)?;
+        self.enter_subgraph(form.header, Scope::default())?;
         self.loop_depth += 1;
         let result = self.loop_body_in_scope(form, state, initial);
         self.loop_depth -= 1;
