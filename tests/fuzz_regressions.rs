@@ -73,4 +73,14 @@ fn write_link_seeds_when_asked() {
     let mut l = vec![1u8];
     l.extend(library.encode_to_vec());
     std::fs::write(dir.join("seed-library"), l).expect("written");
+    // The language tour's library (subgraphs, loops, attribute defaults) and a model calling it.
+    let tour = include_str!("../examples/language_tour.onnxs");
+    let c = onnxsc::driver::compile_sources(vec![("language_tour.onnxs".into(), tour.into())]);
+    let library = onnxsc::emit::proto::library_model(&c.functions, &c.custom_ops);
+    let mut l = vec![3u8];
+    l.extend(library.encode_to_vec());
+    std::fs::write(dir.join("seed-library-tour"), l).expect("written");
+    let mut m = vec![2u8];
+    m.extend(onnxsc::contract::calling_model(&library).encode_to_vec());
+    std::fs::write(dir.join("seed-model-tour"), m).expect("written");
 }
