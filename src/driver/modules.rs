@@ -47,6 +47,9 @@ pub struct Modules {
     pub source_bytes: u64,
     /// The unit of each [`identity`].
     pub by_identity: HashMap<PathBuf, usize>,
+    /// The canonical form of each path met, so that a deep path is resolved once per
+    /// component, not once per component for every module under it (see [`Modules::key`]).
+    pub canonical: std::cell::RefCell<HashMap<PathBuf, PathBuf>>,
     /// Texts that stand in for files on disk, by [`identity`]: an editor's unsaved documents.
     pub overlay: HashMap<PathBuf, String>,
     /// Each module's text and syntax tree in an earlier compilation, by name: an editor's last
@@ -237,7 +240,8 @@ impl Modules {
                     }
                 }
                 Ok(bytes) => {
-                    let j = self.add(path.display().to_string(), identity(&path), &bytes, true, sources, diags);
+                    let key = self.key(&path);
+                    let j = self.add(path.display().to_string(), key, &bytes, true, sources, diags);
                     ModuleLookup::Onnxs(j)
                 }
                 Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({e})", path.display())] },
@@ -254,10 +258,32 @@ impl Modules {
 
     /// A module's bytes: the overlay's text, else the file's (a regular file, within limits).
     fn read(&self, path: &Path) -> Result<Vec<u8>, String> {
-        match self.overlay.get(&identity(path)) {
+        let key = if self.overlay.is_empty() { PathBuf::new() } else { self.key(path) };
+        match self.overlay.get(&key) {
             Some(text) => Ok(text.clone().into_bytes()),
             None => super::files::read(path, super::files::Kind::Source).map_err(|e| e.message),
         }
+    }
+
+    /// [`identity`], remembering the canonical form of every directory on the way: a module
+    /// 1,500 directories deep, importing one a directory deeper, would otherwise make
+    /// `realpath` walk every prefix of every path (cubic in the depth).
+    pub fn key(&self, path: &Path) -> PathBuf {
+        fn canon(cache: &mut HashMap<PathBuf, PathBuf>, p: &Path) -> Option<PathBuf> {
+            if let Some(c) = cache.get(p) {
+                return Some(c.clone());
+            }
+            let meta = std::fs::symlink_metadata(p).ok()?;
+            let c = match (p.parent(), p.file_name()) {
+                (Some(parent), Some(name)) if !meta.file_type().is_symlink() && !parent.as_os_str().is_empty() => {
+                    canon(cache, parent)?.join(name)
+                }
+                _ => p.canonicalize().ok()?,
+            };
+            cache.insert(p.to_path_buf(), c.clone());
+            Some(c)
+        }
+        canon(&mut self.canonical.borrow_mut(), path).unwrap_or_else(|| normalize(path))
     }
 
     /// What `(level, dotted)` written in unit `importer` names, without loading anything: a
@@ -292,7 +318,7 @@ impl Modules {
         let as_dir = normalize(&base.join(&rel));
         rel.set_extension("onnxs");
         let beside = normalize(&base.join(&rel));
-        let key = identity(&beside);
+        let key = self.key(&beside);
         if let Some(&j) = self.by_identity.get(&key) {
             return Resolved::Unit(j);
         }
