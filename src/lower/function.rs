@@ -14,7 +14,9 @@ use super::liveness;
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
-use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::consteval::{self, eval_const, ConstError};
+use crate::sema::constlib;
+use crate::sema::env::{self, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
@@ -624,14 +626,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn emit_const(&mut self, value: &PyValue, hint: Option<&str>, span: Span) -> R<String> {
         let tensor = match tensor_of(value) {
-            Some(t) => t,
-            None => {
-                return Err(self.err(
+            Ok(t) => t,
+            Err(why) => {
+                let d = Diagnostic::error(
                     codes::BAD_CONSTANT,
-                    span,
+                    self.file(),
                     format!("{} cannot be a tensor constant", with_article(value.type_name())),
-                    "not convertible to a tensor",
-                ));
+                )
+                .primary(span, "not convertible to a tensor")
+                .note(why);
+                return Err(self.push(d));
             }
         };
         let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
@@ -693,7 +697,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn is_literal(e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => true,
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::FString(_) => true,
             ExprKind::List(items) => items.iter().all(Self::is_literal),
             ExprKind::UnaryOp { op: UnaryOp::Neg | UnaryOp::Pos, operand } => {
                 matches!(operand.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
@@ -712,8 +716,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
         match &e.kind {
             _ if Self::is_literal(e) => {
-                let value = eval_const(self.env, e)
-                    .map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
+                let value = self.const_value(e)?;
                 self.emit_const(&value, target, e.span)
             }
             ExprKind::Name(n) => self.lower_name(n, e.span, target),
@@ -730,7 +733,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None => self.lower_compare(left, comparisons, e.span, target),
             },
             ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
-                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i64), target, e.span),
+                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i128), target, e.span),
                 _ => Err(self.not_a_value(e)),
             },
             ExprKind::Attribute { .. } => Err(self.not_a_value(e)),
@@ -780,8 +783,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Bool(_)
-            | ExprKind::Str(_) => Err(self.unsupported(e.span, "this expression is", "")),
+            | ExprKind::Str(_)
+            | ExprKind::FString(_) => Err(self.unsupported(e.span, "this expression is", "")),
         }
+    }
+
+    /// The value of a constant expression; a failure is reported (E0311 when part of it is not
+    /// constant).
+    fn const_value(&mut self, e: &Expr) -> R<PyValue> {
+        eval_const(self.env, e).map_err(|err| match err {
+            ConstError::NotConstant(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
+            ConstError::Poisoned => Reported,
+            ConstError::Reported(d) => self.push(*d),
+        })
     }
 
     fn unsupported(&mut self, span: Span, what: &str, help: &str) -> Reported {
@@ -1623,7 +1637,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let value = match eval_const(self.env, e) {
             Ok(v) => v,
-            Err(span) => {
+            Err(ConstError::NotConstant(span)) => {
                 let d = Diagnostic::error(
                     codes::ATTRIBUTE_TYPE,
                     self.file(),
@@ -1633,6 +1647,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
                 return Err(self.push(d));
             }
+            Err(ConstError::Poisoned) => return Err(Reported),
+            Err(ConstError::Reported(d)) => return Err(self.push(*d)),
         };
         if value == PyValue::None {
             return Ok(None);
@@ -1651,9 +1667,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         };
         match attr_value(&value, ty) {
-            Some(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
-            None => {
-                let d = Diagnostic::error(
+            Ok(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
+            Err(why) => {
+                let mut d = Diagnostic::error(
                     codes::ATTRIBUTE_TYPE,
                     self.file(),
                     format!(
@@ -1664,6 +1680,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     ),
                 )
                 .primary(e.span, format!("expected {}", ty.name()));
+                if let Some(why) = why {
+                    d = d.note(why);
+                }
                 Err(self.push(d))
             }
         }
@@ -1682,14 +1701,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         match self.env.get(n)? {
-            Global::Const(v) => Some(match v {
-                PyValue::Int(i) => *i != 0,
-                PyValue::Float(f) => *f != 0.0,
-                PyValue::Bool(b) => *b,
-                PyValue::Str(s) => !s.is_empty(),
-                PyValue::None => false,
-                PyValue::List(l) => !l.is_empty(),
-            }),
+            Global::Const(v) => Some(consteval::is_truthy(v)),
             Global::Function(_) => None,
             _ => Some(true),
         }
@@ -2090,6 +2102,7 @@ fn describe_global(g: &Global) -> &'static str {
         Global::ScriptDecorator | Global::GraphDecorator | Global::TorchOpDecorator => "a decorator",
         Global::Typing(_) => "a typing construct",
         Global::Const(_) => "a constant",
+        Global::Lib(_) => "a module, class or function of Python's libraries",
         Global::Function(_) => "a function",
         Global::Opaque(_) => "an import onnxsc does not model",
         Global::Poison => "an invalid definition",
@@ -2109,74 +2122,62 @@ fn const_hint(v: &PyValue) -> String {
     }
 }
 
-/// A Python literal as a tensor, with onnxscript's dtype rules: int → INT64, float → FLOAT,
-/// bool → BOOL, str → STRING; a list takes the type of its elements.
-pub fn tensor_of(v: &PyValue) -> Option<Tensor> {
-    Some(match v {
-        PyValue::Int(i) => Tensor { elem: ElemType::Int64, dims: vec![], data: TensorData::Ints(vec![*i]) },
-        PyValue::Float(f) => Tensor { elem: ElemType::Float, dims: vec![], data: TensorData::Floats(vec![*f as f32]) },
-        PyValue::Bool(b) => Tensor { elem: ElemType::Bool, dims: vec![], data: TensorData::Bools(vec![*b]) },
-        PyValue::Str(s) => Tensor { elem: ElemType::String, dims: vec![], data: TensorData::Strings(vec![s.clone()]) },
-        PyValue::None => return None,
-        PyValue::List(items) => {
-            let dims = vec![items.len() as i64];
-            if items.is_empty() {
-                return None;
-            }
-            if items.iter().all(|i| matches!(i, PyValue::Bool(_))) {
-                Tensor {
-                    elem: ElemType::Bool,
-                    dims,
-                    data: TensorData::Bools(items.iter().map(|i| matches!(i, PyValue::Bool(true))).collect()),
-                }
-            } else if items.iter().all(|i| matches!(i, PyValue::Int(_) | PyValue::Bool(_))) {
-                Tensor {
-                    elem: ElemType::Int64,
-                    dims,
-                    data: TensorData::Ints(items.iter().filter_map(|i| i.as_i64()).collect()),
-                }
-            } else if items.iter().all(|i| i.as_f64().is_some()) {
-                Tensor {
-                    elem: ElemType::Float,
-                    dims,
-                    data: TensorData::Floats(items.iter().filter_map(|i| i.as_f64()).map(|f| f as f32).collect()),
-                }
-            } else if items.iter().all(|i| matches!(i, PyValue::Str(_))) {
-                let strs =
-                    items.iter().map(|i| if let PyValue::Str(s) = i { s.clone() } else { String::new() }).collect();
-                Tensor { elem: ElemType::String, dims, data: TensorData::Strings(strs) }
-            } else {
-                return None;
-            }
-        }
+/// A script-time value as the `Constant` tensor onnxscript makes of it (`ir.tensor(value)`):
+/// int → INT64, float → FLOAT, bool → BOOL, str → STRING, flat lists of ints or floats →
+/// INT64 or FLOAT, other lists as numpy infers them (nested float lists are DOUBLE), tensors as
+/// they are. `Err` says why there is none.
+pub fn tensor_of(v: &PyValue) -> Result<Tensor, String> {
+    if matches!(v, PyValue::None) {
+        return Err("`None` has no tensor form".into());
+    }
+    constlib::ir_tensor(v, None).map_err(|e| match e {
+        constlib::LibError::Python(m) | constlib::LibError::Unsupported(m) => m,
+        constlib::LibError::TooLarge(n) => format!("{n} elements exceed the constant size limit"),
+        constlib::LibError::RunTime => "not known until run time".into(),
     })
 }
 
-/// A script-time value as an attribute of type `ty`, if it can be one.
-pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
-    let list = |v: &PyValue| match v {
-        PyValue::List(items) => Some(items.clone()),
+/// A script-time value as an attribute of type `ty`, as onnx_ir converts it for a schema's
+/// attribute (`Err(Some(why))` adds a note to the type mismatch).
+pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>> {
+    // A one-element numpy value reads as its number (`np.float32(0.5)`).
+    let scalar = |v: &PyValue| match v {
+        PyValue::Tensor(t) if t.is_scalar() => t.scalar(),
+        other => Some(other.clone()),
+    };
+    let float = |v: &PyValue| scalar(v).and_then(|s| s.as_f64()).map(|f| f as f32);
+    let int = |v: &PyValue| -> Result<i64, Option<String>> {
+        match scalar(v) {
+            Some(PyValue::Int(i)) => i64::try_from(i).map_err(|_| Some(format!("{i} does not fit in INT64"))),
+            Some(PyValue::Bool(b)) => Ok(b as i64),
+            _ => Err(None),
+        }
+    };
+    let string = |v: &PyValue| match scalar(v) {
+        Some(PyValue::Str(s)) => Some(s),
         _ => None,
     };
-    Some(match ty {
-        AttrType::Float => AttrValue::Float(v.as_f64()? as f32),
-        AttrType::Int => AttrValue::Int(v.as_i64()?),
-        AttrType::String => match v {
-            PyValue::Str(s) => AttrValue::Str(s.clone()),
-            _ => return None,
-        },
-        AttrType::Floats => {
-            AttrValue::Floats(list(v)?.iter().map(|i| i.as_f64().map(|f| f as f32)).collect::<Option<_>>()?)
+    let items = |v: &PyValue| -> Result<Vec<PyValue>, Option<String>> {
+        match v {
+            PyValue::List(s) => {
+                if s.len() as u64 > crate::sema::value::MAX_CONSTANT_ELEMENTS {
+                    return Err(Some("the list exceeds the constant size limit".into()));
+                }
+                Ok(s.to_vec())
+            }
+            PyValue::Tensor(t) if t.dims.len() == 1 => constlib::elements(t).map_err(|_| None),
+            _ => Err(None),
         }
-        AttrType::Ints => AttrValue::Ints(list(v)?.iter().map(|i| i.as_i64()).collect::<Option<_>>()?),
-        AttrType::Strings => AttrValue::Strs(
-            list(v)?
-                .iter()
-                .map(|i| if let PyValue::Str(s) = i { Some(s.clone()) } else { None })
-                .collect::<Option<_>>()?,
-        ),
-        AttrType::Tensor => AttrValue::Tensor(tensor_of(v)?),
-        _ => return None,
+    };
+    Ok(match ty {
+        AttrType::Float => AttrValue::Float(float(v).ok_or(None)?),
+        AttrType::Int => AttrValue::Int(int(v)?),
+        AttrType::String => AttrValue::Str(string(v).ok_or(None)?),
+        AttrType::Floats => AttrValue::Floats(items(v)?.iter().map(float).collect::<Option<_>>().ok_or(None)?),
+        AttrType::Ints => AttrValue::Ints(items(v)?.iter().map(int).collect::<Result<_, _>>()?),
+        AttrType::Strings => AttrValue::Strs(items(v)?.iter().map(string).collect::<Option<_>>().ok_or(None)?),
+        AttrType::Tensor => AttrValue::Tensor(tensor_of(v).map_err(Some)?),
+        _ => return Err(None),
     })
 }
 
@@ -2357,7 +2358,7 @@ pub fn lower_function(
                     match eval_const(env, d) {
                         Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
                         Ok(v) => match attr_value(&v, onnx_ty) {
-                            Some(av)
+                            Ok(av)
                                 if !(matches!(ty, crate::sema::types::AttrKind::Int)
                                     && matches!(v, PyValue::Float(_))) =>
                             {
@@ -2380,7 +2381,7 @@ pub fn lower_function(
                                 ok = false;
                             }
                         },
-                        Err(span) => {
+                        Err(ConstError::NotConstant(span)) => {
                             let d = Diagnostic::error(
                                 codes::BAD_DEFAULT,
                                 env.file,
@@ -2388,6 +2389,11 @@ pub fn lower_function(
                             )
                             .primary(span, "not a constant");
                             l.push(d);
+                            ok = false;
+                        }
+                        Err(ConstError::Poisoned) => ok = false,
+                        Err(ConstError::Reported(d)) => {
+                            l.push(*d);
                             ok = false;
                         }
                     }

@@ -4,8 +4,12 @@
 //! functions. This pass gives each global a meaning ([`Global`]) so that function lowering can
 //! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON` without evaluating any Python.
 
+use super::constlib;
 use super::types::{AttrKind, ElemType, ParamType};
 use super::value::PyValue;
+
+/// Constants are evaluated by `sema::consteval`; re-exported for the passes that read defaults.
+pub use super::consteval::eval_const;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
@@ -43,6 +47,9 @@ pub enum Global {
     /// A name from `typing` (`Union`, `Optional`, `Sequence`, `TypeVar`, ...).
     Typing(String),
     Const(PyValue),
+    /// A module, class or function of the constant library (`np`, `onnx.TensorProto`,
+    /// `make_tensor`), by canonical path: see `sema::constlib`.
+    Lib(String),
     /// A function of the compilation, by its compilation-wide id: this module's own functions
     /// are [`ModuleEnv::functions`], numbered from [`ModuleEnv::first_function`]; an imported
     /// function has the id its own module gave it.
@@ -641,7 +648,11 @@ fn module_global(dotted: &str) -> Global {
         "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" | "torch" => {
             Global::Module(dotted.to_string())
         }
-        other => Global::Opaque(other.to_string()),
+        "onnxscript._internal.values" => Global::Module("onnxscript.values".into()),
+        other => match constlib::canonical_module(other) {
+            Some(canonical) => Global::Lib(canonical.to_string()),
+            None => Global::Opaque(other.to_string()),
+        },
     }
 }
 
@@ -681,8 +692,20 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
             ("onnxscript", "onnx_opset") => Ok(Global::Module("onnxscript.onnx_opset".into())),
             ("onnxscript", "onnx_types") => Ok(Global::Module("onnxscript.onnx_types".into())),
             ("onnxscript.values", "Opset") | ("onnxscript", "Opset") => Ok(Global::OpsetClass),
+            ("onnxscript", "ir") => Ok(Global::Lib("onnx_ir".into())),
             _ => Ok(Global::Opaque(format!("{module}.{name}"))),
         };
+    }
+    // `from onnxscript import values` and `from onnxscript._internal import values`.
+    if module == "onnxscript._internal" && name == "values" {
+        return Ok(Global::Module("onnxscript.values".into()));
+    }
+    if let Some(canonical) = constlib::canonical_module(module) {
+        return Ok(match constlib::member(canonical, name) {
+            Some(constlib::Member::Value(v)) => Global::Const(v),
+            Some(constlib::Member::Object(path)) => Global::Lib(path),
+            None => Global::Opaque(format!("{module}.{name}")),
+        });
     }
     if module == TORCHLIB_REGISTRATION && name == "torch_op" {
         return Ok(Global::TorchOpDecorator);
@@ -728,6 +751,10 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
                     _ => imported(&m, &attr.name).ok(),
                 }
             }
+            Global::Lib(path) => match constlib::member(&path, &attr.name)? {
+                constlib::Member::Value(v) => Some(Global::Const(v)),
+                constlib::Member::Object(p) => Some(Global::Lib(p)),
+            },
             _ => None,
         },
         _ => None,
@@ -764,14 +791,19 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
             return Some(g);
         }
     }
-    match eval_const(env, value) {
-        Ok(v) => Some(Global::Const(v)),
-        Err(span) => {
+    match super::consteval::eval_global(env, value) {
+        Ok(g) => Some(g),
+        Err(super::consteval::ConstError::NotConstant(span)) => {
             diags.push(
                 Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "module-level values must be constants")
-                    .primary(span, "not a constant")
-                    .help("module constants are numbers, strings, booleans and lists of them"),
+                    .primary(span, "not a compile-time constant")
+                    .help("module constants are computed when the module is compiled: numbers, strings, lists, tensors (`np.array`, `make_tensor`, `ir.tensor`) and arithmetic on them; an op call computes at run time"),
             );
+            None
+        }
+        Err(super::consteval::ConstError::Poisoned) => None,
+        Err(super::consteval::ConstError::Reported(d)) => {
+            diags.push(*d);
             None
         }
     }
@@ -799,7 +831,7 @@ fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diag
         let v = eval_const(env, &arg.value).ok();
         match (slot, v) {
             (0, Some(PyValue::Str(s))) => domain = Some(s),
-            (1, Some(PyValue::Int(n))) => version = Some(n),
+            (1, Some(PyValue::Int(n))) if i64::try_from(n).is_ok() => version = i64::try_from(n).ok(),
             (0, _) => {
                 diags.push(
                     Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string")
@@ -899,114 +931,6 @@ fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
     }
 }
 
-/// Evaluates a script-time constant expression. On failure, returns the span of the part that
-/// is not constant.
-pub fn eval_const(env: &ModuleEnv, e: &Expr) -> Result<PyValue, Span> {
-    Ok(match &e.kind {
-        ExprKind::Int(i) => PyValue::Int(*i),
-        ExprKind::Float(f) => PyValue::Float(*f),
-        ExprKind::Bool(b) => PyValue::Bool(*b),
-        ExprKind::Str(s) => PyValue::Str(s.clone()),
-        ExprKind::None => PyValue::None,
-        ExprKind::List(items) | ExprKind::Tuple(items) => {
-            PyValue::List(items.iter().map(|i| eval_const(env, i)).collect::<Result<_, _>>()?)
-        }
-        ExprKind::Name(n) => match env.get(n) {
-            Some(Global::Const(v)) => v.clone(),
-            _ => return Err(e.span),
-        },
-        ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(env, value) {
-            Some(Global::TensorType(t)) => PyValue::Int(t.code() as i64),
-            _ => return Err(e.span),
-        },
-        // A constant of an imported `.onnxs` module: `mylib.SCALE`.
-        ExprKind::Attribute { .. } => match resolve_dotted(env, e) {
-            Some(Global::Const(v)) => v,
-            _ => return Err(e.span),
-        },
-        ExprKind::UnaryOp { op, operand } => {
-            let v = eval_const(env, operand)?;
-            match (op, v) {
-                (UnaryOp::Neg, PyValue::Int(i)) => PyValue::Int(i.checked_neg().ok_or(e.span)?),
-                (UnaryOp::Neg, PyValue::Float(f)) => PyValue::Float(-f),
-                (UnaryOp::Neg, PyValue::Bool(b)) => PyValue::Int(-(b as i64)),
-                (UnaryOp::Pos, v @ (PyValue::Int(_) | PyValue::Float(_))) => v,
-                (UnaryOp::Not, v) => PyValue::Bool(!truthy(&v)),
-                _ => return Err(e.span),
-            }
-        }
-        ExprKind::BinOp { op, left, right } => {
-            let l = eval_const(env, left)?;
-            let r = eval_const(env, right)?;
-            fold_binop(*op, &l, &r).ok_or(e.span)?
-        }
-        _ => return Err(e.span),
-    })
-}
-
-fn truthy(v: &PyValue) -> bool {
-    match v {
-        PyValue::Int(i) => *i != 0,
-        PyValue::Float(f) => *f != 0.0,
-        PyValue::Bool(b) => *b,
-        PyValue::Str(s) => !s.is_empty(),
-        PyValue::None => false,
-        PyValue::List(l) => !l.is_empty(),
-    }
-}
-
-fn fold_binop(op: BinOp, l: &PyValue, r: &PyValue) -> Option<PyValue> {
-    use PyValue::*;
-    match (l, r) {
-        (Int(_) | Bool(_), Int(_) | Bool(_)) => {
-            let (a, b) = (l.as_i64()?, r.as_i64()?);
-            Some(match op {
-                BinOp::Add => Int(a.checked_add(b)?),
-                BinOp::Sub => Int(a.checked_sub(b)?),
-                BinOp::Mult => Int(a.checked_mul(b)?),
-                BinOp::Div => Float(a as f64 / b as f64).filter_finite()?,
-                BinOp::FloorDiv if b != 0 => {
-                    Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 })
-                }
-                BinOp::Mod if b != 0 => Int(((a % b) + b) % b),
-                BinOp::Pow if b >= 0 => Int(a.checked_pow(u32::try_from(b).ok()?)?),
-                BinOp::Pow => Float((a as f64).powf(b as f64)),
-                _ => return Option::None,
-            })
-        }
-        (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
-            let (a, b) = (l.as_f64()?, r.as_f64()?);
-            let v = match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mult => a * b,
-                BinOp::Div if b != 0.0 => a / b,
-                BinOp::Pow => a.powf(b),
-                BinOp::FloorDiv if b != 0.0 => (a / b).floor(),
-                BinOp::Mod if b != 0.0 => a - b * (a / b).floor(),
-                _ => return Option::None,
-            };
-            Float(v).filter_finite()
-        }
-        (Str(a), Str(b)) if op == BinOp::Add => Some(Str(format!("{a}{b}"))),
-        (List(a), List(b)) if op == BinOp::Add => Some(List(a.iter().chain(b).cloned().collect())),
-        _ => Option::None,
-    }
-}
-
-trait FilterFinite: Sized {
-    fn filter_finite(self) -> Option<Self>;
-}
-
-impl FilterFinite for PyValue {
-    fn filter_finite(self) -> Option<Self> {
-        match self {
-            PyValue::Float(f) if !f.is_finite() => None,
-            v => Some(v),
-        }
-    }
-}
-
 /// The meaning of a parameter annotation. `Err` carries the span and a reason.
 pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)> {
     let bad = |why: &str| Err((e.span, why.to_string()));
@@ -1103,8 +1027,15 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
     }
 }
 
-/// The declared outputs of a return annotation: one type, or a tuple of them.
+/// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
+/// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
 pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<String>>, (Span, String)> {
+    if let ExprKind::Tuple(items) = &e.kind {
+        if items.is_empty() {
+            return Err((e.span, "a function returns at least one tensor".into()));
+        }
+        return items.iter().map(|i| one_return(env, i)).collect();
+    }
     if let ExprKind::Subscript { value, index } = &e.kind {
         let is_tuple = match &value.kind {
             ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,

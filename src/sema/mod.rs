@@ -2,6 +2,9 @@
 
 pub mod binding;
 pub mod calls;
+pub mod consteval;
+pub mod constlib;
+pub mod convert;
 pub mod env;
 pub mod facts;
 pub mod infer;

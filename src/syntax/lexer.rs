@@ -26,23 +26,25 @@ pub enum LexError {
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexError)]
 #[logos(skip r"[ \t\x0C]+")]
-#[logos(skip r"\\\r?\n")]
+#[logos(skip r"\\(\r\n|\r|\n)")]
 #[logos(skip(r"#[^\r\n]*", allow_greedy = true))]
 pub enum Tok {
-    #[regex(r"\r?\n")]
+    /// A line end: `\n`, `\r\n` or a lone `\r`, as Python reads them.
+    #[regex(r"\r\n|\r|\n")]
     Newline,
     /// Produced by the layout layer only.
     Indent,
     /// Produced by the layout layer only.
     Dedent,
 
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_owned(), priority = 1)]
+    /// Identifiers are Unicode, as in Python 3 (`XID_Start`/`XID_Continue`).
+    #[regex(r"[\p{XID_Start}_][\p{XID_Continue}]*", |lex| lex.slice().to_owned(), priority = 1)]
     Name(String),
     #[regex(r"[0-9][0-9_]*", int_literal)]
     #[regex(r"0[xX][0-9a-fA-F_]+", int_literal)]
     #[regex(r"0[oO][0-7_]+", int_literal)]
     #[regex(r"0[bB][01_]+", int_literal)]
-    Int(i64),
+    Int(i128),
     #[regex(r"[0-9][0-9_]*\.[0-9_]*([eE][+-]?[0-9_]+)?", float_literal)]
     #[regex(r"\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?", float_literal)]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9_]+", float_literal)]
@@ -50,7 +52,10 @@ pub enum Tok {
     #[regex(r"[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9_]+)?[jJ]", complex_literal)]
     Complex,
     #[regex(r#"[rRuUbBfF]{0,2}["']"#, string_literal)]
-    Str(String),
+    Str(StrLit),
+    /// An f-string whose fields are parsed (by the layout layer); the lexer produces
+    /// [`StrLit::Format`] instead.
+    FString(Vec<crate::syntax::ast::FStringPart>),
 
     // Keywords of the language.
     #[token("def")]
@@ -208,7 +213,7 @@ impl Tok {
             Tok::Dedent => "end of block".into(),
             Tok::Name(n) => format!("name `{n}`"),
             Tok::Int(_) | Tok::Float(_) | Tok::Complex => "number".into(),
-            Tok::Str(_) => "string".into(),
+            Tok::Str(_) | Tok::FString(_) => "string".into(),
             Tok::ForeignKeyword(Word(k)) => format!("`{k}`"),
             Tok::AugAssign(Word(op)) => format!("`{op}=`"),
             other => format!("`{}`", other.text()),
@@ -280,7 +285,7 @@ impl Tok {
             Tok::Dedent => "DEDENT",
             Tok::Name(_) => "NAME",
             Tok::Int(_) | Tok::Float(_) | Tok::Complex => "NUMBER",
-            Tok::Str(_) => "STRING",
+            Tok::Str(_) | Tok::FString(_) => "STRING",
         }
     }
 }
@@ -303,7 +308,7 @@ fn complex_literal(_: &mut Lexer<Tok>) -> Result<(), LexError> {
     Err(LexError::ComplexLiteral)
 }
 
-fn int_literal(lex: &mut Lexer<Tok>) -> Result<i64, LexError> {
+fn int_literal(lex: &mut Lexer<Tok>) -> Result<i128, LexError> {
     let text: String = lex.slice().chars().filter(|c| *c != '_').collect();
     let (digits, radix) = match text.get(..2) {
         Some("0x") | Some("0X") => (&text[2..], 16),
@@ -315,7 +320,7 @@ fn int_literal(lex: &mut Lexer<Tok>) -> Result<i64, LexError> {
         // Python 3 rejects `017`: it would be an octal literal in Python 2.
         return Err(LexError::InvalidNumber);
     }
-    i64::from_str_radix(digits, radix).map_err(|_| LexError::IntegerTooLarge)
+    i128::from_str_radix(digits, radix).map_err(|_| LexError::IntegerTooLarge)
 }
 
 fn float_literal(lex: &mut Lexer<Tok>) -> Result<f64, LexError> {
@@ -323,62 +328,45 @@ fn float_literal(lex: &mut Lexer<Tok>) -> Result<f64, LexError> {
     text.parse::<f64>().map_err(|_| LexError::InvalidNumber)
 }
 
+/// A string literal: its value, or for an f-string, its pieces with the byte ranges of the
+/// replacement fields' expressions (parsed later, by the layout layer).
+#[derive(Clone, Debug, PartialEq)]
+pub enum StrLit {
+    Plain(String),
+    Format(Vec<FPiece>),
+}
+
+/// A piece of an f-string as the lexer finds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FPiece {
+    Literal(String),
+    Field {
+        /// The byte range of the expression in the lexed text.
+        start: usize,
+        end: usize,
+        /// `{x=}`: the text `x=` to print before the value (whose conversion becomes `!r`).
+        debug: Option<String>,
+        conversion: Option<char>,
+        spec: Option<Vec<FPiece>>,
+    },
+}
+
 /// Scans a string literal whose prefix and opening quote were matched; handles triple quotes and
 /// escapes by hand, since a regular expression cannot find the end of a triple-quoted string.
-fn string_literal(lex: &mut Lexer<Tok>) -> Result<String, LexError> {
+fn string_literal(lex: &mut Lexer<Tok>) -> Result<StrLit, LexError> {
     let opening = lex.slice();
     let quote = opening.chars().last().unwrap_or('"');
     let prefix = opening[..opening.len() - 1].to_ascii_lowercase();
     let rest = lex.remainder();
     let triple = rest.starts_with(&format!("{quote}{quote}"));
     let body_start = if triple { 2 } else { 0 };
-    let mut chars = rest[body_start..].char_indices();
-    let mut value = String::new();
     let raw = prefix.contains('r');
+    let mut chars = rest[body_start..].char_indices();
     let mut end = None;
     while let Some((i, c)) = chars.next() {
         if c == '\\' {
-            let Some((_, esc)) = chars.next() else { break };
-            if raw {
-                value.push('\\');
-                value.push(esc);
-                continue;
-            }
-            match esc {
-                '\n' => {}
-                '\r' => {
-                    if let Some((_, '\n')) = chars.clone().next() {
-                        chars.next();
-                    }
-                }
-                'n' => value.push('\n'),
-                't' => value.push('\t'),
-                'r' => value.push('\r'),
-                '0' => value.push('\0'),
-                'a' => value.push('\x07'),
-                'b' => value.push('\x08'),
-                'f' => value.push('\x0C'),
-                'v' => value.push('\x0B'),
-                '\\' | '\'' | '"' => value.push(esc),
-                'x' | 'u' | 'U' => {
-                    let n = match esc {
-                        'x' => 2,
-                        'u' => 4,
-                        _ => 8,
-                    };
-                    let hex: String = chars.by_ref().take(n).map(|(_, c)| c).collect();
-                    let code = u32::from_str_radix(&hex, 16).map_err(|_| LexError::InvalidEscape)?;
-                    if hex.len() != n {
-                        return Err(LexError::InvalidEscape);
-                    }
-                    value.push(char::from_u32(code).ok_or(LexError::InvalidEscape)?);
-                }
-                other => {
-                    // Python keeps unknown escapes as written.
-                    value.push('\\');
-                    value.push(other);
-                }
-            }
+            // The escaped character never ends the string.
+            chars.next();
             continue;
         }
         if c == quote {
@@ -394,21 +382,214 @@ fn string_literal(lex: &mut Lexer<Tok>) -> Result<String, LexError> {
         if (c == '\n' || c == '\r') && !triple {
             break;
         }
-        value.push(c);
     }
     let Some(end) = end else {
         let skip = if triple { rest.len() } else { rest.find(['\r', '\n']).unwrap_or(rest.len()) };
         lex.bump(skip);
         return Err(LexError::UnterminatedString);
     };
+    let body_offset = lex.span().end + body_start;
+    let body = &rest[body_start..body_start + end - if triple { 3 } else { 1 }];
     lex.bump(body_start + end);
-    if prefix.contains('f') {
-        return Err(LexError::FString);
-    }
     if prefix.contains('b') {
         return Err(LexError::BytesLiteral);
     }
-    Ok(value)
+    if prefix.contains('f') {
+        return fstring_pieces(body, body_offset, raw).map(StrLit::Format);
+    }
+    unescape(body, raw).map(StrLit::Plain)
+}
+
+/// Processes the escapes of a piece of string text, as [`string_literal`] does.
+///
+/// Line ends inside the text read as `\n`, as Python reads source files with universal newlines.
+fn unescape(text: &str, raw: bool) -> Result<String, LexError> {
+    let normalized;
+    let text = if text.contains('\r') {
+        normalized = text.replace("\r\n", "\n").replace('\r', "\n");
+        normalized.as_str()
+    } else {
+        text
+    };
+    if raw || !text.contains('\\') {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(esc) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match esc {
+            '\n' => {}
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+            }
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '0' => out.push('\0'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'f' => out.push('\x0C'),
+            'v' => out.push('\x0B'),
+            '\\' | '\'' | '"' => out.push(esc),
+            'x' | 'u' | 'U' => {
+                let n = match esc {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let hex: String = chars.by_ref().take(n).collect();
+                if hex.len() != n {
+                    return Err(LexError::InvalidEscape);
+                }
+                let code = u32::from_str_radix(&hex, 16).map_err(|_| LexError::InvalidEscape)?;
+                out.push(char::from_u32(code).ok_or(LexError::InvalidEscape)?);
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Splits the body of an f-string (starting at byte `base` of the lexed text) into literal text
+/// and replacement fields, as Python 3.11 does: `{{` and `}}` are braces, a field ends at the
+/// `}` that closes it (brackets and quotes inside it nest), `!r` and `:spec` follow the
+/// expression, `{x=}` prints `x=` before the value.
+fn fstring_pieces(body: &str, base: usize, raw: bool) -> Result<Vec<FPiece>, LexError> {
+    let bytes = body.as_bytes();
+    let mut pieces = Vec::new();
+    let mut literal_start = 0;
+    let mut i = 0;
+    let flush = |pieces: &mut Vec<FPiece>, from: usize, to: usize| -> Result<(), LexError> {
+        if to > from {
+            let text = unescape(&body[from..to], raw)?;
+            match pieces.last_mut() {
+                Some(FPiece::Literal(prev)) => prev.push_str(&text),
+                _ => pieces.push(FPiece::Literal(text)),
+            }
+        }
+        Ok(())
+    };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' if bytes.get(i + 1) == Some(&b'{') => {
+                flush(&mut pieces, literal_start, i + 1)?;
+                i += 2;
+                literal_start = i;
+            }
+            b'}' if bytes.get(i + 1) == Some(&b'}') => {
+                flush(&mut pieces, literal_start, i + 1)?;
+                i += 2;
+                literal_start = i;
+            }
+            b'}' => return Err(LexError::FString),
+            b'{' => {
+                flush(&mut pieces, literal_start, i)?;
+                let (piece, next) = fstring_field(body, i + 1, base, raw)?;
+                pieces.push(piece);
+                i = next;
+                literal_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    flush(&mut pieces, literal_start, bytes.len())?;
+    Ok(pieces)
+}
+
+/// One replacement field whose expression starts at `start` (after the `{`); returns it and the
+/// index after its closing `}`.
+fn fstring_field(body: &str, start: usize, base: usize, raw: bool) -> Result<(FPiece, usize), LexError> {
+    let bytes = body.as_bytes();
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut i = start;
+    // The end of the expression: a `}`, `!` (not `!=`) or `:` outside brackets.
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' => quote = Some(c),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b'}' | b':' if depth == 0 => break,
+            b'!' if depth == 0 && bytes.get(i + 1) != Some(&b'=') => break,
+            b'\\' | b'#' => return Err(LexError::FString),
+            _ => {}
+        }
+        i += 1;
+    }
+    if i >= bytes.len() || quote.is_some() {
+        return Err(LexError::FString);
+    }
+    let mut expr_end = i;
+    let text = &body[start..expr_end];
+    let mut debug = None;
+    let trimmed = text.trim_end();
+    if let Some(before) = trimmed.strip_suffix('=') {
+        if !before.ends_with(['=', '!', '<', '>']) {
+            debug = Some(text.to_string());
+            expr_end = start + before.len();
+        }
+    }
+    if body[start..expr_end].trim().is_empty() {
+        return Err(LexError::FString);
+    }
+    let mut conversion = None;
+    if bytes[i] == b'!' {
+        let c = *bytes.get(i + 1).ok_or(LexError::FString)? as char;
+        if !matches!(c, 'r' | 's' | 'a') {
+            return Err(LexError::FString);
+        }
+        conversion = Some(c);
+        i += 2;
+    }
+    let mut spec = None;
+    if bytes.get(i) == Some(&b':') {
+        // The spec runs to the matching `}`; it may hold nested fields.
+        let spec_start = i + 1;
+        let mut j = spec_start;
+        let mut nested = 0usize;
+        while j < bytes.len() {
+            match bytes[j] {
+                b'{' => nested += 1,
+                b'}' if nested > 0 => nested -= 1,
+                b'}' => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j >= bytes.len() {
+            return Err(LexError::FString);
+        }
+        spec = Some(fstring_pieces(&body[spec_start..j], base + spec_start, raw)?);
+        i = j;
+    }
+    if bytes.get(i) != Some(&b'}') {
+        return Err(LexError::FString);
+    }
+    if debug.is_some() && conversion.is_none() && spec.is_none() {
+        conversion = Some('r');
+    }
+    Ok((FPiece::Field { start: base + start, end: base + expr_end, debug, conversion, spec }, i + 1))
 }
 
 /// One token with its byte range.
