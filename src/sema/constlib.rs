@@ -438,7 +438,7 @@ pub fn call_method(receiver: &PyValue, name: &str, args: &Args) -> LibResult<Mem
             let b = bind(&function, args, &["dtype"], 1)?;
             let elem = numpy_dtype(&function, b.get(0).ok_or_else(|| LibError::Python("astype needs a type".into()))?)?;
             let items = elements(t)?;
-            let data = convert::encode(elem, &items, Overflow::Ieee).map_err(python_value_error)?;
+            let data = encode(elem, &items, Overflow::Ieee)?;
             Ok(Member::Value(PyValue::Tensor(Arc::new(Tensor { elem, dims: t.dims.clone(), data }))))
         }
         "tolist" => {
@@ -458,8 +458,12 @@ pub fn call_method(receiver: &PyValue, name: &str, args: &Args) -> LibResult<Mem
     }
 }
 
-fn python_value_error(message: String) -> LibError {
-    LibError::Python(message)
+/// The elements as tensor data of `elem`, or why Python raises (or onnxsc cannot build it).
+fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> LibResult<TensorData> {
+    if !convert::supported(elem) {
+        return Err(LibError::Unsupported(format!("constants of type {}", elem.script_name())));
+    }
+    convert::encode(elem, items, overflow).map_err(LibError::Python)
 }
 
 fn truthy(v: &PyValue) -> bool {
@@ -557,7 +561,7 @@ fn full(dims: &[i64], fill: &PyValue, elem: ElemType) -> LibResult<Tensor> {
         other => other.clone(),
     };
     let items = vec![fill; n as usize];
-    let data = convert::encode(elem, &items, Overflow::Ieee).map_err(python_value_error)?;
+    let data = encode(elem, &items, Overflow::Ieee)?;
     Ok(Tensor { elem, dims: dims.to_vec(), data })
 }
 
@@ -576,7 +580,7 @@ fn arange(a: &PyValue, b: Option<&PyValue>, step: Option<&PyValue>, dtype: Optio
         check_size(&[n.min(i64::MAX as i128) as i64])?;
         let items: Vec<PyValue> = (0..n).map(|i| PyValue::Int(s + i * d)).collect();
         let elem = dtype.unwrap_or(ElemType::Int64);
-        let data = convert::encode(elem, &items, Overflow::Ieee).map_err(python_value_error)?;
+        let data = encode(elem, &items, Overflow::Ieee)?;
         return Ok(Tensor { elem, dims: vec![items.len() as i64], data });
     }
     if args.iter().any(|v| v.as_f64().is_none()) {
@@ -690,7 +694,7 @@ pub fn np_array(v: &PyValue, dtype: Option<ElemType>) -> LibResult<Tensor> {
             Some(elem) if elem == t.elem => Ok((**t).clone()),
             Some(elem) => {
                 let items = elements(t)?;
-                let data = convert::encode(elem, &items, Overflow::Ieee).map_err(python_value_error)?;
+                let data = encode(elem, &items, Overflow::Ieee)?;
                 Ok(Tensor { elem, dims: t.dims.clone(), data })
             }
         };
@@ -700,7 +704,7 @@ pub fn np_array(v: &PyValue, dtype: Option<ElemType>) -> LibResult<Tensor> {
         Some(e) => e,
         None => infer_numpy(&items)?,
     };
-    let data = convert::encode(elem, &items, Overflow::Ieee).map_err(python_value_error)?;
+    let data = encode(elem, &items, Overflow::Ieee)?;
     Ok(Tensor { elem, dims, data })
 }
 
@@ -713,7 +717,7 @@ fn scalar_tensor(elem: ElemType, v: &PyValue) -> LibResult<Tensor> {
         }
         other => other.clone(),
     };
-    let data = convert::encode(elem, std::slice::from_ref(&v), Overflow::Ieee).map_err(python_value_error)?;
+    let data = encode(elem, std::slice::from_ref(&v), Overflow::Ieee)?;
     Ok(Tensor { elem, dims: vec![], data })
 }
 
@@ -770,9 +774,6 @@ fn make_tensor(elem: ElemType, dims: &PyValue, vals: &PyValue) -> LibResult<Tens
             items.len()
         )));
     }
-    if matches!(elem, ElemType::Float8e8m0 | ElemType::Float6e2m3 | ElemType::Float6e3m2) {
-        return Err(LibError::Unsupported(format!("`make_tensor` for {}", elem.script_name())));
-    }
     // make_tensor clips the FLOAT8 types to their range; ints must fit (numpy raises).
     let overflow = if matches!(
         elem,
@@ -782,7 +783,7 @@ fn make_tensor(elem: ElemType, dims: &PyValue, vals: &PyValue) -> LibResult<Tens
     } else {
         Overflow::Ieee
     };
-    let data = convert::encode(elem, &items, overflow).map_err(python_value_error)?;
+    let data = encode(elem, &items, overflow)?;
     Ok(Tensor { elem, dims, data })
 }
 

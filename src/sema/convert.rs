@@ -176,11 +176,17 @@ fn number(v: &PyValue) -> Option<f64> {
     v.as_f64()
 }
 
+/// Whether [`encode`] builds tensors of this element type (all but FLOAT8E8M0 and the 6-bit
+/// floats).
+pub fn supported(elem: ElemType) -> bool {
+    MiniFloat::of(elem).is_some() || !elem.is_float() || matches!(elem, ElemType::Float | ElemType::Double)
+}
+
 /// Converts flat Python elements to `elem`, as `np.array(elements, dtype=elem)` does (or, with
 /// [`Overflow::Saturate`], as `onnx.helper.make_tensor` does for the FLOAT8 types).
 pub fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> Result<TensorData, ConvertError> {
     let name = elem.numpy_name();
-    let not_a_number = |v: &PyValue| format!("{} cannot be converted to {name}", describe(v));
+    let not_a_number = |v: &PyValue| format!("TypeError: {} cannot be converted to {name}", describe(v));
     match elem {
         ElemType::Float | ElemType::Complex64 => {
             let mut out = Vec::with_capacity(items.len());
@@ -226,7 +232,7 @@ pub fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> Result<T
             .iter()
             .map(|v| match v {
                 PyValue::Str(s) => Ok(s.to_string()),
-                other => Err(format!("{} is not a string", describe(other))),
+                other => Err(format!("TypeError: {} is not a string", describe(other))),
             })
             .collect::<Result<_, _>>()
             .map(TensorData::Strings),
@@ -250,7 +256,7 @@ pub fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> Result<T
             let mut codes = Vec::with_capacity(items.len());
             for v in items {
                 let x = number(v).ok_or_else(|| not_a_number(v))?;
-                codes.push(format.encode(x, overflow).map_err(|e| format!("{e} ({name})"))?);
+                codes.push(format.encode(x, overflow).map_err(|e| format!("ValueError: {e} ({name})"))?);
             }
             Ok(TensorData::Raw(match elem.bits() {
                 16 => codes.iter().flat_map(|c| (*c as u16).to_le_bytes()).collect(),
@@ -277,14 +283,14 @@ fn integers(elem: ElemType, items: &[PyValue]) -> Result<Vec<i128>, ConvertError
                 }
                 PyValue::Float(f) => {
                     return Err(format!(
-                        "{} cannot be converted to {name} (out of range)",
+                        "OverflowError: {} cannot be converted to {name} (out of range)",
                         crate::sema::value::format_float(*f)
                     ))
                 }
-                other => return Err(format!("{} cannot be converted to {name}", describe(other))),
+                other => return Err(format!("TypeError: {} cannot be converted to {name}", describe(other))),
             };
             if i < min || i > max {
-                return Err(format!("Python integer {i} out of bounds for {name}"));
+                return Err(format!("OverflowError: Python integer {i} out of bounds for {name}"));
             }
             Ok(i)
         })
