@@ -93,6 +93,7 @@ pub const OPSET_VERSION_CONFLICT: &str = "E0805";
 pub const RECURSIVE_FUNCTIONS: &str = "E0806";
 
 pub const DEPRECATED_OP: &str = "W0401";
+pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
 pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";

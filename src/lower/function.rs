@@ -1122,6 +1122,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     let idx = *idx;
                     return self.lower_function_call(idx, n, args, span, outputs);
                 }
+                // A bare op name is an op of the default opset, as onnxscript resolves it.
+                (None, None) if self.default_opset.is_some() => match &self.default_opset {
+                    Some(o) => (o.clone(), n.clone(), func.span),
+                    None => return Err(Reported),
+                },
                 (None, None) => return Err(self.undefined(n, func.span)),
                 // An import that failed (already reported).
                 (None, Some(Global::Poison)) => return Err(Reported),
@@ -1180,6 +1185,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Resolution::Unknown => None,
         };
         if let Some(s) = schema {
+            if s.runtime_only {
+                self.diags.push(
+                    Diagnostic::warning(
+                        codes::RUNTIME_ONLY_OP,
+                        self.file(),
+                        format!("`{op_name}` is an ONNX Runtime operator, not an ONNX one"),
+                    )
+                    .primary(op_span, "defined by ONNX Runtime in the ONNX domain")
+                    .help("ONNX Runtime runs it, but onnx.checker and other runtimes do not know it"),
+                );
+            }
             if s.deprecated {
                 self.diags.push(
                     Diagnostic::warning(
@@ -1357,6 +1373,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .primary(span, "too many names on the left");
                 return Err(self.push(d));
             }
+            if opset.domain.is_empty() && op_name == "Split" {
+                self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
+            }
         }
         // Inputs are translated before attributes, in argument order, as onnxscript does.
         let mut inputs = Vec::new();
@@ -1388,6 +1407,53 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             inputs.pop();
         }
         self.emit(&opset, &op_name, inputs, outputs, attrs, span)
+    }
+
+    /// `Split` makes as many outputs as `num_outputs` says, or as its constant `split` input (an
+    /// attribute before opset 13) has entries: a call that unpacks another number builds a
+    /// model that fails at load (E0408).
+    fn check_split_outputs(
+        &mut self,
+        schema: &OpSchema,
+        input_exprs: &[Option<&Expr>],
+        attr_exprs: &[(Ident, &Expr, Option<AttrType>)],
+        unpacked: usize,
+        span: Span,
+    ) -> R<()> {
+        let attr = |name: &str| attr_exprs.iter().find(|(k, _, _)| k.name == name).map(|(_, e, _)| *e);
+        let split_input =
+            schema.inputs.iter().position(|f| f.name == "split").and_then(|i| input_exprs.get(i).copied().flatten());
+        // Only values known at compile time count; a tensor `split` is checked by ONNX Runtime.
+        let constant = |e: &Expr| eval_const(self.env, e).ok();
+        let (count, why, at) = if let Some(e) = attr("num_outputs") {
+            match constant(e).and_then(|v| v.as_i64()) {
+                Some(n) => (n, format!("num_outputs={n}"), e.span),
+                None => return Ok(()),
+            }
+        } else if let Some(e) = split_input.or_else(|| attr("split")).filter(|e| !matches!(e.kind, ExprKind::None)) {
+            match constant(e).as_ref().and_then(|v| v.items().map(|i| i.len())) {
+                Some(n) => (n as i64, format!("its `split` has {n} entr{}", if n == 1 { "y" } else { "ies" }), e.span),
+                None => return Ok(()),
+            }
+        } else {
+            return Ok(());
+        };
+        if count == unpacked as i64 {
+            return Ok(());
+        }
+        let d = Diagnostic::error(
+            codes::OUTPUT_COUNT,
+            self.file(),
+            format!(
+                "`Split` produces {count} output{} ({why}), but {unpacked} {} unpacked",
+                if count == 1 { "" } else { "s" },
+                if unpacked == 1 { "is" } else { "are" }
+            ),
+        )
+        .primary(span, format!("{unpacked} name{} on the left", if unpacked == 1 { "" } else { "s" }))
+        .secondary(at, format!("{count} output{} here", if count == 1 { "" } else { "s" }))
+        .help("unpack one name per output; the model would fail to load");
+        Err(self.push(d))
     }
 
     /// Python's own rules: no positional argument after a keyword one, no keyword given twice.
