@@ -712,9 +712,26 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
                 let shown = if op.domain.is_empty() { "ONNX" } else { op.domain.as_str() };
                 return Err(format!("`{name}` does not exist: {shown} opsets go up to {max}"));
             }
+            // onnxscript 0.7.2 defines ONNX opsets 1 to 27 in `onnxscript.onnx_opset`, and
+            // re-exports 1 to 23 from `onnxscript`.
+            let exported = if module == "onnxscript" { 23 } else { 27 };
+            if op.domain.is_empty() && op.version > exported {
+                let hint = if op.version <= 27 {
+                    format!("import it from `onnxscript.onnx_opset`: `from onnxscript.onnx_opset import {name}`")
+                } else {
+                    "onnxscript 0.7.2 defines ONNX opsets up to 27; declare a newer one with `Opset(\"\", VERSION)`"
+                        .to_string()
+                };
+                return Err(format!("`{module}` has no `{name}`: {hint}"));
+            }
             return Ok(Global::Opset(op));
         }
         if let Some(t) = ElemType::from_script_name(name) {
+            if module != "onnxscript.onnx_types" && !t.exported_by_onnxscript() {
+                return Err(format!(
+                    "`{module}` has no `{name}`: import it from `onnxscript.onnx_types`, as onnxscript 0.7.2 requires"
+                ));
+            }
             return Ok(Global::TensorType(t));
         }
         return match (module, name) {
@@ -1062,7 +1079,11 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
     match resolve_dotted(env, e) {
         Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
         Some(Global::TypeVar { name, .. }) => Ok(ParamType::Input { ty: Some(name), optional: false }),
-        Some(Global::TypeUnion(_)) => Ok(ParamType::Input { ty: None, optional: false }),
+        // A named union (`RealType`): the signature names it, as it names a TypeVar.
+        Some(Global::TypeUnion(_)) => Ok(ParamType::Input {
+            ty: e.dotted_name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string()),
+            optional: false,
+        }),
         _ => bad("not a tensor or attribute type"),
     }
 }

@@ -117,6 +117,21 @@ impl ElemType {
         !matches!(self, ElemType::Float6e2m3 | ElemType::Float6e3m2)
     }
 
+    /// Whether `onnxscript` itself exports the type (`from onnxscript import FLOAT`); the
+    /// newest are only in `onnxscript.onnx_types`.
+    pub fn exported_by_onnxscript(self) -> bool {
+        self.has_script_type()
+            && !matches!(
+                self,
+                ElemType::Float4e2m1
+                    | ElemType::Float8e8m0
+                    | ElemType::Int2
+                    | ElemType::Int4
+                    | ElemType::Uint2
+                    | ElemType::Uint4
+            )
+    }
+
     pub fn code(self) -> i32 {
         self as i32
     }
