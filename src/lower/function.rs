@@ -627,6 +627,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn emit_const(&mut self, value: &PyValue, hint: Option<&str>, span: Span) -> R<String> {
         let tensor = match tensor_of(value) {
             Ok(t) => t,
+            Err(_) if value.weight() > crate::sema::value::MAX_CONSTANT_ELEMENTS => {
+                return Err(self.push(consteval::too_large(self.file(), span, value.weight())));
+            }
             Err(why) => {
                 let d = Diagnostic::error(
                     codes::BAD_CONSTANT,

@@ -126,16 +126,7 @@ impl Eval<'_, '_> {
     }
 
     fn too_large(&self, span: Span, n: u64) -> ConstError {
-        let shown = if n == u64::MAX { "too many".to_string() } else { n.to_string() };
-        self.report(
-            Diagnostic::error(
-                codes::CONSTANT_TOO_LARGE,
-                self.file(),
-                format!("this constant has {shown} elements, more than onnxsc's constant size limit of {MAX_CONSTANT_ELEMENTS}"),
-            )
-            .primary(span, "too large to build at compile time")
-            .help("large weights belong in model initializers or inputs, not in function constants"),
-        )
+        self.report(too_large(self.file(), span, n))
     }
 
     fn overflow(&self, span: Span) -> ConstError {
@@ -349,8 +340,21 @@ impl Eval<'_, '_> {
     }
 
     fn call(&self, e: &Expr, func: &Expr, args: &[Arg]) -> R<Value> {
-        let callee = self.eval(func)?;
         let shown = func.dotted_name().unwrap_or_else(|| "this call".to_string());
+        let callee = match self.eval(func) {
+            // `np.linalg.norm(...)`: name the function called, not the first unknown part.
+            Err(ConstError::Reported(d)) if d.code == codes::UNSUPPORTED_CONSTANT && func.dotted_name().is_some() => {
+                let mut d = *d;
+                d.message = format!("onnxsc cannot evaluate `{shown}` at compile time");
+                d.labels = vec![crate::diagnostics::Label {
+                    span: func.span,
+                    message: "not in onnxsc's constant library".into(),
+                    primary: true,
+                }];
+                return Err(self.report(d));
+            }
+            other => other?,
+        };
         if let Value::Lib(p) = &callee {
             // Checked before the arguments: `np.random.rand(n)` is reported as such.
             if constlib::is_run_time(p) {
@@ -1033,6 +1037,20 @@ fn format_value(v: &PyValue, spec: &str) -> Result<String, OpError> {
         '=' => format!("{sign_text}{}{body}", fill_str(pad)),
         _ => format!("{}{sign_text}{body}", fill_str(pad)),
     })
+}
+
+/// E0115: a constant of `n` elements, over [`MAX_CONSTANT_ELEMENTS`].
+pub fn too_large(file: usize, span: Span, n: u64) -> Diagnostic {
+    let shown = if n == u64::MAX { "too many".to_string() } else { n.to_string() };
+    Diagnostic::error(
+        codes::CONSTANT_TOO_LARGE,
+        file,
+        format!(
+            "this constant has {shown} elements, more than onnxsc's constant size limit of {MAX_CONSTANT_ELEMENTS}"
+        ),
+    )
+    .primary(span, "too large to build at compile time")
+    .help("large weights belong in model initializers or inputs, not in function constants")
 }
 
 /// Python's `bool(value)` for the module's static `if`s; a failure reads as true (the value
