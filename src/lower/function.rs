@@ -828,6 +828,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison) => Err(Reported),
+                Some(Global::Deferred(d)) => match self.env.deferred_use(&d, span) {
+                    Some(d) => Err(self.push(d)),
+                    None => Err(Reported),
+                },
                 Some(other) => {
                     let what = describe_global(&other);
                     let d = Diagnostic::error(
@@ -1771,7 +1775,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         match self.env.get(n)? {
             Global::Const(v) => Some(consteval::is_truthy(v)),
-            Global::Function(_) => None,
+            // Lowered as a condition, which reports why the constant has no value.
+            Global::Function(_) | Global::Deferred(_) => None,
             _ => Some(true),
         }
     }
@@ -2174,7 +2179,7 @@ fn describe_global(g: &Global) -> &'static str {
         Global::Lib(_) => "a module, class or function of Python's libraries",
         Global::Function(_) => "a function",
         Global::Opaque(_) => "an import onnxsc does not model",
-        Global::Poison => "an invalid definition",
+        Global::Poison | Global::Deferred(_) => "an invalid definition",
     }
 }
 

@@ -186,6 +186,12 @@ impl Eval<'_, '_> {
             Global::Lib(p) => Value::Lib(p),
             Global::TensorType(t) => Value::TensorType(t),
             Global::Poison => return Err(ConstError::Poisoned),
+            Global::Deferred(d) => {
+                return Err(match self.env.deferred_use(&d, span) {
+                    Some(d) => self.report(d),
+                    None => ConstError::Poisoned,
+                })
+            }
             Global::Opaque(path) => {
                 return Err(self.unsupported(
                     span,

@@ -56,6 +56,10 @@ pub enum Global {
     Function(usize),
     /// Something imported from a module onnxsc does not model (e.g. `torch`).
     Opaque(String),
+    /// A module constant onnxsc cannot evaluate although Python can (a function outside the
+    /// constant library, a run-time value, a limit): reported where it is used, so that a
+    /// module whose functions never read it still compiles.
+    Deferred(Box<Diagnostic>),
     /// A global whose definition failed (already reported): uses stay silent.
     Poison,
 }
@@ -85,6 +89,8 @@ pub struct ModuleEnv<'m> {
     /// Where in the module names are looked up (see [`ModuleEnv::view_at`]); `u32::MAX` is the
     /// end of the module.
     view: std::cell::Cell<u32>,
+    /// The [`Global::Deferred`] constants already reported at a use (by their error's span).
+    deferred_reported: std::cell::RefCell<HashSet<(usize, u32)>>,
 }
 
 /// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
@@ -181,6 +187,17 @@ impl<'m> ModuleEnv<'m> {
         self.globals.get(name).map(|g| &g.value)
     }
 
+    /// The error of a [`Global::Deferred`] constant used at `span`, the first time one of its
+    /// uses is reported (later uses stay silent).
+    pub fn deferred_use(&self, d: &Diagnostic, span: Span) -> Option<Diagnostic> {
+        let key = (d.file, d.primary_span().map(|s| s.start).unwrap_or(0));
+        if !self.deferred_reported.borrow_mut().insert(key) {
+            return None;
+        }
+        let used = Diagnostic::secondary(d.clone(), span, "used here");
+        Some(if d.file == self.file { used } else { d.clone() })
+    }
+
     /// Looks names up as a decorated function at byte offset `at` sees them: `@script()`
     /// compiles the function when the module runs the decorator, with the globals of that
     /// moment, so a constant rebound further down does not change it. Returns the previous view.
@@ -255,6 +272,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         custom_ops: Vec::new(),
         rebound: HashMap::new(),
         view: std::cell::Cell::new(u32::MAX),
+        deferred_reported: Default::default(),
     };
     let accepted = function_defs(module);
     for stmt in &module.body {
@@ -859,6 +877,18 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
             None
         }
         Err(super::consteval::ConstError::Poisoned) => None,
+        // Python computes it: an error only if a function reads it.
+        Err(super::consteval::ConstError::Reported(d))
+            if matches!(
+                d.code,
+                codes::UNSUPPORTED_CONSTANT
+                    | codes::RUN_TIME_VALUE
+                    | codes::CONSTANT_TOO_LARGE
+                    | codes::INTEGER_OVERFLOW
+            ) =>
+        {
+            Some(Global::Deferred(d))
+        }
         Err(super::consteval::ConstError::Reported(d)) => {
             diags.push(*d);
             None
