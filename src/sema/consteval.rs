@@ -530,22 +530,7 @@ impl Eval<'_, '_> {
 
 /// Python's truth value (`bool(v)`).
 fn truth(v: &PyValue) -> Result<bool, OpError> {
-    Ok(match v {
-        PyValue::Int(i) => *i != 0,
-        PyValue::Float(f) => *f != 0.0,
-        PyValue::Bool(b) => *b,
-        PyValue::Str(s) => !s.is_empty(),
-        PyValue::None => false,
-        PyValue::List(s) => !s.is_empty(),
-        PyValue::Tensor(t) => match t.len() {
-            1 => t.scalar().map(|s| truth(&s)).transpose()?.unwrap_or(true),
-            _ => {
-                return Err(OpError::Python(
-                    "ValueError: The truth value of an array with more than one element is ambiguous".into(),
-                ))
-            }
-        },
-    })
+    v.truth().map_err(OpError::Python)
 }
 
 /// A number as Python's numeric tower sees it.
@@ -977,7 +962,11 @@ fn format_value(v: &PyValue, spec: &str) -> Result<String, OpError> {
     let mut precision = None;
     if let Some(r) = rest.strip_prefix('.') {
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
-        precision = Some(r[..end].parse::<usize>().map_err(|_| unsupported())?);
+        let p = r[..end].parse::<usize>().map_err(|_| unsupported())?;
+        if p as u64 > MAX_CONSTANT_ELEMENTS {
+            return Err(OpError::TooLarge(p as u64));
+        }
+        precision = Some(p);
         rest = &r[end..];
     }
     let ty = match rest {

@@ -387,7 +387,7 @@ pub fn call(path: &str, args: &Args) -> LibResult<Member> {
                 return Err(LibError::Python("TypeError: the tensor name must be a string".into()));
             }
             let elem = data_type_arg(b.required(1)?)?;
-            let raw = b.value(4)?.map(truthy).unwrap_or(false);
+            let raw = b.value(4)?.map(|v| v.truth()).transpose().map_err(LibError::Python)?.unwrap_or(false);
             if raw {
                 return Err(LibError::Unsupported("`make_tensor(..., raw=True)` (raw bytes)".into()));
             }
@@ -466,18 +466,6 @@ fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> LibResult<Te
     convert::encode(elem, items, overflow).map_err(LibError::Python)
 }
 
-fn truthy(v: &PyValue) -> bool {
-    match v {
-        PyValue::Int(i) => *i != 0,
-        PyValue::Float(f) => *f != 0.0,
-        PyValue::Bool(b) => *b,
-        PyValue::Str(s) => !s.is_empty(),
-        PyValue::None => false,
-        PyValue::List(s) => !s.is_empty(),
-        PyValue::Tensor(t) => !t.is_empty(),
-    }
-}
-
 /// The path of numpy's scalar type for an element type.
 fn numpy_type_path(elem: ElemType) -> LibResult<String> {
     NUMPY_TYPES
@@ -510,7 +498,7 @@ fn numpy_dtype(function: &str, d: &Member) -> LibResult<ElemType> {
             .map(|(_, t)| *t)
             .ok_or_else(|| bad(format!("the dtype name {}", super::value::str_repr(s)))),
         Member::Value(PyValue::None) => Err(bad("`None`".into())),
-        Member::Value(v) => Err(bad(v.repr())),
+        Member::Value(v) => Err(bad(v.brief())),
     }
 }
 
@@ -521,7 +509,7 @@ fn data_type_arg(v: &PyValue) -> LibResult<ElemType> {
             .ok_or_else(|| LibError::Python(format!("ValueError: {code} is not a valid TensorProto data type"))),
         other => Err(LibError::Python(format!(
             "TypeError: the data type must be a `TensorProto` or `ir.DataType` member, not {}",
-            other.repr()
+            other.brief()
         ))),
     }
 }
@@ -535,7 +523,7 @@ fn shape_of(v: &PyValue) -> LibResult<Vec<i64>> {
             Some(PyValue::Int(i)) if i >= 0 => Ok(i as i64),
             _ => Err(LibError::Python("TypeError: a dimension must be a non-negative integer".into())),
         },
-        other => Err(LibError::Python(format!("TypeError: {} cannot be a dimension", other.repr()))),
+        other => Err(LibError::Python(format!("TypeError: {} cannot be a dimension", other.brief()))),
     };
     match v {
         PyValue::Tensor(t) if !t.is_scalar() => elements(t)?.iter().map(dim).collect(),
@@ -576,7 +564,7 @@ fn arange(a: &PyValue, b: Option<&PyValue>, step: Option<&PyValue>, dtype: Optio
         if *d == 0 {
             return Err(LibError::Python("ZeroDivisionError: division by zero".into()));
         }
-        let n = if (*d > 0 && e > s) || (*d < 0 && e < s) { ((e - s).abs() + d.abs() - 1) / d.abs() } else { 0 };
+        let n = range_len(*s, *e, *d)?;
         check_size(&[n.min(i64::MAX as i128) as i64])?;
         let items: Vec<PyValue> = (0..n).map(|i| PyValue::Int(s + i * d)).collect();
         let elem = dtype.unwrap_or(ElemType::Int64);
@@ -666,7 +654,7 @@ fn infer_numpy(items: &[PyValue]) -> LibResult<ElemType> {
         let odd = items.iter().find(|v| !matches!(v, PyValue::Int(_) | PyValue::Float(_) | PyValue::Bool(_)));
         return Err(LibError::Unsupported(format!(
             "an array of mixed or non-numeric elements ({})",
-            odd.map(|v| v.repr()).unwrap_or_default()
+            odd.map(|v| v.brief()).unwrap_or_default()
         )));
     }
     if items.iter().any(|v| matches!(v, PyValue::Float(_))) || items.is_empty() {
@@ -933,11 +921,13 @@ fn math(path: &str, name: &str, args: &Args) -> LibResult<PyValue> {
             let b = bind(path, args, &["n"], 1)?;
             match b.required(0)? {
                 PyValue::Int(n) if *n >= 0 => {
+                    // Start from the float root and correct it, without overflow.
+                    let square_at_most = |r: i128| r.checked_mul(r).is_some_and(|sq| sq <= *n);
                     let mut r = (*n as f64).sqrt() as i128;
-                    while r * r > *n {
+                    while r > 0 && !square_at_most(r) {
                         r -= 1;
                     }
-                    while (r + 1) * (r + 1) <= *n {
+                    while square_at_most(r + 1) {
                         r += 1;
                     }
                     Ok(PyValue::Int(r))
@@ -1012,7 +1002,7 @@ fn builtin_call(path: &str, name: &str, args: &Args) -> LibResult<PyValue> {
         }
         "bool" => {
             let b = bind(path, args, &["x"], 0)?;
-            Ok(PyValue::Bool(b.value(0)?.map(truthy).unwrap_or(false)))
+            Ok(PyValue::Bool(b.value(0)?.map(|v| v.truth()).transpose().map_err(LibError::Python)?.unwrap_or(false)))
         }
         "str" => {
             let b = bind(path, args, &["object"], 0)?;
@@ -1118,11 +1108,7 @@ fn builtin_call(path: &str, name: &str, args: &Args) -> LibResult<PyValue> {
             if step == 0 {
                 return Err(LibError::Python("ValueError: range() arg 3 must not be zero".into()));
             }
-            let n = if (step > 0 && stop > start) || (step < 0 && stop < start) {
-                ((stop - start).abs() + step.abs() - 1) / step.abs()
-            } else {
-                0
-            };
+            let n = range_len(start, stop, step)?;
             if n as u128 > MAX_CONSTANT_ELEMENTS as u128 {
                 return Err(LibError::TooLarge(n.min(u64::MAX as i128) as u64));
             }
@@ -1157,6 +1143,17 @@ fn builtin_call(path: &str, name: &str, args: &Args) -> LibResult<PyValue> {
         }
         _ => Err(LibError::Unsupported(format!("`{name}`"))),
     }
+}
+
+/// The length of `range(start, stop, step)` (step not 0), without overflow.
+fn range_len(start: i128, stop: i128, step: i128) -> LibResult<i128> {
+    if !((step > 0 && stop > start) || (step < 0 && stop < start)) {
+        return Ok(0);
+    }
+    let span = stop.abs_diff(start);
+    let step = step.unsigned_abs();
+    let n = span / step + u128::from(span % step != 0);
+    i128::try_from(n).map_err(|_| LibError::TooLarge(u64::MAX))
 }
 
 /// `float("inf")`, `float("-1.5")`: Python's float literals in strings.

@@ -258,6 +258,47 @@ impl PyValue {
         }
     }
 
+    /// A `repr` for messages, cut to about 60 characters; it never writes a large value out.
+    pub fn brief(&self) -> String {
+        const MAX: usize = 60;
+        let text = match self {
+            PyValue::List(s) if s.0.weight > 64 => {
+                let kind = if s.is_tuple() { "tuple" } else { "list" };
+                return format!("<a {kind} of {} items>", s.len());
+            }
+            PyValue::Str(s) if s.len() > MAX => format!("{}...", str_repr(&s.chars().take(MAX).collect::<String>())),
+            other => other.repr(),
+        };
+        if text.chars().count() > MAX {
+            format!("{}...", text.chars().take(MAX).collect::<String>())
+        } else {
+            text
+        }
+    }
+
+    /// Python's truth value (`bool(v)`); `Err` with Python's message for an array of several
+    /// elements.
+    pub fn truth(&self) -> Result<bool, String> {
+        Ok(match self {
+            PyValue::Int(i) => *i != 0,
+            PyValue::Float(f) => *f != 0.0,
+            PyValue::Bool(b) => *b,
+            PyValue::Str(s) => !s.is_empty(),
+            PyValue::None => false,
+            PyValue::List(s) => !s.is_empty(),
+            PyValue::Tensor(t) => match t.len() {
+                0 => return Err("ValueError: The truth value of an empty array is ambiguous".into()),
+                1 => match t.scalar() {
+                    Some(v) => v.truth()?,
+                    None => true,
+                },
+                _ => {
+                    return Err("ValueError: The truth value of an array with more than one element is ambiguous".into())
+                }
+            },
+        })
+    }
+
     /// Python's `str`: a string is itself, everything else its `repr`.
     pub fn to_str(&self) -> String {
         match self {
