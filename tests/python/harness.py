@@ -591,7 +591,7 @@ def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[n
     sess = ort.InferenceSession(
         model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
     )
-    if not any(np.asarray(v).dtype in _ML_DTYPES for v in feeds.values()):
+    if not any(isinstance(v, np.ndarray) and v.dtype in _ML_DTYPES for v in feeds.values()):
         return sess.run(None, dict(feeds))
     # ONNX Runtime's Python binding takes ml_dtypes arrays only as OrtValues of their bytes;
     # outputs of those types come back as their bytes (uint8 or uint16 codes).
@@ -599,7 +599,7 @@ def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[n
         name: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
             v.view(np.uint8 if v.dtype.itemsize == 1 else np.uint16), _ML_DTYPES[v.dtype]
         )
-        if v.dtype in _ML_DTYPES
+        if isinstance(v, np.ndarray) and v.dtype in _ML_DTYPES
         else ort.OrtValue.ortvalue_from_numpy(np.asarray(v))
         for name, v in feeds.items()
     }
