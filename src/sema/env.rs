@@ -350,6 +350,11 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                 }
             }
             StmtKind::Assign { targets, value } if targets.len() == 1 => {
+                if let ExprKind::Tuple(names) | ExprKind::List(names) = &targets[0].kind {
+                    // `LOW, HIGH = -1.0, 1.0`: constants unpacked from a sequence of values.
+                    unpack_constants(&mut env, names, value, stmt.span, diags);
+                    continue;
+                }
                 let ExprKind::Name(name) = &targets[0].kind else {
                     diags.push(module_stmt_error(file, stmt.span));
                     continue;
@@ -833,6 +838,76 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// `A, B = value` at module level: each name a constant from the evaluated sequence.
+fn unpack_constants(env: &mut ModuleEnv, names: &[Expr], value: &Expr, span: Span, diags: &mut Diagnostics) {
+    let idents: Option<Vec<Ident>> = names
+        .iter()
+        .map(|n| match &n.kind {
+            ExprKind::Name(name) => Some(Ident { name: name.clone(), span: n.span }),
+            _ => None,
+        })
+        .collect();
+    let Some(idents) = idents else {
+        diags.push(module_stmt_error(env.file, span));
+        return;
+    };
+    let values = match global_from_assignment(env, value, diags) {
+        Some(Global::Const(v)) => match v.items().map(|items| items.to_vec()) {
+            Some(items) if items.len() == idents.len() => Some(items),
+            Some(items) => {
+                diags.push(
+                    Diagnostic::error(
+                        codes::CONSTANT_ERROR,
+                        env.file,
+                        format!(
+                            "this constant raises `ValueError` in Python: {} values to unpack into {} names",
+                            items.len(),
+                            idents.len()
+                        ),
+                    )
+                    .primary(value.span, format!("{} values", items.len()))
+                    .help("unpack as many names as the sequence has values"),
+                );
+                None
+            }
+            None => {
+                diags.push(
+                    Diagnostic::error(
+                        codes::CONSTANT_ERROR,
+                        env.file,
+                        format!("this constant raises `TypeError` in Python: cannot unpack a {}", v.type_name()),
+                    )
+                    .primary(value.span, "not a sequence"),
+                );
+                None
+            }
+        },
+        Some(Global::Deferred(d)) => {
+            for ident in &idents {
+                define(env, ident, Global::Deferred(d.clone()));
+            }
+            return;
+        }
+        Some(_) => {
+            diags.push(module_stmt_error(env.file, span));
+            None
+        }
+        None => None,
+    };
+    match values {
+        Some(values) => {
+            for (ident, v) in idents.iter().zip(values) {
+                define(env, ident, Global::Const(v));
+            }
+        }
+        None => {
+            for ident in &idents {
+                define(env, ident, Global::Poison);
+            }
+        }
     }
 }
 
