@@ -10,6 +10,7 @@
 
 use super::constlib::{self, Args, LibError, Member};
 use super::env::{resolve_dotted, Global, ModuleEnv};
+use super::ndarray;
 use super::types::ElemType;
 use super::value::{format_float, PyValue, MAX_CONSTANT_ELEMENTS};
 use crate::diagnostics::{codes, Diagnostic};
@@ -332,7 +333,12 @@ impl Eval<'_, '_> {
                 "shape" => Ok(Value::Py(PyValue::tuple(t.dims.iter().map(|d| PyValue::Int(*d as i128)).collect()))),
                 "ndim" => Ok(Value::Py(PyValue::Int(t.dims.len() as i128))),
                 "size" => Ok(Value::Py(PyValue::Int(t.len() as i128))),
-                "astype" | "tolist" | "item" => Ok(Value::Method(PyValue::Tensor(t), attr.name.clone())),
+                "T" => constlib::transpose(&t)
+                    .map(|t| Value::Py(PyValue::Tensor(std::sync::Arc::new(t))))
+                    .map_err(|err| self.lib_error(attr.span, "ndarray.T", err)),
+                "astype" | "tolist" | "item" | "reshape" | "flatten" | "ravel" | "transpose" | "copy" => {
+                    Ok(Value::Method(PyValue::Tensor(t), attr.name.clone()))
+                }
                 other => Err(self.unsupported(attr.span, &format!("the array attribute `{other}`"), None)),
             },
             Value::Py(v) => {
@@ -427,6 +433,9 @@ impl Eval<'_, '_> {
                     let v = self.py(value)?;
                     if v.weight() > MAX_CONSTANT_ELEMENTS {
                         return Err(self.too_large(value.span, v.weight()));
+                    }
+                    if v.has_tensor() {
+                        return Err(self.unsupported(value.span, "formatting a numpy value or tensor", None));
                     }
                     let spec = match spec {
                         Some(parts) => self.fstring(parts)?,
@@ -548,7 +557,17 @@ fn num(v: &PyValue) -> Option<Num> {
     }
 }
 
+fn numpy_error(e: ndarray::NumpyError) -> OpError {
+    match e {
+        ndarray::NumpyError::Python(m) => OpError::Python(m),
+        ndarray::NumpyError::Unsupported(m) => OpError::Unsupported(m),
+    }
+}
+
 fn unary(op: UnaryOp, v: PyValue) -> Result<PyValue, OpError> {
+    if let (UnaryOp::Neg, PyValue::Tensor(t)) = (op, &v) {
+        return ndarray::negate(t).map_err(numpy_error);
+    }
     match (op, num(&v)) {
         (UnaryOp::Not, _) => Ok(PyValue::Bool(!truth(&v)?)),
         (UnaryOp::Neg, Some(Num::Int(i))) => i.checked_neg().map(PyValue::Int).ok_or(OpError::Overflow),
@@ -580,7 +599,7 @@ fn type_error(op: BinOp, l: &PyValue, r: &PyValue) -> OpError {
 fn binop(op: BinOp, l: &PyValue, r: &PyValue) -> Result<PyValue, OpError> {
     use PyValue as P;
     if matches!(l, P::Tensor(_)) || matches!(r, P::Tensor(_)) {
-        return Err(OpError::Unsupported(format!("`{}` on numpy arrays or tensors", op.symbol())));
+        return ndarray::binop(op, l, r).map_err(numpy_error);
     }
     // bool & | ^ bool stays a bool.
     if let (P::Bool(a), P::Bool(b)) = (l, r) {

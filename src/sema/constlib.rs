@@ -117,7 +117,10 @@ const NUMPY_TYPES: [(&str, ElemType); 19] = [
     ("str_", ElemType::String),
 ];
 
-const NUMPY_FUNCTIONS: [&str; 9] = ["array", "asarray", "zeros", "ones", "full", "arange", "dtype", "finfo", "iinfo"];
+const NUMPY_FUNCTIONS: [&str; 14] = [
+    "array", "asarray", "zeros", "ones", "full", "arange", "eye", "linspace", "sqrt", "abs", "absolute", "dtype",
+    "finfo", "iinfo",
+];
 
 const BUILTINS: [&str; 14] =
     ["int", "float", "bool", "str", "len", "abs", "min", "max", "round", "list", "tuple", "range", "pow", "sum"];
@@ -365,6 +368,76 @@ pub fn call(path: &str, args: &Args) -> LibResult<Member> {
             let dtype = b.get(3).map(|d| numpy_dtype(path, d)).transpose()?;
             tensor(arange(b.required(0)?, b.value(1)?, b.value(2)?, dtype)?)
         }
+        "numpy.eye" => {
+            let b = bind(path, args, &["N", "M", "k", "dtype"], 1)?;
+            let int = |v: Option<&PyValue>, default: i128| match v {
+                None | Some(PyValue::None) => Ok(default),
+                Some(PyValue::Int(i)) => Ok(*i),
+                Some(other) => Err(LibError::Python(format!("TypeError: {} is not an integer", other.brief()))),
+            };
+            let rows = int(b.value(0)?, 0)?;
+            let cols = int(b.value(1)?, rows)?;
+            let k = int(b.value(2)?, 0)?;
+            let dtype = b.get(3).map(|d| numpy_dtype(path, d)).transpose()?.unwrap_or(ElemType::Double);
+            if rows < 0 || cols < 0 {
+                return Err(LibError::Python("ValueError: negative dimensions are not allowed".into()));
+            }
+            check_size(&[rows.min(i64::MAX as i128) as i64, cols.min(i64::MAX as i128) as i64])?;
+            let items: Vec<PyValue> =
+                (0..rows).flat_map(|r| (0..cols).map(move |c| PyValue::Int((c - r == k) as i128))).collect();
+            let data = encode(dtype, &items, Overflow::Ieee)?;
+            tensor(Tensor { elem: dtype, dims: vec![rows as i64, cols as i64], data })
+        }
+        "numpy.linspace" => {
+            let b = bind(path, args, &["start", "stop", "num", "endpoint", "retstep", "dtype"], 2)?;
+            let start = float_arg(path, b.required(0)?)?;
+            let stop = float_arg(path, b.required(1)?)?;
+            let num = match b.value(2)? {
+                None => 50,
+                Some(PyValue::Int(n)) if *n >= 0 => *n,
+                Some(other) => {
+                    return Err(LibError::Python(format!(
+                        "ValueError: Number of samples, {}, must be non-negative.",
+                        other.brief()
+                    )))
+                }
+            };
+            let endpoint = b.value(3)?.map(|v| v.truth()).transpose().map_err(LibError::Python)?.unwrap_or(true);
+            if b.value(4)?.is_some_and(|v| v.truth().unwrap_or(true)) {
+                return Err(LibError::Unsupported("`np.linspace(..., retstep=True)`".into()));
+            }
+            check_size(&[num.min(i64::MAX as i128) as i64])?;
+            // numpy's algorithm, in float64: y = arange(num) * step + start, the end point exact.
+            let div = if endpoint { num - 1 } else { num };
+            let delta = stop - start;
+            let mut values: Vec<f64> = (0..num).map(|i| i as f64).collect();
+            if div > 0 {
+                let step = delta / div as f64;
+                for y in &mut values {
+                    *y = if step == 0.0 { *y / div as f64 * delta } else { *y * step };
+                }
+            } else {
+                for y in &mut values {
+                    *y *= delta;
+                }
+            }
+            for y in &mut values {
+                *y += start;
+            }
+            if endpoint && num > 1 {
+                if let Some(last) = values.last_mut() {
+                    *last = stop;
+                }
+            }
+            let items: Vec<PyValue> = values.into_iter().map(PyValue::Float).collect();
+            let dtype = b.get(5).map(|d| numpy_dtype(path, d)).transpose()?.unwrap_or(ElemType::Double);
+            let data = encode(dtype, &items, Overflow::Ieee)?;
+            tensor(Tensor { elem: dtype, dims: vec![num as i64], data })
+        }
+        "numpy.sqrt" | "numpy.abs" | "numpy.absolute" => {
+            let b = bind(path, args, &["x"], 1)?;
+            tensor(unary_ufunc(path, b.required(0)?)?)
+        }
         "numpy.dtype" => {
             let b = bind(path, args, &["dtype"], 1)?;
             let elem = numpy_dtype(path, b.get(0).ok_or_else(|| LibError::Python("dtype() needs a type".into()))?)?;
@@ -446,6 +519,49 @@ pub fn call_method(receiver: &PyValue, name: &str, args: &Args) -> LibResult<Mem
             let items = elements(t)?;
             Ok(Member::Value(nest(&items, &t.dims)))
         }
+        "reshape" => {
+            // `a.reshape(2, 3)` or `a.reshape((2, 3))`, one dimension may be -1.
+            let dims: Vec<PyValue> = match args.positional.as_slice() {
+                [Member::Value(v)] if v.items().is_some() => v.items().unwrap_or(&[]).to_vec(),
+                many => many
+                    .iter()
+                    .map(|m| match m {
+                        Member::Value(v) => Ok(v.clone()),
+                        Member::Object(o) => Err(LibError::Unsupported(format!("`{}` as a dimension", display(o)))),
+                    })
+                    .collect::<LibResult<_>>()?,
+            };
+            let wanted: Vec<i128> = dims
+                .iter()
+                .map(|d| match d {
+                    PyValue::Int(i) => Ok(*i),
+                    other => Err(LibError::Python(format!("TypeError: {} cannot be a dimension", other.brief()))),
+                })
+                .collect::<LibResult<_>>()?;
+            let n = t.len() as i128;
+            let known: i128 = wanted.iter().filter(|d| **d != -1).product();
+            let free = wanted.iter().filter(|d| **d == -1).count();
+            let bad =
+                || LibError::Python(format!("ValueError: cannot reshape array of size {n} into shape {wanted:?}"));
+            if free > 1
+                || wanted.iter().any(|d| *d < -1)
+                || (free == 0 && known != n)
+                || (free == 1 && (known == 0 || n % known != 0))
+            {
+                return Err(bad());
+            }
+            let dims = wanted.iter().map(|d| if *d == -1 { (n / known) as i64 } else { *d as i64 }).collect();
+            Ok(Member::Value(PyValue::Tensor(Arc::new(Tensor { elem: t.elem, dims, data: t.data.clone() }))))
+        }
+        "flatten" | "ravel" | "copy" => {
+            bind(&function, args, &[], 0)?;
+            let dims = if name == "copy" { t.dims.clone() } else { vec![t.len() as i64] };
+            Ok(Member::Value(PyValue::Tensor(Arc::new(Tensor { elem: t.elem, dims, data: t.data.clone() }))))
+        }
+        "transpose" => {
+            bind(&function, args, &[], 0)?;
+            Ok(Member::Value(PyValue::Tensor(Arc::new(transpose(t)?))))
+        }
         "item" => {
             bind(&function, args, &[], 0)?;
             let items = elements(t)?;
@@ -464,6 +580,102 @@ fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> LibResult<Te
         return Err(LibError::Unsupported(format!("constants of type {}", elem.script_name())));
     }
     convert::encode(elem, items, overflow).map_err(LibError::Python)
+}
+
+/// `np.sqrt(x)` and `np.abs(x)`: exact operations (the square root is correctly rounded), on a
+/// number (a float64 result, or int64 for `abs` of an int) or an array of its own type.
+fn unary_ufunc(path: &str, v: &PyValue) -> LibResult<Tensor> {
+    let sqrt = path == "numpy.sqrt";
+    let (elem, dims, items) = match v {
+        PyValue::Tensor(t) => (t.elem, t.dims.clone(), elements(t)?),
+        PyValue::Int(_) | PyValue::Bool(_) => (ElemType::Int64, Vec::new(), vec![v.clone()]),
+        PyValue::Float(_) => (ElemType::Double, Vec::new(), vec![v.clone()]),
+        other => {
+            return Err(LibError::Python(format!(
+                "TypeError: {}() needs numbers, not {}",
+                display(path),
+                other.type_name()
+            )))
+        }
+    };
+    // sqrt of ints and bools is float64; abs keeps the type (not of unsigned or bool arrays).
+    let out = if sqrt && !matches!(elem, ElemType::Float | ElemType::Double) { ElemType::Double } else { elem };
+    if !matches!(
+        out,
+        ElemType::Float | ElemType::Double | ElemType::Int8 | ElemType::Int16 | ElemType::Int32 | ElemType::Int64
+    ) {
+        return Err(LibError::Unsupported(format!("`{}` of a {} value", display(path), elem.numpy_name())));
+    }
+    let mut results = Vec::with_capacity(items.len());
+    for item in items {
+        results.push(match (item, out) {
+            (PyValue::Int(i), ElemType::Double) if sqrt => PyValue::Float((i as f64).sqrt()),
+            (PyValue::Bool(b), ElemType::Double) if sqrt => PyValue::Float((b as u8 as f64).sqrt()),
+            (PyValue::Float(f), ElemType::Float) if sqrt => PyValue::Float((f as f32).sqrt() as f64),
+            (PyValue::Float(f), _) if sqrt => PyValue::Float(f.sqrt()),
+            (PyValue::Float(f), _) => PyValue::Float(f.abs()),
+            (PyValue::Int(i), _) => {
+                let (min, _) = out.int_range().unwrap_or((0, 0));
+                if i == min {
+                    return Err(LibError::Unsupported("`np.abs` of the smallest integer (numpy wraps around)".into()));
+                }
+                PyValue::Int(i.abs())
+            }
+            (other, _) => other,
+        });
+    }
+    let data = encode(out, &results, Overflow::Ieee)?;
+    Ok(Tensor { elem: out, dims, data })
+}
+
+/// `a.T`: the axes reversed.
+pub fn transpose(t: &Tensor) -> LibResult<Tensor> {
+    if t.dims.len() < 2 {
+        return Ok(t.clone());
+    }
+    let dims: Vec<i64> = t.dims.iter().rev().copied().collect();
+    let n = t.len() as usize;
+    // The source index of each element of the result.
+    let strides: Vec<usize> = t
+        .dims
+        .iter()
+        .rev()
+        .scan(1usize, |acc, d| {
+            let s = *acc;
+            *acc *= *d as usize;
+            Some(s)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let order: Vec<usize> = (0..n)
+        .map(|mut k| {
+            let mut src = 0;
+            for (axis, d) in dims.iter().enumerate().rev() {
+                let i = k % *d as usize;
+                k /= *d as usize;
+                src += i * strides[t.dims.len() - 1 - axis];
+            }
+            src
+        })
+        .collect();
+    let data = match &t.data {
+        TensorData::Floats(v) if t.elem == ElemType::Float => TensorData::Floats(order.iter().map(|i| v[*i]).collect()),
+        TensorData::Doubles(v) if t.elem == ElemType::Double => {
+            TensorData::Doubles(order.iter().map(|i| v[*i]).collect())
+        }
+        TensorData::Ints(v) => TensorData::Ints(order.iter().map(|i| v[*i]).collect()),
+        TensorData::Uints(v) => TensorData::Uints(order.iter().map(|i| v[*i]).collect()),
+        TensorData::Bools(v) => TensorData::Bools(order.iter().map(|i| v[*i]).collect()),
+        TensorData::Strings(v) => TensorData::Strings(order.iter().map(|i| v[*i].clone()).collect()),
+        TensorData::Raw(bytes) if t.elem.bits() % 8 == 0 => {
+            let size = t.elem.bits() as usize / 8;
+            TensorData::Raw(order.iter().flat_map(|i| bytes[i * size..(i + 1) * size].iter().copied()).collect())
+        }
+        _ => return Err(LibError::Unsupported(format!("transposing a {} array", t.elem.script_name()))),
+    };
+    Ok(Tensor { elem: t.elem, dims, data })
 }
 
 /// The path of numpy's scalar type for an element type.
@@ -1009,6 +1221,9 @@ fn builtin_call(path: &str, name: &str, args: &Args) -> LibResult<PyValue> {
             let v = b.value(0)?.cloned().unwrap_or(PyValue::str(""));
             if v.weight() > MAX_CONSTANT_ELEMENTS {
                 return Err(LibError::TooLarge(v.weight()));
+            }
+            if v.has_tensor() {
+                return Err(LibError::Unsupported("`str` of a numpy value or tensor".into()));
             }
             Ok(PyValue::str(&v.to_str()))
         }

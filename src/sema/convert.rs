@@ -141,6 +141,45 @@ impl MiniFloat {
     }
 }
 
+/// The value of a 16-bit float's bits (FLOAT16 or BFLOAT16), exactly.
+fn value_16(elem: ElemType, bits: u16) -> f64 {
+    match elem {
+        ElemType::Bfloat16 => f32::from_bits((bits as u32) << 16) as f64,
+        _ => {
+            let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+            let exp = ((bits >> 10) & 0x1f) as i32;
+            let man = (bits & 0x3ff) as f64;
+            sign * match exp {
+                0 => man * pow2(-24),
+                0x1f if man == 0.0 => f64::INFINITY,
+                0x1f => f64::NAN,
+                e => (1.0 + man / 1024.0) * pow2(e - 15),
+            }
+        }
+    }
+}
+
+/// The elements of a FLOAT16 or BFLOAT16 tensor as exact doubles.
+pub fn decode_16(t: &super::value::Tensor) -> Option<Vec<f64>> {
+    let TensorData::Raw(bytes) = &t.data else { return None };
+    if !matches!(t.elem, ElemType::Float16 | ElemType::Bfloat16) {
+        return None;
+    }
+    Some(bytes.chunks_exact(2).map(|c| value_16(t.elem, u16::from_le_bytes([c[0], c[1]]))).collect())
+}
+
+/// `x` rounded to the float type `elem` (to nearest even), as a double.
+pub fn round_to(elem: ElemType, x: f64) -> f64 {
+    match elem {
+        ElemType::Float => x as f32 as f64,
+        ElemType::Float16 | ElemType::Bfloat16 => match MiniFloat::of(elem).map(|f| f.encode(x, Overflow::Ieee)) {
+            Some(Ok(bits)) => value_16(elem, bits as u16),
+            _ => f64::NAN,
+        },
+        _ => x,
+    }
+}
+
 /// 2^e as an f64 (exact for the exponents used here).
 fn pow2(e: i32) -> f64 {
     2f64.powi(e)

@@ -349,6 +349,24 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                     }
                 }
             }
+            // `A = B = value` binds each name to the same value.
+            StmtKind::Assign { targets, value } if targets.len() > 1 => {
+                let names: Option<Vec<Ident>> = targets
+                    .iter()
+                    .map(|t| match &t.kind {
+                        ExprKind::Name(name) => Some(Ident { name: name.clone(), span: t.span }),
+                        _ => None,
+                    })
+                    .collect();
+                let Some(names) = names else {
+                    diags.push(module_stmt_error(file, stmt.span));
+                    continue;
+                };
+                let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                for ident in &names {
+                    define(&mut env, ident, g.clone());
+                }
+            }
             StmtKind::Assign { targets, value } if targets.len() == 1 => {
                 if let ExprKind::Tuple(names) | ExprKind::List(names) = &targets[0].kind {
                     // `LOW, HIGH = -1.0, 1.0`: constants unpacked from a sequence of values.

@@ -8,5 +8,6 @@ pub mod convert;
 pub mod env;
 pub mod facts;
 pub mod infer;
+pub mod ndarray;
 pub mod types;
 pub mod value;

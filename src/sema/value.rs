@@ -299,6 +299,16 @@ impl PyValue {
         })
     }
 
+    /// Whether a numpy value or tensor is in it (their text is numpy's, which onnxsc does not
+    /// write: formatting one is not evaluated).
+    pub fn has_tensor(&self) -> bool {
+        match self {
+            PyValue::Tensor(_) => true,
+            PyValue::List(s) => s.iter().any(|v| v.has_tensor()),
+            _ => false,
+        }
+    }
+
     /// Python's `str`: a string is itself, everything else its `repr`.
     pub fn to_str(&self) -> String {
         match self {
