@@ -1105,6 +1105,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
                     Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
                     Some(Global::Poison) => return Err(Reported),
+                    Some(Global::Lib(_)) => {
+                        // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
+                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}.{}` is a Python function, not an op", attr.name))
+                            .primary(func.span, "called where a tensor is computed")
+                            .help(format!("compute the value in a module constant (`C = {n}.{}(...)`) and use `C`, as onnxscript requires", attr.name));
+                        return Err(self.push(d));
+                    }
                     Some(_) => {
                         let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
                             .primary(value.span, "expected an opset such as `op`")
