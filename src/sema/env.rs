@@ -2,7 +2,8 @@
 //!
 //! Module-level statements are imports, opset declarations, type variables, constants and
 //! functions. This pass gives each global a meaning ([`Global`]) so that function lowering can
-//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON` without evaluating any Python.
+//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON`. Constants are computed by
+//! `sema::consteval`; names of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
 
 use super::constlib;
 use super::types::{AttrKind, ElemType, ParamType};

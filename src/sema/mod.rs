@@ -1,4 +1,6 @@
-//! Semantic analysis: the meaning of module-level names, annotations and constants.
+//! Semantic analysis: the meaning of module-level names, annotations and constants (the constant
+//! evaluator `consteval`, its library `constlib`, numpy arithmetic `ndarray`, element conversions
+//! `convert`).
 
 pub mod binding;
 pub mod calls;

@@ -5,6 +5,9 @@
 //! - blank lines and comment-only lines produce nothing;
 //! - an indentation must be a prefix-extension of the enclosing one, so a dedent to a column
 //!   that was never opened, or a tab/space mix that only lines up at some tab width, is an error.
+//!
+//! It also parses the replacement fields of f-strings (`parser::fstring`), so that the grammar
+//! sees an f-string as one token with its expressions.
 
 use super::lexer::{lex, LexError, Spanned, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
