@@ -54,9 +54,21 @@ impl SourceMap {
         Self::default()
     }
 
+    /// Adds a file. A lone `\r` is a line end to Python, but not to the diagnostic renderer (and a
+    /// terminal would print it as a return to the line's start), so it is stored as `\n`: one byte
+    /// for one, so offsets are unchanged, and Python reads both the same way (inside strings too).
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         self.count += 1;
-        self.files.add(name.into(), text.into())
+        let mut text = text.into();
+        if text.contains('\r') {
+            let bytes: Vec<u8> = text.bytes().collect();
+            let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+            if (0..bytes.len()).any(lone) {
+                let fixed = (0..bytes.len()).map(|i| if lone(i) { b'\n' } else { bytes[i] }).collect();
+                text = String::from_utf8(fixed).expect("replacing an ASCII byte keeps UTF-8");
+            }
+        }
+        self.files.add(name.into(), text)
     }
 
     pub fn text(&self, file: FileId) -> &str {
@@ -85,8 +97,9 @@ impl SourceMap {
         let text = self.text(file);
         let offset = (offset as usize).min(text.len());
         let before = &text[..floor_char_boundary(text, offset)];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let breaks = || line_breaks(text).take_while(|&i| i < before.len());
+        let line = breaks().count() + 1;
+        let line_start = breaks().last().map(|i| i + 1).unwrap_or(0);
         let col = before[line_start..].chars().count() + 1;
         (line, col)
     }
@@ -103,7 +116,7 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
+        let starts = std::iter::once(0).chain(line_breaks(text).map(|i| i as u32 + 1)).collect();
         LineIndex { starts, len: text.len() as u32 }
     }
 
@@ -129,9 +142,37 @@ impl LineIndex {
     }
 }
 
+/// The byte offset of each line's last character: every `\n`, and every `\r` not followed by
+/// `\n` (a lone `\r` ends a line, as in Python and in the lexer).
+fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, &b)| (b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))).then_some(i))
+}
+
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     while offset > 0 && !text.is_char_boundary(offset) {
         offset -= 1;
     }
     offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_lone_cr() {
+        let text = "a\nb\r\nc\rd";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        assert_eq!((0..4).map(|l| index.line_start(l).unwrap()).collect::<Vec<_>>(), [0, 2, 5, 7]);
+        assert_eq!(index.line(7), 3);
+        let mut sources = SourceMap::default();
+        let file = sources.add("t.onnxs", text);
+        assert_eq!(sources.line_col(file, 7), (4, 1));
+        assert_eq!(sources.line_col(file, 3), (2, 2));
+    }
 }

@@ -325,6 +325,7 @@ fn parse_input(
             // Python accepts a UTF-8 byte-order mark at the start of a file.
             let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let file = sources.add(name.to_string(), text.to_string());
+            let text = sources.text(file);
             if let Some(p) = previous {
                 let again = if p.text == text {
                     Some(p.module.as_ref().clone())
