@@ -61,8 +61,20 @@ impl SourceMap {
         Self::default()
     }
 
+    /// Adds a file. A lone `\r` is a line end to Python, but not to the diagnostic renderer (and a
+    /// terminal would print it as a return to the line's start), so it is stored as `\n`: one byte
+    /// for one, so offsets are unchanged, and Python reads both the same way (inside strings too).
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
-        let text = text.into();
+        let mut text = text.into();
+        // A lone `\r` ends a line, as in the lexer: stored as `\n` (same offsets).
+        if text.contains('\r') {
+            let bytes: Vec<u8> = text.bytes().collect();
+            let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+            if (0..bytes.len()).any(lone) {
+                let fixed = (0..bytes.len()).map(|i| if lone(i) { b'\n' } else { bytes[i] }).collect();
+                text = String::from_utf8(fixed).expect("replacing an ASCII byte keeps UTF-8");
+            }
+        }
         let lines = LineIndex::new(&text);
         self.files.push(SourceFile { name: name.into(), text, lines });
         self.files.len() - 1
@@ -157,7 +169,7 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect();
+        let starts = std::iter::once(0).chain(line_breaks(text).map(|i| i as u32 + 1)).collect();
         LineIndex { starts, len: text.len() as u32 }
     }
 
@@ -181,6 +193,16 @@ impl LineIndex {
     pub fn line_count(&self) -> usize {
         self.starts.len()
     }
+}
+
+/// The byte offset of each line's last character: every `\n`, and every `\r` not followed by
+/// `\n` (a lone `\r` ends a line, as in Python and in the lexer).
+fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter_map(move |(i, &b)| (b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))).then_some(i))
 }
 
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
@@ -217,5 +239,18 @@ mod tests {
         let f = map.add("big.onnxs", "x = 1\n".repeat(200_000));
         let total: usize = (0..200_000u32).map(|i| map.line_number(f, i * 6)).sum();
         assert_eq!(total, (1..=200_000).sum::<usize>());
+    }
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_lone_cr() {
+        let text = "a\nb\r\nc\rd";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        assert_eq!((0..4).map(|l| index.line_start(l).unwrap()).collect::<Vec<_>>(), [0, 2, 5, 7]);
+        assert_eq!(index.line(7), 3);
+        let mut sources = SourceMap::default();
+        let file = sources.add("t.onnxs", text);
+        assert_eq!(sources.line_col(file, 7), (4, 1));
+        assert_eq!(sources.line_col(file, 3), (2, 2));
     }
 }

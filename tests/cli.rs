@@ -52,6 +52,22 @@ fn errors_exit_1_with_located_diagnostic() {
 }
 
 #[test]
+fn lone_carriage_returns_end_lines_in_diagnostics() {
+    // Old Mac line ends: Python reads each `\r` as a line end, so the error is on line 4 and its
+    // source line is shown alone (a raw `\r` would send the terminal back to the line's start).
+    let dir = scratch("lone-cr");
+    let bad = write(&dir, "bad.onnxs", &BAD.replace('\n', "\r"));
+    let o = onnxsc(&["check", bad.to_str().unwrap(), "--color", "never"], &[]);
+    let err = stderr(&o);
+    assert!(err.contains("bad.onnxs:4:15"), "{err}");
+    assert!(err.contains("4 │     return op.Ad(x, x)\n"), "{err}");
+    assert!(!err.contains('\r'), "{err:?}");
+    let o = onnxsc(&["check", bad.to_str().unwrap(), "--format", "json"], &[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("\"line\":4"), "{out}");
+}
+
+#[test]
 fn color_always_and_no_color() {
     let dir = scratch("color");
     let bad = write(&dir, "bad.onnxs", BAD);

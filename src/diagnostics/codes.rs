@@ -29,6 +29,11 @@ pub const OPSET_CONFLICT: &str = "E0108";
 pub const NO_DEFAULT_OPSET: &str = "E0109";
 pub const RECURSION: &str = "E0110";
 pub const MODULE_NOT_FOUND: &str = "E0111";
+pub const UNSUPPORTED_CONSTANT: &str = "E0112";
+pub const RUN_TIME_VALUE: &str = "E0113";
+pub const CONSTANT_ERROR: &str = "E0114";
+pub const CONSTANT_TOO_LARGE: &str = "E0115";
+pub const INTEGER_OVERFLOW: &str = "E0116";
 
 pub const BAD_ANNOTATION: &str = "E0201";
 pub const DUPLICATE_PARAMETER: &str = "E0202";
@@ -96,6 +101,7 @@ pub const TOO_MANY_FUNCTIONS: &str = "E1003";
 /// Was the warning W0401 until onnx.checker was found to refuse such models.
 pub const DEPRECATED_OP: &str = "E1004";
 
+pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
 pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";

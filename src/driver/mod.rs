@@ -356,6 +356,7 @@ fn parse_input(
             // Python accepts a UTF-8 byte-order mark at the start of a file.
             let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let file = sources.add(name.to_string(), text.to_string());
+            let text = sources.text(file);
             if let Some(p) = previous {
                 let again = if p.text == text {
                     Some(p.module.as_ref().clone())
@@ -507,7 +508,12 @@ fn compile_function(
     if !deco.private {
         binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
     }
-    let mut function = lower::lower_function(env, f, deco, callees, lines, diags, facts)?;
+    // A decorated function is compiled with the globals of the moment its decorator runs.
+    let view = if f.decorators.is_empty() { u32::MAX } else { f.header_span.start.min(f.name.span.start) };
+    let previous = env.view_at(view);
+    let lowered = lower::lower_function(env, f, deco, callees, lines, diags, facts);
+    env.view_at(previous);
+    let mut function = lowered?;
     // The exporter needs each bound operator's output count, annotation or not.
     for op in &mut function.torch_ops {
         op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());

@@ -49,8 +49,10 @@ pub fn ir_version(f: &Function) -> i64 {
 
 fn tensor(t: &Tensor) -> onnx::TensorProto {
     let mut p = onnx::TensorProto { dims: t.dims.clone(), data_type: Some(t.elem.code()), ..Default::default() };
+    // The typed field of each element type (onnx-facts §1), as onnx.helper.make_tensor fills it.
     match &t.data {
         TensorData::Floats(v) => p.float_data = v.clone(),
+        TensorData::Doubles(v) => p.double_data = v.clone(),
         TensorData::Ints(v) => {
             if t.elem == ElemType::Int64 {
                 p.int64_data = v.clone();
@@ -58,8 +60,10 @@ fn tensor(t: &Tensor) -> onnx::TensorProto {
                 p.int32_data = v.iter().map(|x| *x as i32).collect();
             }
         }
+        TensorData::Uints(v) => p.uint64_data = v.clone(),
         TensorData::Bools(v) => p.int32_data = v.iter().map(|b| *b as i32).collect(),
         TensorData::Strings(v) => p.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        TensorData::Raw(bytes) => p.raw_data = Some(bytes.clone()),
     }
     p
 }

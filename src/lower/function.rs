@@ -15,7 +15,9 @@ use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
-use crate::sema::env::{self, eval_const, resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::consteval::{self, eval_const, ConstError};
+use crate::sema::constlib;
+use crate::sema::env::{self, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, Ty};
 use crate::sema::types::{ElemType, ParamType};
@@ -636,14 +638,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn emit_const(&mut self, value: &PyValue, hint: Option<&str>, span: Span) -> R<String> {
         let tensor = match tensor_of(value) {
-            Some(t) => t,
-            None => {
-                return Err(self.err(
+            Ok(t) => t,
+            Err(_) if value.weight() > crate::sema::value::MAX_CONSTANT_ELEMENTS => {
+                return Err(self.push(consteval::too_large(self.file(), span, value.weight())));
+            }
+            Err(why) => {
+                let d = Diagnostic::error(
                     codes::BAD_CONSTANT,
-                    span,
+                    self.file(),
                     format!("{} cannot be a tensor constant", with_article(value.type_name())),
-                    "not convertible to a tensor",
-                ));
+                )
+                .primary(span, "not convertible to a tensor")
+                .note(why);
+                return Err(self.push(d));
             }
         };
         let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
@@ -705,7 +712,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn is_literal(e: &Expr) -> bool {
         match &e.kind {
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => true,
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::FString(_) => true,
             ExprKind::List(items) => items.iter().all(Self::is_literal),
             ExprKind::UnaryOp { op: UnaryOp::Neg | UnaryOp::Pos, operand } => {
                 matches!(operand.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
@@ -724,8 +731,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
         match &e.kind {
             _ if Self::is_literal(e) => {
-                let value = eval_const(self.env, e)
-                    .map_err(|s| self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"))?;
+                let value = self.const_value(e)?;
                 self.emit_const(&value, target, e.span)
             }
             ExprKind::Name(n) => self.lower_name(n, e.span, target),
@@ -742,7 +748,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None => self.lower_compare(left, comparisons, e.span, target),
             },
             ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
-                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i64), target, e.span),
+                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i128), target, e.span),
                 _ => Err(self.not_a_value(e)),
             },
             ExprKind::Attribute { .. } => Err(self.not_a_value(e)),
@@ -792,8 +798,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             | ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Bool(_)
-            | ExprKind::Str(_) => Err(self.unsupported(e.span, "this expression is", "")),
+            | ExprKind::Str(_)
+            | ExprKind::FString(_) => Err(self.unsupported(e.span, "this expression is", "")),
         }
+    }
+
+    /// The value of a constant expression; a failure is reported (E0311 when part of it is not
+    /// constant).
+    fn const_value(&mut self, e: &Expr) -> R<PyValue> {
+        eval_const(self.env, e).map_err(|err| match err {
+            ConstError::NotConstant(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
+            ConstError::Poisoned => Reported,
+            ConstError::Reported(d) => self.push(*d),
+        })
     }
 
     fn unsupported(&mut self, span: Span, what: &str, help: &str) -> Reported {
@@ -823,6 +840,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison) => Err(Reported),
+                Some(Global::Deferred(d)) => match self.env.deferred_use(&d, span) {
+                    Some(d) => Err(self.push(d)),
+                    None => Err(Reported),
+                },
                 Some(other) => {
                     let what = describe_global(&other);
                     let d = Diagnostic::error(
@@ -1095,6 +1116,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
                     Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
                     Some(Global::Poison) => return Err(Reported),
+                    Some(Global::Lib(_)) => {
+                        // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
+                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}.{}` is a Python function, not an op", attr.name))
+                            .primary(func.span, "called where a tensor is computed")
+                            .help(format!("compute the value in a module constant (`C = {n}.{}(...)`) and use `C`, as onnxscript requires", attr.name));
+                        return Err(self.push(d));
+                    }
                     Some(_) => {
                         let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
                             .primary(value.span, "expected an opset such as `op`")
@@ -1119,6 +1147,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     let idx = *idx;
                     return self.lower_function_call(idx, n, args, span, outputs);
                 }
+                // A bare op name is an op of the default opset, as onnxscript resolves it.
+                (None, None) if self.default_opset.is_some() => match &self.default_opset {
+                    Some(o) => (o.clone(), n.clone(), func.span),
+                    None => return Err(Reported),
+                },
                 (None, None) => return Err(self.undefined(n, func.span)),
                 // An import that failed (already reported).
                 (None, Some(Global::Poison)) => return Err(Reported),
@@ -1177,6 +1210,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Resolution::Unknown => None,
         };
         if let Some(s) = schema {
+            if s.runtime_only {
+                self.diags.push(
+                    Diagnostic::warning(
+                        codes::RUNTIME_ONLY_OP,
+                        self.file(),
+                        format!("`{op_name}` is an ONNX Runtime operator, not an ONNX one"),
+                    )
+                    .primary(op_span, "defined by ONNX Runtime in the ONNX domain")
+                    .help("ONNX Runtime runs it, but onnx.checker and other runtimes do not know it"),
+                );
+            }
             if s.deprecated {
                 // onnx.checker refuses a model that uses it: an error, not a warning.
                 self.diags.push(
@@ -1358,6 +1402,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .primary(span, "too many names on the left");
                 return Err(self.push(d));
             }
+            if opset.domain.is_empty() && op_name == "Split" {
+                self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
+            }
         }
         // Inputs are translated before attributes, in argument order, as onnxscript does.
         let mut inputs = Vec::new();
@@ -1389,6 +1436,53 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             inputs.pop();
         }
         self.emit(&opset, &op_name, inputs, outputs, attrs, span)
+    }
+
+    /// `Split` makes as many outputs as `num_outputs` says, or as its constant `split` input (an
+    /// attribute before opset 13) has entries: a call that unpacks another number builds a
+    /// model that fails at load (E0408).
+    fn check_split_outputs(
+        &mut self,
+        schema: &OpSchema,
+        input_exprs: &[Option<&Expr>],
+        attr_exprs: &[(Ident, &Expr, Option<AttrType>)],
+        unpacked: usize,
+        span: Span,
+    ) -> R<()> {
+        let attr = |name: &str| attr_exprs.iter().find(|(k, _, _)| k.name == name).map(|(_, e, _)| *e);
+        let split_input =
+            schema.inputs.iter().position(|f| f.name == "split").and_then(|i| input_exprs.get(i).copied().flatten());
+        // Only values known at compile time count; a tensor `split` is checked by ONNX Runtime.
+        let constant = |e: &Expr| eval_const(self.env, e).ok();
+        let (count, why, at) = if let Some(e) = attr("num_outputs") {
+            match constant(e).and_then(|v| v.as_i64()) {
+                Some(n) => (n, format!("num_outputs={n}"), e.span),
+                None => return Ok(()),
+            }
+        } else if let Some(e) = split_input.or_else(|| attr("split")).filter(|e| !matches!(e.kind, ExprKind::None)) {
+            match constant(e).as_ref().and_then(|v| v.items().map(|i| i.len())) {
+                Some(n) => (n as i64, format!("its `split` has {n} entr{}", if n == 1 { "y" } else { "ies" }), e.span),
+                None => return Ok(()),
+            }
+        } else {
+            return Ok(());
+        };
+        if count == unpacked as i64 {
+            return Ok(());
+        }
+        let d = Diagnostic::error(
+            codes::OUTPUT_COUNT,
+            self.file(),
+            format!(
+                "`Split` produces {count} output{} ({why}), but {unpacked} {} unpacked",
+                if count == 1 { "" } else { "s" },
+                if unpacked == 1 { "is" } else { "are" }
+            ),
+        )
+        .primary(span, format!("{unpacked} name{} on the left", if unpacked == 1 { "" } else { "s" }))
+        .secondary(at, format!("{count} output{} here", if count == 1 { "" } else { "s" }))
+        .help("unpack one name per output; the model would fail to load");
+        Err(self.push(d))
     }
 
     /// Python's own rules: no positional argument after a keyword one, no keyword given twice.
@@ -1638,7 +1732,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let value = match eval_const(self.env, e) {
             Ok(v) => v,
-            Err(span) => {
+            Err(ConstError::NotConstant(span)) => {
                 let d = Diagnostic::error(
                     codes::ATTRIBUTE_TYPE,
                     self.file(),
@@ -1648,6 +1742,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
                 return Err(self.push(d));
             }
+            Err(ConstError::Poisoned) => return Err(Reported),
+            Err(ConstError::Reported(d)) => return Err(self.push(*d)),
         };
         if value == PyValue::None {
             return Ok(None);
@@ -1666,9 +1762,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         };
         match attr_value(&value, ty) {
-            Some(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
-            None => {
-                let d = Diagnostic::error(
+            Ok(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
+            Err(why) => {
+                let mut d = Diagnostic::error(
                     codes::ATTRIBUTE_TYPE,
                     self.file(),
                     format!(
@@ -1679,6 +1775,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     ),
                 )
                 .primary(e.span, format!("expected {}", ty.name()));
+                if let Some(why) = why {
+                    d = d.note(why);
+                }
                 Err(self.push(d))
             }
         }
@@ -1697,15 +1796,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         match self.env.get(n)? {
-            Global::Const(v) => Some(match v {
-                PyValue::Int(i) => *i != 0,
-                PyValue::Float(f) => *f != 0.0,
-                PyValue::Bool(b) => *b,
-                PyValue::Str(s) => !s.is_empty(),
-                PyValue::None => false,
-                PyValue::List(l) => !l.is_empty(),
-            }),
-            Global::Function(_) => None,
+            Global::Const(v) => Some(consteval::is_truthy(v)),
+            // Lowered as a condition, which reports why the constant has no value.
+            Global::Function(_) | Global::Deferred(_) => None,
             _ => Some(true),
         }
     }
@@ -2135,9 +2228,10 @@ fn describe_global(g: &Global) -> &'static str {
         Global::ScriptDecorator | Global::GraphDecorator | Global::TorchOpDecorator => "a decorator",
         Global::Typing(_) => "a typing construct",
         Global::Const(_) => "a constant",
+        Global::Lib(_) => "a module, class or function of Python's libraries",
         Global::Function(_) => "a function",
         Global::Opaque(_) => "an import onnxsc does not model",
-        Global::Poison => "an invalid definition",
+        Global::Poison | Global::Deferred(_) => "an invalid definition",
     }
 }
 
@@ -2154,74 +2248,62 @@ fn const_hint(v: &PyValue) -> String {
     }
 }
 
-/// A Python literal as a tensor, with onnxscript's dtype rules: int → INT64, float → FLOAT,
-/// bool → BOOL, str → STRING; a list takes the type of its elements.
-pub fn tensor_of(v: &PyValue) -> Option<Tensor> {
-    Some(match v {
-        PyValue::Int(i) => Tensor { elem: ElemType::Int64, dims: vec![], data: TensorData::Ints(vec![*i]) },
-        PyValue::Float(f) => Tensor { elem: ElemType::Float, dims: vec![], data: TensorData::Floats(vec![*f as f32]) },
-        PyValue::Bool(b) => Tensor { elem: ElemType::Bool, dims: vec![], data: TensorData::Bools(vec![*b]) },
-        PyValue::Str(s) => Tensor { elem: ElemType::String, dims: vec![], data: TensorData::Strings(vec![s.clone()]) },
-        PyValue::None => return None,
-        PyValue::List(items) => {
-            let dims = vec![items.len() as i64];
-            if items.is_empty() {
-                return None;
-            }
-            if items.iter().all(|i| matches!(i, PyValue::Bool(_))) {
-                Tensor {
-                    elem: ElemType::Bool,
-                    dims,
-                    data: TensorData::Bools(items.iter().map(|i| matches!(i, PyValue::Bool(true))).collect()),
-                }
-            } else if items.iter().all(|i| matches!(i, PyValue::Int(_) | PyValue::Bool(_))) {
-                Tensor {
-                    elem: ElemType::Int64,
-                    dims,
-                    data: TensorData::Ints(items.iter().filter_map(|i| i.as_i64()).collect()),
-                }
-            } else if items.iter().all(|i| i.as_f64().is_some()) {
-                Tensor {
-                    elem: ElemType::Float,
-                    dims,
-                    data: TensorData::Floats(items.iter().filter_map(|i| i.as_f64()).map(|f| f as f32).collect()),
-                }
-            } else if items.iter().all(|i| matches!(i, PyValue::Str(_))) {
-                let strs =
-                    items.iter().map(|i| if let PyValue::Str(s) = i { s.clone() } else { String::new() }).collect();
-                Tensor { elem: ElemType::String, dims, data: TensorData::Strings(strs) }
-            } else {
-                return None;
-            }
-        }
+/// A script-time value as the `Constant` tensor onnxscript makes of it (`ir.tensor(value)`):
+/// int → INT64, float → FLOAT, bool → BOOL, str → STRING, flat lists of ints or floats →
+/// INT64 or FLOAT, other lists as numpy infers them (nested float lists are DOUBLE), tensors as
+/// they are. `Err` says why there is none.
+pub fn tensor_of(v: &PyValue) -> Result<Tensor, String> {
+    if matches!(v, PyValue::None) {
+        return Err("`None` has no tensor form".into());
+    }
+    constlib::ir_tensor(v, None).map_err(|e| match e {
+        constlib::LibError::Python(m) | constlib::LibError::Unsupported(m) => m,
+        constlib::LibError::TooLarge(n) => format!("{n} elements exceed the constant size limit"),
+        constlib::LibError::RunTime => "not known until run time".into(),
     })
 }
 
-/// A script-time value as an attribute of type `ty`, if it can be one.
-pub fn attr_value(v: &PyValue, ty: AttrType) -> Option<AttrValue> {
-    let list = |v: &PyValue| match v {
-        PyValue::List(items) => Some(items.clone()),
+/// A script-time value as an attribute of type `ty`, as onnx_ir converts it for a schema's
+/// attribute (`Err(Some(why))` adds a note to the type mismatch).
+pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>> {
+    // A one-element numpy value reads as its number (`np.float32(0.5)`).
+    let scalar = |v: &PyValue| match v {
+        PyValue::Tensor(t) if t.is_scalar() => t.scalar(),
+        other => Some(other.clone()),
+    };
+    let float = |v: &PyValue| scalar(v).and_then(|s| s.as_f64()).map(|f| f as f32);
+    let int = |v: &PyValue| -> Result<i64, Option<String>> {
+        match scalar(v) {
+            Some(PyValue::Int(i)) => i64::try_from(i).map_err(|_| Some(format!("{i} does not fit in INT64"))),
+            Some(PyValue::Bool(b)) => Ok(b as i64),
+            _ => Err(None),
+        }
+    };
+    let string = |v: &PyValue| match scalar(v) {
+        Some(PyValue::Str(s)) => Some(s),
         _ => None,
     };
-    Some(match ty {
-        AttrType::Float => AttrValue::Float(v.as_f64()? as f32),
-        AttrType::Int => AttrValue::Int(v.as_i64()?),
-        AttrType::String => match v {
-            PyValue::Str(s) => AttrValue::Str(s.clone()),
-            _ => return None,
-        },
-        AttrType::Floats => {
-            AttrValue::Floats(list(v)?.iter().map(|i| i.as_f64().map(|f| f as f32)).collect::<Option<_>>()?)
+    let items = |v: &PyValue| -> Result<Vec<PyValue>, Option<String>> {
+        match v {
+            PyValue::List(s) => {
+                if s.len() as u64 > crate::sema::value::MAX_CONSTANT_ELEMENTS {
+                    return Err(Some("the list exceeds the constant size limit".into()));
+                }
+                Ok(s.to_vec())
+            }
+            PyValue::Tensor(t) if t.dims.len() == 1 => constlib::elements(t).map_err(|_| None),
+            _ => Err(None),
         }
-        AttrType::Ints => AttrValue::Ints(list(v)?.iter().map(|i| i.as_i64()).collect::<Option<_>>()?),
-        AttrType::Strings => AttrValue::Strs(
-            list(v)?
-                .iter()
-                .map(|i| if let PyValue::Str(s) = i { Some(s.clone()) } else { None })
-                .collect::<Option<_>>()?,
-        ),
-        AttrType::Tensor => AttrValue::Tensor(tensor_of(v)?),
-        _ => return None,
+    };
+    Ok(match ty {
+        AttrType::Float => AttrValue::Float(float(v).ok_or(None)?),
+        AttrType::Int => AttrValue::Int(int(v)?),
+        AttrType::String => AttrValue::Str(string(v).ok_or(None)?),
+        AttrType::Floats => AttrValue::Floats(items(v)?.iter().map(float).collect::<Option<_>>().ok_or(None)?),
+        AttrType::Ints => AttrValue::Ints(items(v)?.iter().map(int).collect::<Result<_, _>>()?),
+        AttrType::Strings => AttrValue::Strs(items(v)?.iter().map(string).collect::<Option<_>>().ok_or(None)?),
+        AttrType::Tensor => AttrValue::Tensor(tensor_of(v).map_err(Some)?),
+        _ => return Err(None),
     })
 }
 
@@ -2367,7 +2449,7 @@ pub fn lower_function(
                     match eval_const(env, d) {
                         Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
                         Ok(v) => match attr_value(&v, onnx_ty) {
-                            Some(av)
+                            Ok(av)
                                 if !(matches!(ty, crate::sema::types::AttrKind::Int)
                                     && matches!(v, PyValue::Float(_))) =>
                             {
@@ -2390,7 +2472,7 @@ pub fn lower_function(
                                 ok = false;
                             }
                         },
-                        Err(span) => {
+                        Err(ConstError::NotConstant(span)) => {
                             let d = Diagnostic::error(
                                 codes::BAD_DEFAULT,
                                 env.file,
@@ -2398,6 +2480,11 @@ pub fn lower_function(
                             )
                             .primary(span, "not a constant");
                             l.push(d);
+                            ok = false;
+                        }
+                        Err(ConstError::Poisoned) => ok = false,
+                        Err(ConstError::Reported(d)) => {
+                            l.push(*d);
                             ok = false;
                         }
                     }

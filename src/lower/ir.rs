@@ -4,20 +4,8 @@ use crate::schema::AttrType;
 use crate::sema::types::ElemType;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Tensor {
-    pub elem: ElemType,
-    pub dims: Vec<i64>,
-    pub data: TensorData,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum TensorData {
-    Floats(Vec<f32>),
-    Ints(Vec<i64>),
-    Bools(Vec<bool>),
-    Strings(Vec<String>),
-}
+/// Constant tensors are script-time values (`sema::value`) carried into the IR as they are.
+pub use crate::sema::value::{Tensor, TensorData};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {

@@ -68,6 +68,7 @@ pub fn used_vars(e: &Expr, out: &mut Live) {
             used_vars(body, out);
             used_vars(orelse, out);
         }
+        ExprKind::FString(_) => e.for_each_child(&mut |field| used_vars(field, out)),
         ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)

@@ -264,7 +264,7 @@ pub fn at_cursor(text: &str, offset: u32) -> Option<AtCursor> {
             let (path, _) = dotted_before(&toks, k + 1)?;
             Some(AtCursor::Name { path, start: t.start, end: t.end })
         }
-        Some(Tok::Str(value)) => {
+        Some(Tok::Str(crate::syntax::lexer::StrLit::Plain(value))) => {
             let mut i = k;
             while i > 0 && matches!(toks[i - 1].tok, Some(Tok::LParen) | Some(Tok::Comma) | Some(Tok::Str(_))) {
                 i -= 1;

@@ -264,6 +264,10 @@ pub struct OpSchema {
     /// The schema carries a function body (plain or context-dependent). Always false
     /// for ONNX Runtime contrib schemas (their binding does not report it).
     pub has_function: bool,
+    /// An operator that ONNX Runtime registers in an ONNX domain but onnx does not define
+    /// (`SimplifiedLayerNormalization`, `LayerNormalization` before opset 17): ONNX Runtime runs
+    /// it, onnx.checker does not know it.
+    pub runtime_only: bool,
     /// The least number of inputs a call must pass.
     pub min_input: u32,
     /// `i32::MAX` when the last input is variadic.
@@ -327,9 +331,10 @@ pub struct GeneratedFrom {
     pub onnxruntime: String,
     /// The Python version that ran the generator.
     pub python: String,
-    /// ONNX Runtime schemas in the ONNX-owned domains that onnx does not know (legacy or
-    /// experimental ops such as `Affine@1`); they are not in the registry.
-    pub ort_skipped_onnx_domain_extras: Vec<String>,
+    /// ONNX Runtime schemas in the ONNX-owned domains that onnx does not define and ONNX
+    /// Runtime's CPU provider runs (such as `SimplifiedLayerNormalization@1`); they are in the
+    /// registry, marked [`OpSchema::runtime_only`].
+    pub ort_onnx_domain_extras: Vec<String>,
 }
 
 /// All schemas, indexed by domain and name.
@@ -456,7 +461,7 @@ impl Registry {
                 onnx: raw.header.onnx,
                 onnxruntime: raw.header.onnxruntime,
                 python: raw.header.python,
-                ort_skipped_onnx_domain_extras: raw.header.ort_skipped_onnx_domain_extras,
+                ort_onnx_domain_extras: raw.header.ort_onnx_domain_extras,
             },
         })
     }
@@ -479,7 +484,7 @@ struct RawHeader {
     python: String,
     max_versions: BTreeMap<String, i64>,
     #[serde(default)]
-    ort_skipped_onnx_domain_extras: Vec<String>,
+    ort_onnx_domain_extras: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -489,6 +494,8 @@ struct RawSchema {
     since_version: i64,
     deprecated: bool,
     has_function: bool,
+    #[serde(default)]
+    runtime_only: bool,
     min_input: u32,
     max_input: u32,
     min_output: u32,
@@ -575,6 +582,7 @@ fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
         since_version: raw.since_version,
         deprecated: raw.deprecated,
         has_function: raw.has_function,
+        runtime_only: raw.runtime_only,
         min_input: raw.min_input,
         max_input: raw.max_input,
         min_output: raw.min_output,

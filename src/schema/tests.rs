@@ -20,7 +20,7 @@ fn generated_from_pinned_packages() {
     assert_eq!(g.onnx, "1.23.2");
     assert_eq!(g.onnxruntime, "1.32.0");
     assert!(g.python.starts_with("3."), "{}", g.python);
-    assert!(g.ort_skipped_onnx_domain_extras.iter().any(|s| s == "Affine@1"));
+    assert!(g.ort_onnx_domain_extras.iter().any(|s| s == "SimplifiedLayerNormalization@1"));
 }
 
 #[test]
@@ -31,15 +31,16 @@ fn counts_per_domain() {
         let versions = r.schemas().iter().filter(|s| s.domain == normalize_domain(d)).count();
         (ops, versions)
     };
-    assert_eq!(count(""), (203, 629));
-    assert_eq!(count("ai.onnx"), (203, 629));
+    // onnx's 203 operators, and ONNX Runtime's 10 extras that its CPU provider runs.
+    assert_eq!(count(""), (213, 649));
+    assert_eq!(count("ai.onnx"), (213, 649));
     assert_eq!(count("ai.onnx.ml"), (19, 25));
     assert_eq!(count("ai.onnx.preview.training"), (4, 4));
     assert_eq!(count("ai.onnx.preview"), (1, 1));
     assert_eq!(count("com.microsoft"), (150, 150));
     assert_eq!(count("com.microsoft.nchwc"), (8, 8));
     assert_eq!(count("com.ms.internal.nhwc"), (19, 43));
-    assert_eq!(r.schemas().len(), 860);
+    assert_eq!(r.schemas().len(), 880);
 }
 
 #[test]
@@ -217,8 +218,21 @@ fn deprecated_schemas() {
     assert_eq!(up.since_version, 10);
     assert!(up.deprecated);
     assert!(!found("", "Upsample", 9).deprecated);
-    let deprecated = registry().schemas().iter().filter(|s| s.deprecated).count();
+    let deprecated = registry().schemas().iter().filter(|s| s.deprecated && !s.runtime_only).count();
     assert_eq!(deprecated, 5);
+}
+
+#[test]
+fn onnx_runtime_registrations_in_the_onnx_domain() {
+    // ONNX Runtime registers SimplifiedLayerNormalization in the ONNX domain, and the
+    // LayerNormalization of opsets 1 to 16, before onnx's (opset 17).
+    let s = found("", "SimplifiedLayerNormalization", 18);
+    assert!(s.runtime_only);
+    assert_eq!(s.since_version, 1);
+    assert_eq!(names(&s.inputs), ["X", "scale"]);
+    assert!(found("", "LayerNormalization", 13).runtime_only);
+    assert!(!found("", "LayerNormalization", 17).runtime_only);
+    assert!(!found("", "Add", 18).runtime_only);
 }
 
 #[test]
@@ -226,8 +240,8 @@ fn unknown_ops() {
     let r = registry();
     assert_eq!(r.resolve("", "NoSuchOp", 18), Resolution::Unknown);
     assert_eq!(r.resolve("com.example", "Add", 1), Resolution::Unknown);
-    // ORT's legacy ops in the ONNX domain are deliberately absent.
-    assert_eq!(r.resolve("", "Affine", 18), Resolution::Unknown);
+    // ORT's schemas in the ONNX domain that its CPU provider does not run are absent.
+    assert_eq!(r.resolve("", "DisentangledAttention_TRT", 18), Resolution::Unknown);
     // Names are case-sensitive.
     assert_eq!(r.resolve("", "add", 18), Resolution::Unknown);
     assert!(r.versions("", "NoSuchOp").is_empty());

@@ -2,10 +2,15 @@
 //!
 //! Module-level statements are imports, opset declarations, type variables, constants and
 //! functions. This pass gives each global a meaning ([`Global`]) so that function lowering can
-//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON` without evaluating any Python.
+//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON`. Constants are computed by
+//! `sema::consteval`; names of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
 
+use super::constlib;
 use super::types::{AttrKind, ElemType, ParamType};
 use super::value::PyValue;
+
+/// Constants are evaluated by `sema::consteval`; re-exported for the passes that read defaults.
+pub use super::consteval::eval_const;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
@@ -46,12 +51,19 @@ pub enum Global {
     /// A name from `typing` (`Union`, `Optional`, `Sequence`, `TypeVar`, ...).
     Typing(String),
     Const(PyValue),
+    /// A module, class or function of the constant library (`np`, `onnx.TensorProto`,
+    /// `make_tensor`), by canonical path: see `sema::constlib`.
+    Lib(String),
     /// A function of the compilation, by its compilation-wide id: this module's own functions
     /// are [`ModuleEnv::functions`], numbered from [`ModuleEnv::first_function`]; an imported
     /// function has the id its own module gave it.
     Function(usize),
     /// Something imported from a module onnxsc does not model (e.g. `torch`).
     Opaque(String),
+    /// A module constant onnxsc cannot evaluate although Python can (a function outside the
+    /// constant library, a run-time value, a limit): reported where it is used, so that a
+    /// module whose functions never read it still compiles.
+    Deferred(Box<Diagnostic>),
     /// A global whose definition failed (already reported): uses stay silent.
     Poison,
 }
@@ -79,6 +91,14 @@ pub struct ModuleEnv<'m> {
     pub linked: Linked,
     /// Custom operators declared with `torch.library.define(NAME, SCHEMA)`, in source order.
     pub custom_ops: Vec<CustomOpDecl>,
+    /// The earlier meanings of names the module binds more than once, with the offset where each
+    /// binding ends, in source order (the last one is in `globals`).
+    pub rebound: HashMap<String, Vec<(u32, Global)>>,
+    /// Where in the module names are looked up (see [`ModuleEnv::view_at`]); `u32::MAX` is the
+    /// end of the module.
+    view: std::cell::Cell<u32>,
+    /// The [`Global::Deferred`] constants already reported at a use (by their error's span).
+    deferred_reported: std::cell::RefCell<HashSet<(usize, u32)>>,
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
@@ -164,7 +184,21 @@ pub struct CustomOpDecl {
 }
 
 impl<'m> ModuleEnv<'m> {
+    /// The meaning of a global name, as seen from the current view (by default, the end of the
+    /// module).
     pub fn get(&self, name: &str) -> Option<&Global> {
+        let at = self.view.get();
+        if at != u32::MAX {
+            if let Some(history) = self.rebound.get(name) {
+                let final_def = self.globals.get(name)?;
+                if final_def.span.start >= at {
+                    // The last binding before `at`, if any (else the name is bound only later).
+                    if let Some((_, g)) = history.iter().rev().find(|(end, _)| *end <= at) {
+                        return Some(g);
+                    }
+                }
+            }
+        }
         self.globals.get(name).map(|g| &g.value)
     }
 
@@ -172,6 +206,24 @@ impl<'m> ModuleEnv<'m> {
     /// compilation's.
     pub fn namespace(&self, key: &str) -> Option<Arc<Namespace>> {
         self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
+    }
+
+    /// The error of a [`Global::Deferred`] constant used at `span`, the first time one of its
+    /// uses is reported (later uses stay silent).
+    pub fn deferred_use(&self, d: &Diagnostic, span: Span) -> Option<Diagnostic> {
+        let key = (d.file, d.primary_span().map(|s| s.start).unwrap_or(0));
+        if !self.deferred_reported.borrow_mut().insert(key) {
+            return None;
+        }
+        let used = Diagnostic::secondary(d.clone(), span, "used here");
+        Some(if d.file == self.file { used } else { d.clone() })
+    }
+
+    /// Looks names up as a decorated function at byte offset `at` sees them: `@script()`
+    /// compiles the function when the module runs the decorator, with the globals of that
+    /// moment, so a constant rebound further down does not change it. Returns the previous view.
+    pub fn view_at(&self, at: u32) -> u32 {
+        self.view.replace(at)
     }
 
     /// The index into [`ModuleEnv::functions`] of a function id, if the function is this module's.
@@ -247,6 +299,9 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         namespaces: HashMap::new(),
         linked: ctx.linked.clone(),
         custom_ops: Vec::new(),
+        rebound: HashMap::new(),
+        view: std::cell::Cell::new(u32::MAX),
+        deferred_reported: Default::default(),
     };
     // By address: a redefinition is another `def` of the same name.
     let accepted: HashSet<*const FunctionDef> = function_defs(module).into_iter().map(|f| f as *const _).collect();
@@ -324,7 +379,30 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                     }
                 }
             }
+            // `A = B = value` binds each name to the same value.
+            StmtKind::Assign { targets, value } if targets.len() > 1 => {
+                let names: Option<Vec<Ident>> = targets
+                    .iter()
+                    .map(|t| match &t.kind {
+                        ExprKind::Name(name) => Some(Ident { name: name.clone(), span: t.span }),
+                        _ => None,
+                    })
+                    .collect();
+                let Some(names) = names else {
+                    diags.push(module_stmt_error(file, stmt.span));
+                    continue;
+                };
+                let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                for ident in &names {
+                    define(&mut env, ident, g.clone());
+                }
+            }
             StmtKind::Assign { targets, value } if targets.len() == 1 => {
+                if let ExprKind::Tuple(names) | ExprKind::List(names) = &targets[0].kind {
+                    // `LOW, HIGH = -1.0, 1.0`: constants unpacked from a sequence of values.
+                    unpack_constants(&mut env, names, value, stmt.span, diags);
+                    continue;
+                }
                 let ExprKind::Name(name) = &targets[0].kind else {
                     diags.push(module_stmt_error(file, stmt.span));
                     continue;
@@ -666,7 +744,10 @@ pub fn import_edit(env: &ModuleEnv, module: &str, name: &str) -> Edit {
 }
 
 fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
-    env.globals.insert(name.name.clone(), GlobalDef { value, span: name.span });
+    let previous = env.globals.insert(name.name.clone(), GlobalDef { value, span: name.span });
+    if let Some(previous) = previous {
+        env.rebound.entry(name.name.clone()).or_default().push((previous.span.end, previous.value));
+    }
 }
 
 fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
@@ -680,7 +761,11 @@ fn module_global(dotted: &str) -> Global {
         "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" | "torch" => {
             Global::Module(dotted.to_string())
         }
-        other => Global::Opaque(other.to_string()),
+        "onnxscript._internal.values" => Global::Module("onnxscript.values".into()),
+        other => match constlib::canonical_module(other) {
+            Some(canonical) => Global::Lib(canonical.to_string()),
+            None => Global::Opaque(other.to_string()),
+        },
     }
 }
 
@@ -708,9 +793,26 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
                 let shown = if op.domain.is_empty() { "ONNX" } else { op.domain.as_str() };
                 return Err(format!("`{name}` does not exist: {shown} opsets go up to {max}"));
             }
+            // onnxscript 0.7.2 defines ONNX opsets 1 to 27 in `onnxscript.onnx_opset`, and
+            // re-exports 1 to 23 from `onnxscript`.
+            let exported = if module == "onnxscript" { 23 } else { 27 };
+            if op.domain.is_empty() && op.version > exported {
+                let hint = if op.version <= 27 {
+                    format!("import it from `onnxscript.onnx_opset`: `from onnxscript.onnx_opset import {name}`")
+                } else {
+                    "onnxscript 0.7.2 defines ONNX opsets up to 27; declare a newer one with `Opset(\"\", VERSION)`"
+                        .to_string()
+                };
+                return Err(format!("`{module}` has no `{name}`: {hint}"));
+            }
             return Ok(Global::Opset(op));
         }
         if let Some(t) = ElemType::from_script_name(name) {
+            if module != "onnxscript.onnx_types" && !t.exported_by_onnxscript() {
+                return Err(format!(
+                    "`{module}` has no `{name}`: import it from `onnxscript.onnx_types`, as onnxscript 0.7.2 requires"
+                ));
+            }
             return Ok(Global::TensorType(t));
         }
         return match (module, name) {
@@ -720,14 +822,26 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
             ("onnxscript", "onnx_opset") => Ok(Global::Module("onnxscript.onnx_opset".into())),
             ("onnxscript", "onnx_types") => Ok(Global::Module("onnxscript.onnx_types".into())),
             ("onnxscript.values", "Opset") | ("onnxscript", "Opset") => Ok(Global::OpsetClass),
+            ("onnxscript", "ir") => Ok(Global::Lib("onnx_ir".into())),
             _ => Ok(Global::Opaque(format!("{module}.{name}"))),
         };
+    }
+    // `from onnxscript import values` and `from onnxscript._internal import values`.
+    if module == "onnxscript._internal" && name == "values" {
+        return Ok(Global::Module("onnxscript.values".into()));
+    }
+    if let Some(canonical) = constlib::canonical_module(module) {
+        return Ok(match constlib::member(canonical, name) {
+            Some(constlib::Member::Value(v)) => Global::Const(v),
+            Some(constlib::Member::Object(path)) => Global::Lib(path),
+            None => Global::Opaque(format!("{module}.{name}")),
+        });
     }
     if module == TORCHLIB_REGISTRATION && name == "torch_op" {
         return Ok(Global::TorchOpDecorator);
     }
     if module == TORCHLIB_TYPING {
-        return torchlib_type_var(name).ok_or_else(|| format!("`{module}` has no TypeVar `{name}`"));
+        return torchlib_type_var(name).ok_or_else(|| format!("`{module}` has no TypeVar or type alias `{name}`"));
     }
     if module == "typing" || module == "collections.abc" || module == "typing_extensions" {
         return Ok(Global::Typing(name.to_string()));
@@ -738,14 +852,22 @@ fn imported(module: &str, name: &str) -> Result<Global, String> {
 const TORCHLIB_REGISTRATION: &str = "onnxscript.function_libs.torch_lib.registration";
 const TORCHLIB_TYPING: &str = "onnxscript.function_libs.torch_lib.tensor_typing";
 
-/// The TypeVars of torchlib's `tensor_typing` (generated by `scripts/gen_schemas.py`).
+/// The TypeVars and Union aliases of torchlib's `tensor_typing` (generated by
+/// `scripts/gen_schemas.py`).
 static TORCHLIB_TYPING_DATA: &str = include_str!("generated/torchlib_typing.txt");
 
 fn torchlib_type_var(name: &str) -> Option<Global> {
-    let line =
-        TORCHLIB_TYPING_DATA.lines().filter(|l| !l.starts_with('#')).find(|l| l.split(' ').next() == Some(name))?;
-    let allowed = line.split(' ').skip(1).filter_map(ElemType::from_script_name).collect();
-    Some(Global::TypeVar { name: name.to_string(), allowed })
+    let mut fields = TORCHLIB_TYPING_DATA
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' '))
+        .find(|f| f.clone().nth(1) == Some(name))?;
+    let kind = fields.next()?;
+    let allowed: Vec<ElemType> = fields.skip(1).filter_map(ElemType::from_script_name).collect();
+    Some(match kind {
+        "union" => Global::TypeUnion(allowed),
+        _ => Global::TypeVar { name: name.to_string(), allowed },
+    })
 }
 
 /// Resolves `a.b.c` against the globals: modules, opset attributes of modules, type names.
@@ -767,9 +889,83 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
                     _ => imported(&m, &attr.name).ok(),
                 }
             }
+            Global::Lib(path) => match constlib::member(&path, &attr.name)? {
+                constlib::Member::Value(v) => Some(Global::Const(v)),
+                constlib::Member::Object(p) => Some(Global::Lib(p)),
+            },
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// `A, B = value` at module level: each name a constant from the evaluated sequence.
+fn unpack_constants(env: &mut ModuleEnv, names: &[Expr], value: &Expr, span: Span, diags: &mut Diagnostics) {
+    let idents: Option<Vec<Ident>> = names
+        .iter()
+        .map(|n| match &n.kind {
+            ExprKind::Name(name) => Some(Ident { name: name.clone(), span: n.span }),
+            _ => None,
+        })
+        .collect();
+    let Some(idents) = idents else {
+        diags.push(module_stmt_error(env.file, span));
+        return;
+    };
+    let values = match global_from_assignment(env, value, diags) {
+        Some(Global::Const(v)) => match v.items().map(|items| items.to_vec()) {
+            Some(items) if items.len() == idents.len() => Some(items),
+            Some(items) => {
+                diags.push(
+                    Diagnostic::error(
+                        codes::CONSTANT_ERROR,
+                        env.file,
+                        format!(
+                            "this constant raises `ValueError` in Python: {} values to unpack into {} names",
+                            items.len(),
+                            idents.len()
+                        ),
+                    )
+                    .primary(value.span, format!("{} values", items.len()))
+                    .help("unpack as many names as the sequence has values"),
+                );
+                None
+            }
+            None => {
+                diags.push(
+                    Diagnostic::error(
+                        codes::CONSTANT_ERROR,
+                        env.file,
+                        format!("this constant raises `TypeError` in Python: cannot unpack a {}", v.type_name()),
+                    )
+                    .primary(value.span, "not a sequence"),
+                );
+                None
+            }
+        },
+        Some(Global::Deferred(d)) => {
+            for ident in &idents {
+                define(env, ident, Global::Deferred(d.clone()));
+            }
+            return;
+        }
+        Some(_) => {
+            diags.push(module_stmt_error(env.file, span));
+            None
+        }
+        None => None,
+    };
+    match values {
+        Some(values) => {
+            for (ident, v) in idents.iter().zip(values) {
+                define(env, ident, Global::Const(v));
+            }
+        }
+        None => {
+            for ident in &idents {
+                define(env, ident, Global::Poison);
+            }
+        }
     }
 }
 
@@ -803,14 +999,31 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
             return Some(g);
         }
     }
-    match eval_const(env, value) {
-        Ok(v) => Some(Global::Const(v)),
-        Err(span) => {
+    match super::consteval::eval_global(env, value) {
+        Ok(g) => Some(g),
+        Err(super::consteval::ConstError::NotConstant(span)) => {
             diags.push(
                 Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "module-level values must be constants")
-                    .primary(span, "not a constant")
-                    .help("module constants are numbers, strings, booleans and lists of them"),
+                    .primary(span, "not a compile-time constant")
+                    .help("module constants are computed when the module is compiled: numbers, strings, lists, tensors (`np.array`, `make_tensor`, `ir.tensor`) and arithmetic on them; an op call computes at run time"),
             );
+            None
+        }
+        Err(super::consteval::ConstError::Poisoned) => None,
+        // Python computes it: an error only if a function reads it.
+        Err(super::consteval::ConstError::Reported(d))
+            if matches!(
+                d.code,
+                codes::UNSUPPORTED_CONSTANT
+                    | codes::RUN_TIME_VALUE
+                    | codes::CONSTANT_TOO_LARGE
+                    | codes::INTEGER_OVERFLOW
+            ) =>
+        {
+            Some(Global::Deferred(d))
+        }
+        Err(super::consteval::ConstError::Reported(d)) => {
+            diags.push(*d);
             None
         }
     }
@@ -838,7 +1051,7 @@ fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diag
         let v = eval_const(env, &arg.value).ok();
         match (slot, v) {
             (0, Some(PyValue::Str(s))) => domain = Some(s),
-            (1, Some(PyValue::Int(n))) => version = Some(n),
+            (1, Some(PyValue::Int(n))) if i64::try_from(n).is_ok() => version = i64::try_from(n).ok(),
             (0, _) => {
                 diags.push(
                     Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string")
@@ -938,114 +1151,6 @@ fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
     }
 }
 
-/// Evaluates a script-time constant expression. On failure, returns the span of the part that
-/// is not constant.
-pub fn eval_const(env: &ModuleEnv, e: &Expr) -> Result<PyValue, Span> {
-    Ok(match &e.kind {
-        ExprKind::Int(i) => PyValue::Int(*i),
-        ExprKind::Float(f) => PyValue::Float(*f),
-        ExprKind::Bool(b) => PyValue::Bool(*b),
-        ExprKind::Str(s) => PyValue::Str(s.clone()),
-        ExprKind::None => PyValue::None,
-        ExprKind::List(items) | ExprKind::Tuple(items) => {
-            PyValue::List(items.iter().map(|i| eval_const(env, i)).collect::<Result<_, _>>()?)
-        }
-        ExprKind::Name(n) => match env.get(n) {
-            Some(Global::Const(v)) => v.clone(),
-            _ => return Err(e.span),
-        },
-        ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(env, value) {
-            Some(Global::TensorType(t)) => PyValue::Int(t.code() as i64),
-            _ => return Err(e.span),
-        },
-        // A constant of an imported `.onnxs` module: `mylib.SCALE`.
-        ExprKind::Attribute { .. } => match resolve_dotted(env, e) {
-            Some(Global::Const(v)) => v,
-            _ => return Err(e.span),
-        },
-        ExprKind::UnaryOp { op, operand } => {
-            let v = eval_const(env, operand)?;
-            match (op, v) {
-                (UnaryOp::Neg, PyValue::Int(i)) => PyValue::Int(i.checked_neg().ok_or(e.span)?),
-                (UnaryOp::Neg, PyValue::Float(f)) => PyValue::Float(-f),
-                (UnaryOp::Neg, PyValue::Bool(b)) => PyValue::Int(-(b as i64)),
-                (UnaryOp::Pos, v @ (PyValue::Int(_) | PyValue::Float(_))) => v,
-                (UnaryOp::Not, v) => PyValue::Bool(!truthy(&v)),
-                _ => return Err(e.span),
-            }
-        }
-        ExprKind::BinOp { op, left, right } => {
-            let l = eval_const(env, left)?;
-            let r = eval_const(env, right)?;
-            fold_binop(*op, &l, &r).ok_or(e.span)?
-        }
-        _ => return Err(e.span),
-    })
-}
-
-fn truthy(v: &PyValue) -> bool {
-    match v {
-        PyValue::Int(i) => *i != 0,
-        PyValue::Float(f) => *f != 0.0,
-        PyValue::Bool(b) => *b,
-        PyValue::Str(s) => !s.is_empty(),
-        PyValue::None => false,
-        PyValue::List(l) => !l.is_empty(),
-    }
-}
-
-fn fold_binop(op: BinOp, l: &PyValue, r: &PyValue) -> Option<PyValue> {
-    use PyValue::*;
-    match (l, r) {
-        (Int(_) | Bool(_), Int(_) | Bool(_)) => {
-            let (a, b) = (l.as_i64()?, r.as_i64()?);
-            Some(match op {
-                BinOp::Add => Int(a.checked_add(b)?),
-                BinOp::Sub => Int(a.checked_sub(b)?),
-                BinOp::Mult => Int(a.checked_mul(b)?),
-                BinOp::Div => Float(a as f64 / b as f64).filter_finite()?,
-                BinOp::FloorDiv if b != 0 => {
-                    Int(a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 })
-                }
-                BinOp::Mod if b != 0 => Int(((a % b) + b) % b),
-                BinOp::Pow if b >= 0 => Int(a.checked_pow(u32::try_from(b).ok()?)?),
-                BinOp::Pow => Float((a as f64).powf(b as f64)),
-                _ => return Option::None,
-            })
-        }
-        (Int(_) | Float(_) | Bool(_), Int(_) | Float(_) | Bool(_)) => {
-            let (a, b) = (l.as_f64()?, r.as_f64()?);
-            let v = match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mult => a * b,
-                BinOp::Div if b != 0.0 => a / b,
-                BinOp::Pow => a.powf(b),
-                BinOp::FloorDiv if b != 0.0 => (a / b).floor(),
-                BinOp::Mod if b != 0.0 => a - b * (a / b).floor(),
-                _ => return Option::None,
-            };
-            Float(v).filter_finite()
-        }
-        (Str(a), Str(b)) if op == BinOp::Add => Some(Str(format!("{a}{b}"))),
-        (List(a), List(b)) if op == BinOp::Add => Some(List(a.iter().chain(b).cloned().collect())),
-        _ => Option::None,
-    }
-}
-
-trait FilterFinite: Sized {
-    fn filter_finite(self) -> Option<Self>;
-}
-
-impl FilterFinite for PyValue {
-    fn filter_finite(self) -> Option<Self> {
-        match self {
-            PyValue::Float(f) if !f.is_finite() => None,
-            v => Some(v),
-        }
-    }
-}
-
 /// The meaning of a parameter annotation. `Err` carries the span and a reason.
 pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)> {
     let bad = |why: &str| Err((e.span, why.to_string()));
@@ -1137,13 +1242,24 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)
     match resolve_dotted(env, e) {
         Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
         Some(Global::TypeVar { name, .. }) => Ok(ParamType::Input { ty: Some(name), optional: false }),
-        Some(Global::TypeUnion(_)) => Ok(ParamType::Input { ty: None, optional: false }),
+        // A named union (`RealType`): the signature names it, as it names a TypeVar.
+        Some(Global::TypeUnion(_)) => Ok(ParamType::Input {
+            ty: e.dotted_name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string()),
+            optional: false,
+        }),
         _ => bad("not a tensor or attribute type"),
     }
 }
 
-/// The declared outputs of a return annotation: one type, or a tuple of them.
+/// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
+/// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
 pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<String>>, (Span, String)> {
+    if let ExprKind::Tuple(items) = &e.kind {
+        if items.is_empty() {
+            return Err((e.span, "a function returns at least one tensor".into()));
+        }
+        return items.iter().map(|i| one_return(env, i)).collect();
+    }
     if let ExprKind::Subscript { value, index } = &e.kind {
         let is_tuple = match &value.kind {
             ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,

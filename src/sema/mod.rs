@@ -1,9 +1,15 @@
-//! Semantic analysis: the meaning of module-level names, annotations and constants.
+//! Semantic analysis: the meaning of module-level names, annotations and constants (the constant
+//! evaluator `consteval`, its library `constlib`, numpy arithmetic `ndarray`, element conversions
+//! `convert`).
 
 pub mod binding;
 pub mod calls;
+pub mod consteval;
+pub mod constlib;
+pub mod convert;
 pub mod env;
 pub mod facts;
 pub mod infer;
+pub mod ndarray;
 pub mod types;
 pub mod value;

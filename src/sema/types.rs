@@ -26,10 +26,16 @@ pub enum ElemType {
     Uint4 = 21,
     Int4 = 22,
     Float4e2m1 = 23,
+    Float8e8m0 = 24,
+    Uint2 = 25,
+    Int2 = 26,
+    /// The 6-bit floats have a `TensorProto.DataType` but no onnxscript tensor type.
+    Float6e2m3 = 27,
+    Float6e3m2 = 28,
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 23] = [
+    pub const ALL: [ElemType; 28] = [
         ElemType::Float,
         ElemType::Uint8,
         ElemType::Int8,
@@ -53,9 +59,15 @@ impl ElemType {
         ElemType::Uint4,
         ElemType::Int4,
         ElemType::Float4e2m1,
+        ElemType::Float8e8m0,
+        ElemType::Uint2,
+        ElemType::Int2,
+        ElemType::Float6e2m3,
+        ElemType::Float6e3m2,
     ];
 
-    /// The onnxscript name of the type (`FLOAT`, `INT64`, ...).
+    /// The `TensorProto.DataType` name of the type (`FLOAT`, `INT64`, ...), which is also its
+    /// onnxscript tensor type's name where onnxscript has one.
     pub fn script_name(self) -> &'static str {
         match self {
             ElemType::Float => "FLOAT",
@@ -81,15 +93,144 @@ impl ElemType {
             ElemType::Uint4 => "UINT4",
             ElemType::Int4 => "INT4",
             ElemType::Float4e2m1 => "FLOAT4E2M1",
+            ElemType::Float8e8m0 => "FLOAT8E8M0",
+            ElemType::Uint2 => "UINT2",
+            ElemType::Int2 => "INT2",
+            ElemType::Float6e2m3 => "FLOAT6E2M3",
+            ElemType::Float6e3m2 => "FLOAT6E3M2",
         }
     }
 
+    /// The onnxscript tensor type of this name (`onnxscript.FLOAT`, ...): every element type of
+    /// onnxscript 0.7.2's `onnx_types`.
     pub fn from_script_name(name: &str) -> Option<ElemType> {
+        ElemType::from_data_type_name(name).filter(|t| t.has_script_type())
+    }
+
+    /// The element type of a `TensorProto.DataType` / `ir.DataType` member name.
+    pub fn from_data_type_name(name: &str) -> Option<ElemType> {
         ElemType::ALL.iter().copied().find(|t| t.script_name() == name)
+    }
+
+    /// Whether onnxscript 0.7.2 has a tensor type for it (all but the 6-bit floats).
+    pub fn has_script_type(self) -> bool {
+        !matches!(self, ElemType::Float6e2m3 | ElemType::Float6e3m2)
+    }
+
+    /// Whether `onnxscript` itself exports the type (`from onnxscript import FLOAT`); the
+    /// newest are only in `onnxscript.onnx_types`.
+    pub fn exported_by_onnxscript(self) -> bool {
+        self.has_script_type()
+            && !matches!(
+                self,
+                ElemType::Float4e2m1
+                    | ElemType::Float8e8m0
+                    | ElemType::Int2
+                    | ElemType::Int4
+                    | ElemType::Uint2
+                    | ElemType::Uint4
+            )
     }
 
     pub fn code(self) -> i32 {
         self as i32
+    }
+
+    /// The element type of a `TensorProto.DataType` code.
+    pub fn from_code(code: i64) -> Option<ElemType> {
+        ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code)
+    }
+
+    /// numpy's name of the dtype that holds it (`float32`, `int64`, `bfloat16`, ...), as messages
+    /// and `str(np.dtype)` spell it.
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            ElemType::Float => "float32",
+            ElemType::Uint8 => "uint8",
+            ElemType::Int8 => "int8",
+            ElemType::Uint16 => "uint16",
+            ElemType::Int16 => "int16",
+            ElemType::Int32 => "int32",
+            ElemType::Int64 => "int64",
+            ElemType::String => "object",
+            ElemType::Bool => "bool",
+            ElemType::Float16 => "float16",
+            ElemType::Double => "float64",
+            ElemType::Uint32 => "uint32",
+            ElemType::Uint64 => "uint64",
+            ElemType::Complex64 => "complex64",
+            ElemType::Complex128 => "complex128",
+            ElemType::Bfloat16 => "bfloat16",
+            ElemType::Float8e4m3fn => "float8_e4m3fn",
+            ElemType::Float8e4m3fnuz => "float8_e4m3fnuz",
+            ElemType::Float8e5m2 => "float8_e5m2",
+            ElemType::Float8e5m2fnuz => "float8_e5m2fnuz",
+            ElemType::Uint4 => "uint4",
+            ElemType::Int4 => "int4",
+            ElemType::Float4e2m1 => "float4_e2m1fn",
+            ElemType::Float8e8m0 => "float8_e8m0fnu",
+            ElemType::Uint2 => "uint2",
+            ElemType::Int2 => "int2",
+            ElemType::Float6e2m3 => "float6_e2m3fn",
+            ElemType::Float6e3m2 => "float6_e3m2fn",
+        }
+    }
+
+    /// Bits per element in a tensor's `raw_data` (sub-byte types are packed).
+    pub fn bits(self) -> u32 {
+        match self {
+            ElemType::Bool | ElemType::Uint8 | ElemType::Int8 => 8,
+            ElemType::Uint16 | ElemType::Int16 | ElemType::Float16 | ElemType::Bfloat16 => 16,
+            ElemType::Int32 | ElemType::Uint32 | ElemType::Float => 32,
+            ElemType::Int64 | ElemType::Uint64 | ElemType::Double | ElemType::Complex64 => 64,
+            ElemType::Complex128 => 128,
+            ElemType::Float8e4m3fn
+            | ElemType::Float8e4m3fnuz
+            | ElemType::Float8e5m2
+            | ElemType::Float8e5m2fnuz
+            | ElemType::Float8e8m0 => 8,
+            ElemType::Float6e2m3 | ElemType::Float6e3m2 => 6,
+            ElemType::Uint4 | ElemType::Int4 | ElemType::Float4e2m1 => 4,
+            ElemType::Uint2 | ElemType::Int2 => 2,
+            ElemType::String => 0,
+        }
+    }
+
+    /// The range of an integer type, as `(min, max)`.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            ElemType::Int8 => (i8::MIN as i128, i8::MAX as i128),
+            ElemType::Int16 => (i16::MIN as i128, i16::MAX as i128),
+            ElemType::Int32 => (i32::MIN as i128, i32::MAX as i128),
+            ElemType::Int64 => (i64::MIN as i128, i64::MAX as i128),
+            ElemType::Uint8 => (0, u8::MAX as i128),
+            ElemType::Uint16 => (0, u16::MAX as i128),
+            ElemType::Uint32 => (0, u32::MAX as i128),
+            ElemType::Uint64 => (0, u64::MAX as i128),
+            ElemType::Int4 => (-8, 7),
+            ElemType::Uint4 => (0, 15),
+            ElemType::Int2 => (-2, 1),
+            ElemType::Uint2 => (0, 3),
+            _ => return None,
+        })
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            ElemType::Float
+                | ElemType::Double
+                | ElemType::Float16
+                | ElemType::Bfloat16
+                | ElemType::Float8e4m3fn
+                | ElemType::Float8e4m3fnuz
+                | ElemType::Float8e5m2
+                | ElemType::Float8e5m2fnuz
+                | ElemType::Float8e8m0
+                | ElemType::Float4e2m1
+                | ElemType::Float6e2m3
+                | ElemType::Float6e3m2
+        )
     }
 }
 

@@ -1,18 +1,191 @@
-//! Script-time Python values: what module constants, defaults and attribute arguments evaluate to.
+//! Script-time Python values: what module constants, defaults and attribute arguments evaluate
+//! to (see `sema::consteval`), and the constant tensors they become.
+//!
+//! Lists and tuples share their items as CPython does: `b = [a, a]` holds `a` twice by
+//! reference, so a chain of such constants costs memory linear in its text. Each sequence knows
+//! its *weight*, the number of values it would hold if it were copied out; whatever copies a
+//! value out (a tensor, an attribute, a string) first checks the weight against
+//! [`MAX_CONSTANT_ELEMENTS`].
 
+use super::types::ElemType;
 use crate::schema::AttrType;
+use std::sync::Arc;
 
-#[derive(Clone, Debug, PartialEq)]
+/// The largest constant onnxsc builds: elements of a tensor or list (nested lists counted out),
+/// characters of a string. Far above what a function library needs, far below what exhausts
+/// memory. The limit is documented in docs/language.md; E0115 reports it.
+pub const MAX_CONSTANT_ELEMENTS: u64 = 1 << 20;
+
+#[derive(Clone, Debug)]
 pub enum PyValue {
-    Int(i64),
+    /// A Python int. Python's are unbounded; the evaluator computes exactly within 128 bits and
+    /// reports anything beyond (E0116), and consumers report a value that does not fit INT64.
+    Int(i128),
     Float(f64),
     Bool(bool),
     Str(String),
     None,
-    List(Vec<PyValue>),
+    /// A list or a tuple ([`Seq::is_tuple`]).
+    List(Seq),
+    /// A numpy array or scalar, an `onnx.TensorProto` or an `ir.Tensor`: a typed tensor.
+    Tensor(Arc<Tensor>),
+}
+
+/// The items of a list or tuple, shared between the values that hold them.
+#[derive(Clone, Debug)]
+pub struct Seq(Arc<SeqData>);
+
+#[derive(Debug)]
+struct SeqData {
+    items: Vec<PyValue>,
+    weight: u64,
+    tuple: bool,
+}
+
+impl Seq {
+    pub fn new(items: Vec<PyValue>, tuple: bool) -> Seq {
+        let weight = items.iter().fold(1u64, |w, v| w.saturating_add(v.weight()));
+        Seq(Arc::new(SeqData { items, weight, tuple }))
+    }
+
+    pub fn items(&self) -> &[PyValue] {
+        &self.0.items
+    }
+
+    /// A tuple rather than a list.
+    pub fn is_tuple(&self) -> bool {
+        self.0.tuple
+    }
+
+    pub fn ptr_eq(&self, other: &Seq) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Seq {
+    type Target = [PyValue];
+
+    fn deref(&self) -> &[PyValue] {
+        &self.0.items
+    }
+}
+
+impl<'a> IntoIterator for &'a Seq {
+    type Item = &'a PyValue;
+    type IntoIter = std::slice::Iter<'a, PyValue>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.items.iter()
+    }
+}
+
+/// Structural equality (not Python's `==`, which `sema::consteval` implements); shared items
+/// compare equal without being visited.
+impl PartialEq for PyValue {
+    fn eq(&self, other: &PyValue) -> bool {
+        match (self, other) {
+            (PyValue::Int(a), PyValue::Int(b)) => a == b,
+            (PyValue::Float(a), PyValue::Float(b)) => a.to_bits() == b.to_bits(),
+            (PyValue::Bool(a), PyValue::Bool(b)) => a == b,
+            (PyValue::Str(a), PyValue::Str(b)) => a == b,
+            (PyValue::None, PyValue::None) => true,
+            (PyValue::List(a), PyValue::List(b)) => {
+                a.ptr_eq(b) || (a.is_tuple() == b.is_tuple() && a.items() == b.items())
+            }
+            (PyValue::Tensor(a), PyValue::Tensor(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        }
+    }
+}
+
+/// A constant tensor: its element type, shape, and data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub elem: ElemType,
+    pub dims: Vec<i64>,
+    pub data: TensorData,
+}
+
+/// A tensor's elements, in the representation of its element type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    /// FLOAT; COMPLEX64 as (real, imaginary) pairs.
+    Floats(Vec<f32>),
+    /// DOUBLE; COMPLEX128 as (real, imaginary) pairs.
+    Doubles(Vec<f64>),
+    /// The signed integer types, and UINT8 and UINT16.
+    Ints(Vec<i64>),
+    /// UINT32 and UINT64.
+    Uints(Vec<u64>),
+    Bools(Vec<bool>),
+    Strings(Vec<String>),
+    /// FLOAT16, BFLOAT16, the 8-, 6-, 4- and 2-bit types: the little-endian bytes of
+    /// `TensorProto.raw_data`, sub-byte types packed as ONNX packs them.
+    Raw(Vec<u8>),
+}
+
+impl Tensor {
+    /// The number of elements (the product of the dimensions).
+    pub fn len(&self) -> u64 {
+        self.dims.iter().fold(1u64, |n, d| n.saturating_mul(u64::try_from(*d).unwrap_or(0)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        self.dims.is_empty()
+    }
+
+    /// The single element of a one-element tensor, as a Python number (what `float(t)` or
+    /// `int(t)` reads). `None` for other types or sizes.
+    pub fn scalar(&self) -> Option<PyValue> {
+        if self.len() != 1 {
+            return None;
+        }
+        Some(match &self.data {
+            TensorData::Floats(v) if self.elem == ElemType::Float => PyValue::Float(*v.first()? as f64),
+            TensorData::Doubles(v) if self.elem == ElemType::Double => PyValue::Float(*v.first()?),
+            TensorData::Ints(v) => PyValue::Int(*v.first()? as i128),
+            TensorData::Uints(v) => PyValue::Int(*v.first()? as i128),
+            TensorData::Bools(v) => PyValue::Bool(*v.first()?),
+            TensorData::Strings(v) => PyValue::Str(v.first()?.as_str().into()),
+            _ => return None,
+        })
+    }
 }
 
 impl PyValue {
+    pub fn str(s: &str) -> PyValue {
+        PyValue::Str(s.into())
+    }
+
+    pub fn list(items: Vec<PyValue>) -> PyValue {
+        PyValue::List(Seq::new(items, false))
+    }
+
+    pub fn tuple(items: Vec<PyValue>) -> PyValue {
+        PyValue::List(Seq::new(items, true))
+    }
+
+    /// The items of a list or tuple.
+    pub fn items(&self) -> Option<&[PyValue]> {
+        match self {
+            PyValue::List(s) => Some(s.items()),
+            _ => None,
+        }
+    }
+
+    /// How many values copying it out would produce (see the module docs).
+    pub fn weight(&self) -> u64 {
+        match self {
+            PyValue::List(s) => s.0.weight,
+            PyValue::Tensor(t) => t.len().max(1),
+            _ => 1,
+        }
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             PyValue::Int(_) => "int",
@@ -20,7 +193,9 @@ impl PyValue {
             PyValue::Bool(_) => "bool",
             PyValue::Str(_) => "str",
             PyValue::None => "None",
+            PyValue::List(s) if s.is_tuple() => "tuple",
             PyValue::List(_) => "list",
+            PyValue::Tensor(_) => "tensor",
         }
     }
 
@@ -33,9 +208,10 @@ impl PyValue {
         }
     }
 
+    /// The value as an INT64, if it is an int (or bool) that fits.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            PyValue::Int(i) => Some(*i),
+            PyValue::Int(i) => i64::try_from(*i).ok(),
             PyValue::Bool(b) => Some(*b as i64),
             _ => None,
         }
@@ -48,71 +224,213 @@ impl PyValue {
             PyValue::Float(_) => AttrType::Float,
             PyValue::Str(_) => AttrType::String,
             PyValue::None => return None,
-            PyValue::List(items) => {
-                let first = items.first()?;
-                match first {
-                    PyValue::Int(_) | PyValue::Bool(_)
-                        if items.iter().all(|v| matches!(v, PyValue::Int(_) | PyValue::Bool(_))) =>
-                    {
-                        AttrType::Ints
-                    }
-                    PyValue::Int(_) | PyValue::Float(_) | PyValue::Bool(_)
-                        if items.iter().all(|v| v.as_f64().is_some()) =>
-                    {
-                        AttrType::Floats
-                    }
-                    PyValue::Str(_) if items.iter().all(|v| matches!(v, PyValue::Str(_))) => AttrType::Strings,
-                    _ => return None,
+            PyValue::Tensor(_) => AttrType::Tensor,
+            PyValue::List(_) => {
+                let items = self.items()?;
+                if items.iter().all(|v| matches!(v, PyValue::Int(_) | PyValue::Bool(_))) && !items.is_empty() {
+                    AttrType::Ints
+                } else if items.iter().all(|v| matches!(v, PyValue::Float(_))) && !items.is_empty() {
+                    AttrType::Floats
+                } else if items.iter().all(|v| matches!(v, PyValue::Str(_))) && !items.is_empty() {
+                    AttrType::Strings
+                } else {
+                    return None;
                 }
             }
         })
     }
 
-    /// Python's `repr`, for messages and the signature metadata.
+    /// Python's `repr`, for messages, f-strings (`!r`) and the signature metadata. The caller
+    /// keeps the value under [`MAX_CONSTANT_ELEMENTS`] (see `consteval`).
     pub fn repr(&self) -> String {
         match self {
             PyValue::Int(i) => i.to_string(),
             PyValue::Float(f) => format_float(*f),
-            PyValue::Bool(b) => {
-                if *b {
-                    "True".into()
-                } else {
-                    "False".into()
-                }
-            }
-            PyValue::Str(s) => format!("{s:?}"),
+            PyValue::Bool(b) => if *b { "True" } else { "False" }.into(),
+            PyValue::Str(s) => str_repr(s),
             PyValue::None => "None".into(),
-            PyValue::List(items) => format!("[{}]", items.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", ")),
+            PyValue::List(s) if !s.is_tuple() => {
+                format!("[{}]", s.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", "))
+            }
+            PyValue::List(s) if s.len() == 1 => format!("({},)", s[0].repr()),
+            PyValue::List(s) => format!("({})", s.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", ")),
+            PyValue::Tensor(t) => format!("<{} tensor of shape {:?}>", t.elem.script_name(), t.dims),
+        }
+    }
+
+    /// A `repr` for messages, cut to about 60 characters; it never writes a large value out.
+    pub fn brief(&self) -> String {
+        const MAX: usize = 60;
+        let text = match self {
+            PyValue::List(s) if s.0.weight > 64 => {
+                let kind = if s.is_tuple() { "tuple" } else { "list" };
+                return format!("<a {kind} of {} items>", s.len());
+            }
+            PyValue::Str(s) if s.len() > MAX => format!("{}...", str_repr(&s.chars().take(MAX).collect::<String>())),
+            other => other.repr(),
+        };
+        if text.chars().count() > MAX {
+            format!("{}...", text.chars().take(MAX).collect::<String>())
+        } else {
+            text
+        }
+    }
+
+    /// Python's truth value (`bool(v)`); `Err` with Python's message for an array of several
+    /// elements.
+    pub fn truth(&self) -> Result<bool, String> {
+        Ok(match self {
+            PyValue::Int(i) => *i != 0,
+            PyValue::Float(f) => *f != 0.0,
+            PyValue::Bool(b) => *b,
+            PyValue::Str(s) => !s.is_empty(),
+            PyValue::None => false,
+            PyValue::List(s) => !s.is_empty(),
+            PyValue::Tensor(t) => match t.len() {
+                0 => return Err("ValueError: The truth value of an empty array is ambiguous".into()),
+                1 => match t.scalar() {
+                    Some(v) => v.truth()?,
+                    None => true,
+                },
+                _ => {
+                    return Err("ValueError: The truth value of an array with more than one element is ambiguous".into())
+                }
+            },
+        })
+    }
+
+    /// Whether a numpy value or tensor is in it (their text is numpy's, which onnxsc does not
+    /// write: formatting one is not evaluated).
+    pub fn has_tensor(&self) -> bool {
+        match self {
+            PyValue::Tensor(_) => true,
+            PyValue::List(s) => s.iter().any(|v| v.has_tensor()),
+            _ => false,
+        }
+    }
+
+    /// Python's `str`: a string is itself, everything else its `repr`.
+    pub fn to_str(&self) -> String {
+        match self {
+            PyValue::Str(s) => s.to_string(),
+            other => other.repr(),
         }
     }
 
     pub fn to_json(&self) -> serde_json::Value {
         match self {
-            PyValue::Int(i) => (*i).into(),
+            PyValue::Int(i) => match i64::try_from(*i) {
+                Ok(i) => i.into(),
+                Err(_) => serde_json::Value::Null,
+            },
             PyValue::Float(f) => {
                 serde_json::Number::from_f64(*f).map(serde_json::Value::Number).unwrap_or(serde_json::Value::Null)
             }
             PyValue::Bool(b) => (*b).into(),
             PyValue::Str(s) => s.clone().into(),
             PyValue::None => serde_json::Value::Null,
-            PyValue::List(items) => items.iter().map(|v| v.to_json()).collect::<Vec<_>>().into(),
+            PyValue::List(s) => s.iter().map(|v| v.to_json()).collect::<Vec<_>>().into(),
+            PyValue::Tensor(t) => t.scalar().map(|v| v.to_json()).unwrap_or(serde_json::Value::Null),
         }
     }
 }
 
-/// A float as Python prints it: always with a `.` or exponent.
+/// A string as Python's `repr` writes it: single quotes unless the text has one and no double.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// A float as Python's `repr` writes it: the shortest digits that read back to the same value,
+/// in positional notation when the exponent is in `[-4, 16)`, scientific otherwise.
 pub fn format_float(f: f64) -> String {
     if f.is_nan() {
-        "nan".into()
-    } else if f.is_infinite() {
-        if f > 0.0 {
-            "inf".into()
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits as `d.ddddde[-]x`.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let body = if point <= 0 {
+            format!("0.{}{}", "0".repeat((-point) as usize), digits)
+        } else if point as usize >= digits.len() {
+            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
         } else {
-            "-inf".into()
-        }
-    } else if f == f.trunc() && f.abs() < 1e16 {
-        format!("{f:.1}")
+            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        };
+        format!("{sign}{body}")
     } else {
-        format!("{f}")
+        let mantissa = if digits.len() == 1 { digits.clone() } else { format!("{}.{}", &digits[..1], &digits[1..]) };
+        let exp_sign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{mantissa}e{exp_sign}{:02}", exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_as_python_repr() {
+        for (f, text) in [
+            (0.1, "0.1"),
+            (1.0, "1.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (std::f64::consts::PI, "3.141592653589793"),
+            (-0.0, "-0.0"),
+            (1e300, "1e+300"),
+        ] {
+            assert_eq!(format_float(f), text, "{f:e}");
+        }
+    }
+
+    #[test]
+    fn shared_sequences_weigh_what_copying_them_out_would_produce() {
+        let mut v = PyValue::list(vec![PyValue::Int(0)]);
+        for _ in 0..40 {
+            v = PyValue::list(vec![v.clone(), v]);
+        }
+        assert!(v.weight() > MAX_CONSTANT_ELEMENTS);
+        assert_eq!(v, v.clone());
+    }
+
+    #[test]
+    fn strings_repr_as_python() {
+        assert_eq!(str_repr("a'b"), "\"a'b\"");
+        assert_eq!(str_repr("a\"b'"), "'a\"b\\''");
+        assert_eq!(str_repr("x\ny"), "'x\\ny'");
     }
 }

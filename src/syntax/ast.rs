@@ -137,9 +137,12 @@ pub struct Expr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Name(String),
-    Int(i64),
+    /// An int literal: Python's are unbounded, onnxsc's literals go up to `i128::MAX`.
+    Int(i128),
     Float(f64),
     Str(String),
+    /// An f-string (or a string concatenation with one), evaluated at compile time.
+    FString(Vec<FStringPart>),
     Bool(bool),
     None,
     Ellipsis,
@@ -189,6 +192,19 @@ pub enum ExprKind {
         test: Box<Expr>,
         body: Box<Expr>,
         orelse: Box<Expr>,
+    },
+}
+
+/// A piece of an f-string: literal text, or a replacement field `{value!r:spec}`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FStringPart {
+    Literal(String),
+    Field {
+        value: Box<Expr>,
+        /// `!r`, `!s` or `!a`.
+        conversion: Option<char>,
+        /// The format specification after `:`, itself an f-string.
+        spec: Option<Vec<FStringPart>>,
     },
 }
 
@@ -363,6 +379,7 @@ impl Expr {
                 f(body);
                 f(orelse);
             }
+            ExprKind::FString(parts) => for_each_field(parts, f),
             ExprKind::Name(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -370,6 +387,18 @@ impl Expr {
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Ellipsis => {}
+        }
+    }
+}
+
+/// Calls `f` on the value of each replacement field of an f-string, format specs included.
+fn for_each_field<'a>(parts: &'a [FStringPart], f: &mut dyn FnMut(&'a Expr)) {
+    for part in parts {
+        if let FStringPart::Field { value, spec, .. } = part {
+            f(value);
+            if let Some(spec) = spec {
+                for_each_field(spec, f);
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 //! compile expressions nested about 3,000 deep. So a module nested deeper than [`MAX_DEPTH`]
 //! (statements and expressions counted together) is reported (E1002) and not compiled.
 
-use super::ast::{Expr, FunctionDef};
+use super::ast::{Expr, FStringPart, FunctionDef};
 use super::ast::{ExprKind, Module, Stmt, StmtKind};
 use crate::source::Span;
 
@@ -119,9 +119,21 @@ pub fn dismantle(module: Module) {
                 }
                 ExprKind::Dict(pairs) => exprs.extend(pairs.into_iter().flat_map(|(k, v)| [k, v])),
                 ExprKind::IfExp { test, body, orelse } => exprs.extend([*test, *body, *orelse]),
+                ExprKind::FString(parts) => take_fields(parts, &mut exprs),
             }
         } else {
             return;
+        }
+    }
+}
+
+/// The values of an f-string's replacement fields, format specs included (their nesting is
+/// Python's, a few levels).
+fn take_fields(parts: Vec<FStringPart>, exprs: &mut Vec<Expr>) {
+    for part in parts {
+        if let FStringPart::Field { value, spec, .. } = part {
+            exprs.push(*value);
+            take_fields(spec.unwrap_or_default(), exprs);
         }
     }
 }

@@ -157,6 +157,18 @@ impl Stmt {
     }
 }
 
+/// Shifts the replacement fields of an f-string, format specifications included.
+fn shift_fstring(parts: &mut [FStringPart], by: i64) {
+    for part in parts {
+        if let FStringPart::Field { value, spec, .. } = part {
+            value.shift(by);
+            if let Some(spec) = spec {
+                shift_fstring(spec, by);
+            }
+        }
+    }
+}
+
 impl Expr {
     fn shift(&mut self, by: i64) {
         let Expr { kind, span } = self;
@@ -199,6 +211,7 @@ impl Expr {
                 body.shift(by);
                 orelse.shift(by);
             }
+            ExprKind::FString(parts) => shift_fstring(parts, by),
             ExprKind::Name(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)

@@ -5,8 +5,11 @@
 //! - blank lines and comment-only lines produce nothing;
 //! - an indentation must be a prefix-extension of the enclosing one, so a dedent to a column
 //!   that was never opened, or a tab/space mix that only lines up at some tab width, is an error.
+//!
+//! It also parses the replacement fields of f-strings (`parser::fstring`), so that the grammar
+//! sees an f-string as one token with its expressions.
 
-use super::lexer::{LexError, Spanned, Tok};
+use super::lexer::{LexError, Spanned, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
 use logos::Logos;
@@ -77,6 +80,17 @@ pub fn layout(file: FileId, text: &str) -> Layout {
             }
         };
         end_run(&mut run, &mut diags);
+        // An f-string's fields are expressions: parse them now.
+        let tok = match tok {
+            Tok::Str(StrLit::Format(pieces)) => match super::parser::fstring(file, text, &pieces) {
+                Ok(parts) => Tok::FString(parts),
+                Err(d) => {
+                    diags.push(*d);
+                    Tok::Str(StrLit::Plain(String::new()))
+                }
+            },
+            other => other,
+        };
         match tok {
             Tok::Newline => {
                 if brackets.is_empty() && !at_line_start {
@@ -86,7 +100,7 @@ pub fn layout(file: FileId, text: &str) -> Layout {
                 continue;
             }
             _ if at_line_start => {
-                let line_start = text[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+                let line_start = text[..start].rfind(['\n', '\r']).map(|i| i + 1).unwrap_or(0);
                 let indent = &text[line_start..start];
                 let top = *indents.last().unwrap_or(&"");
                 if indent == top {
@@ -229,11 +243,9 @@ fn lex_error(file: FileId, text: &str, err: LexError, start: usize, end: usize) 
             Diagnostic::error(codes::UNTERMINATED_STRING, file, "invalid escape sequence in string")
                 .primary(span, "bad `\\x`, `\\u` or `\\U` escape")
         }
-        LexError::FString => {
-            Diagnostic::error(codes::UNSUPPORTED_SYNTAX, file, "f-strings are not part of the ONNX Script language")
-                .primary(span, "f-string")
-                .help("use a plain string literal")
-        }
+        LexError::FString => Diagnostic::error(codes::SYNTAX_ERROR, file, "invalid f-string")
+            .primary(span, "a replacement field is empty, unclosed, or has a backslash, `#`, a lone `}` or a bad `!` conversion")
+            .help("write fields as `{expression}`, `{expression!r}` or `{expression:spec}`; double a brace to print it: `{{`"),
         LexError::BytesLiteral => Diagnostic::error(
             codes::UNSUPPORTED_SYNTAX,
             file,
@@ -242,9 +254,9 @@ fn lex_error(file: FileId, text: &str, err: LexError, start: usize, end: usize) 
         .primary(span, "bytes literal")
         .help("use a plain string literal"),
         LexError::IntegerTooLarge => {
-            Diagnostic::error(codes::INVALID_NUMBER, file, "integer literal does not fit in 64 bits")
-                .primary(span, "too large for INT64")
-                .help("ONNX Script integers are INT64 constants")
+            Diagnostic::error(codes::INVALID_NUMBER, file, "integer literal does not fit in 128 bits")
+                .primary(span, "too large for onnxsc's constant integers")
+                .help("onnxsc evaluates Python ints exactly up to 128 bits; ONNX integers have at most 64")
         }
         LexError::InvalidNumber => Diagnostic::error(codes::INVALID_NUMBER, file, "invalid number literal")
             .primary(span, "not a valid number")

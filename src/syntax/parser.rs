@@ -4,9 +4,9 @@
 //! is for the machine. [`explain`] turns it into one sentence that names what was expected in the
 //! construct being written ("expected `:` after the function signature").
 
-use super::ast::{BinOp, Expr, ExprKind, Module};
+use super::ast::{BinOp, Expr, ExprKind, FStringPart, Module};
 use super::layout::{layout, Triple};
-use super::lexer::Tok;
+use super::lexer::{lex, FPiece, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
 use lalrpop_util::ParseError;
@@ -30,6 +30,86 @@ pub(crate) fn dict_or_set(items: Vec<(Expr, Option<Expr>)>, span: Span) -> Expr 
     } else {
         Expr::new(ExprKind::Set(items.into_iter().map(|(k, _)| k).collect()), span)
     }
+}
+
+/// Adjacent string literals: one string, or an f-string when any piece has fields.
+pub(crate) fn string_atom(pieces: Vec<Vec<FStringPart>>, span: Span) -> Expr {
+    let mut parts: Vec<FStringPart> = Vec::new();
+    for part in pieces.into_iter().flatten() {
+        match (parts.last_mut(), part) {
+            (Some(FStringPart::Literal(prev)), FStringPart::Literal(s)) => prev.push_str(&s),
+            (_, part) => parts.push(part),
+        }
+    }
+    match parts.as_slice() {
+        [] => Expr::new(ExprKind::Str(String::new()), span),
+        [FStringPart::Literal(s)] => Expr::new(ExprKind::Str(s.clone()), span),
+        _ => Expr::new(ExprKind::FString(parts), span),
+    }
+}
+
+/// The pieces of an f-string with their replacement fields parsed (`text` is the whole file:
+/// the pieces carry byte offsets into it).
+pub(crate) fn fstring(file: FileId, text: &str, pieces: &[FPiece]) -> Result<Vec<FStringPart>, Box<Diagnostic>> {
+    let mut out = Vec::new();
+    for piece in pieces {
+        match piece {
+            FPiece::Literal(s) => out.push(FStringPart::Literal(s.clone())),
+            FPiece::Field { start, end, debug, conversion, spec } => {
+                if let Some(d) = debug {
+                    out.push(FStringPart::Literal(d.clone()));
+                }
+                let value = field_expression(file, text, *start, *end)?;
+                let spec = spec.as_ref().map(|s| fstring(file, text, s)).transpose()?;
+                out.push(FStringPart::Field { value: Box::new(value), conversion: *conversion, spec });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Parses the expression of a replacement field, `text[start..end]`, with spans in the file.
+fn field_expression(file: FileId, text: &str, start: usize, end: usize) -> Result<Expr, Box<Diagnostic>> {
+    let mut tokens: Vec<Triple> = Vec::new();
+    for item in lex(&text[start..end]) {
+        match item {
+            Ok(t) if t.tok == Tok::Newline => {}
+            Ok(t) => {
+                let tok = match t.tok {
+                    Tok::Str(StrLit::Format(pieces)) => {
+                        Tok::FString(fstring(file, text, &shift_pieces(&pieces, start))?)
+                    }
+                    other => other,
+                };
+                tokens.push((t.start + start, tok, t.end + start));
+            }
+            Err(_) => {
+                return Err(Box::new(
+                    Diagnostic::error(codes::SYNTAX_ERROR, file, "invalid expression in an f-string")
+                        .primary(Span::new(start, end), "not a valid expression"),
+                ))
+            }
+        }
+    }
+    let stream = tokens.iter().cloned().map(Ok::<Triple, ()>);
+    grammar::FieldParser::new().parse(stream).map_err(|err| Box::new(explain(file, &tokens, err)))
+}
+
+/// Moves the byte offsets of f-string pieces lexed from a slice starting at `by`.
+fn shift_pieces(pieces: &[FPiece], by: usize) -> Vec<FPiece> {
+    pieces
+        .iter()
+        .map(|p| match p {
+            FPiece::Literal(s) => FPiece::Literal(s.clone()),
+            FPiece::Field { start, end, debug, conversion, spec } => FPiece::Field {
+                start: start + by,
+                end: end + by,
+                debug: debug.clone(),
+                conversion: *conversion,
+                spec: spec.as_ref().map(|s| shift_pieces(s, by)),
+            },
+        })
+        .collect()
 }
 
 /// The result of parsing one file: an AST when the syntax was valid, and the diagnostics.
@@ -185,11 +265,23 @@ fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> 
         return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected an expression after {after}"))
             .primary(span, "expected an expression here");
     }
-    if matches!(tok, Some(Tok::Name(_)) | Some(Tok::Int(_)) | Some(Tok::Float(_)) | Some(Tok::Str(_)))
-        && !line.is_empty()
+    if matches!(
+        tok,
+        Some(Tok::Name(_)) | Some(Tok::Int(_)) | Some(Tok::Float(_)) | Some(Tok::Str(_)) | Some(Tok::FString(_))
+    ) && !line.is_empty()
         && matches!(
             line.last(),
-            Some((_, Tok::Name(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::RParen | Tok::RBracket, _))
+            Some((
+                _,
+                Tok::Name(_)
+                    | Tok::Int(_)
+                    | Tok::Float(_)
+                    | Tok::Str(_)
+                    | Tok::FString(_)
+                    | Tok::RParen
+                    | Tok::RBracket,
+                _
+            ))
         )
     {
         let inside_call = open_bracket(line).is_some();

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -49,7 +50,15 @@ DTYPES: dict[str, tuple[Any, int]] = {
     "uint8": (np.uint8, TensorProto.UINT8),
     "bool": (np.bool_, TensorProto.BOOL),
     "string": (np.object_, TensorProto.STRING),
+    # ml_dtypes' types: fed to ONNX Runtime as OrtValues (see run_model).
+    "bfloat16": (ml_dtypes.bfloat16, TensorProto.BFLOAT16),
+    "float8e4m3fn": (ml_dtypes.float8_e4m3fn, TensorProto.FLOAT8E4M3FN),
+    "float8e4m3fnuz": (ml_dtypes.float8_e4m3fnuz, TensorProto.FLOAT8E4M3FNUZ),
+    "float8e5m2": (ml_dtypes.float8_e5m2, TensorProto.FLOAT8E5M2),
+    "float8e5m2fnuz": (ml_dtypes.float8_e5m2fnuz, TensorProto.FLOAT8E5M2FNUZ),
 }
+_ML_DTYPES = {np.dtype(t): code for name, (t, code) in DTYPES.items() if name in {
+    "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"}}
 
 
 def elem_type_of_array(arr: np.ndarray) -> int:
@@ -582,7 +591,19 @@ def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[n
     sess = ort.InferenceSession(
         model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
     )
-    return sess.run(None, dict(feeds))
+    if not any(isinstance(v, np.ndarray) and v.dtype in _ML_DTYPES for v in feeds.values()):
+        return sess.run(None, dict(feeds))
+    # ONNX Runtime's Python binding takes ml_dtypes arrays only as OrtValues of their bytes;
+    # outputs of those types come back as their bytes (uint8 or uint16 codes).
+    values = {
+        name: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+            v.view(np.uint8 if v.dtype.itemsize == 1 else np.uint16), _ML_DTYPES[v.dtype]
+        )
+        if isinstance(v, np.ndarray) and v.dtype in _ML_DTYPES
+        else ort.OrtValue.ortvalue_from_numpy(np.asarray(v))
+        for name, v in feeds.items()
+    }
+    return [v.numpy() for v in sess.run_with_ort_values(None, values)]
 
 
 # --------------------------------------------------------------------------------------

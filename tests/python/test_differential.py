@@ -27,6 +27,10 @@ its decorators). Joined and wrapped in braces they form a Python dict literal::
 * ``attrs``: the attribute settings to call with (default ``[{}]``); an attribute left
   out makes the function's default apply. Every setting runs on every input set.
 * ``outputs``: the element type of each output, a DTYPE or ``"like:INPUT"``.
+* ``checker`` (optional): a reason to skip ``onnx.checker`` (for ONNX Runtime's operators of
+  the ONNX domain, which onnx does not define); ONNX Runtime still runs both functions.
+* ``inline`` (optional): a reason to inline the function (``onnx.inliner``) before running
+  both models, as torch's exporter and onnxscript's ``to_model_proto`` do.
 * ``tol`` (optional): ``{"rtol": ..., "atol": ..., "why": "..."}`` to compare with
   ``assert_allclose`` instead of exact equality; a reason is required. No case uses it:
   both models run the same ops on ONNX Runtime with graph optimisations off and a single
@@ -45,13 +49,14 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnx.inliner
 import pytest
 
 import harness
 
 DIFF_FILES = sorted(harness.DIFFERENTIAL_DIR.glob("*.onnxs"))
 MIN_CASES = 35
-SPEC_KEYS = {"inputs", "attrs", "outputs", "tol"}
+SPEC_KEYS = {"inputs", "attrs", "outputs", "tol", "checker", "inline"}
 DEFAULT_FLOAT_RANGE = (-4.0, 4.0)
 DEFAULT_INT_RANGE = (-9, 9)
 
@@ -367,6 +372,8 @@ def test_differential(case: Case, references, onnxsc_builds):
                 attrs,
                 case.attr_types,
             )
+            if case.spec.get("inline"):
+                ref_model = onnx.inliner.inline_local_functions(ref_model)
             try:
                 expected = harness.run_model(ref_model, feeds)
             except Exception as exc:  # noqa: BLE001
@@ -383,9 +390,12 @@ def test_differential(case: Case, references, onnxsc_builds):
                 case.attr_types,
             )
             try:
-                onnx.checker.check_model(model, full_check=True)
+                if not case.spec.get("checker"):
+                    onnx.checker.check_model(model, full_check=True)
             except Exception as exc:  # noqa: BLE001
                 pytest.fail(f"onnx.checker rejects onnxsc's function, {where}: {exc}")
+            if case.spec.get("inline"):
+                model = onnx.inliner.inline_local_functions(model)
             try:
                 actual = harness.run_model(model, feeds)
             except Exception as exc:  # noqa: BLE001

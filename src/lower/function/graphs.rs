@@ -1,5 +1,6 @@
-//! Nested `@graph()` functions: lowered where they are defined into a subgraph whose inputs are
-//! the parameters, then passed as graph-valued attributes (`op.Scan(..., body=f)`).
+//! Nested functions (`@graph()`, or undecorated as onnxscript also takes them): lowered where they
+//! are defined into a subgraph whose inputs are the parameters, then passed as graph-valued
+//! attributes (`op.Scan(..., body=f)`).
 //!
 //! As in onnxscript, the subgraph reads outer variables by their names (captures), with the values
 //! they have at the definition; a use after one of them was reassigned is rejected.
@@ -155,13 +156,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let help =
             "nested functions are graph attributes: decorate them with `@graph()` (`from onnxscript import graph`)";
         let d = match f.decorators.as_slice() {
-            [] => Diagnostic::error(
-                codes::BAD_DECORATOR,
-                self.file(),
-                format!("nested function `{}` needs the `@graph()` decorator", f.name.name),
-            )
-            .primary(f.header_span, "no `@graph()`")
-            .help(help),
+            // onnxscript makes every nested function a graph, decorated or not.
+            [] => return Ok(()),
             [_, extra, ..] => Diagnostic::error(
                 codes::BAD_DECORATOR,
                 self.file(),
@@ -269,7 +265,7 @@ fn annotated_tensor(env: &ModuleEnv, a: &Expr) -> Option<TensorType> {
     let dims = items
         .into_iter()
         .map(|d| match &d.kind {
-            ExprKind::Int(v) => Some(Dim::Value(*v)),
+            ExprKind::Int(v) => i64::try_from(*v).ok().map(Dim::Value),
             ExprKind::Str(p) => Some(Dim::Param(p.clone())),
             ExprKind::None => Some(Dim::Unknown),
             _ => None,

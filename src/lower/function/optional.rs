@@ -225,10 +225,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(name)
     }
 
+    /// A test of whether a value is there: `x is None` / `x is not None`, or the run-time guard
+    /// real code writes, `op.OptionalHasElement(x)` on an ONNX opset (which is what
+    /// `x is not None` lowers to). The operand and whether the test is true when `x` is None.
+    fn presence_test<'e>(&self, e: &'e Expr) -> Option<(&'e Expr, bool)> {
+        if let Some(test) = none_test(e) {
+            return Some(test);
+        }
+        let ExprKind::Call { func, args } = &e.kind else { return None };
+        let ExprKind::Attribute { value, attr } = &func.kind else { return None };
+        let [arg] = args.as_slice() else { return None };
+        let ExprKind::Name(opset) = &value.kind else { return None };
+        let onnx_opset = self.lookup(opset).is_none()
+            && matches!(self.env.get(opset), Some(Global::Opset(o)) if o.domain.is_empty());
+        (onnx_opset && attr.name == "OptionalHasElement" && arg.keyword.is_none()).then_some((&arg.value, false))
+    }
+
     /// What a condition says about optional values when it is `truth`: `x is None` true makes
     /// `x` absent, false present; `not`, `and` (when true) and `or` (when false) combine them.
     pub(super) fn facts_when(&self, test: &Expr, truth: bool) -> Vec<(String, Presence)> {
-        if let Some((operand, is_none)) = none_test(test) {
+        if let Some((operand, is_none)) = self.presence_test(test) {
             let ExprKind::Name(n) = &operand.kind else { return Vec::new() };
             let Some(key) = self.key_of(n) else { return Vec::new() };
             let p = if is_none == truth { Presence::Absent } else { Presence::Present };
@@ -284,6 +300,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     pub(super) fn decided_per_call(&self, test: &Expr) -> bool {
         if none_test(test).is_some() {
             return true;
+        }
+        if let Some((operand, _)) = self.presence_test(test) {
+            // `OptionalHasElement` of a parameter that may be omitted is a None test; of a
+            // computed optional value (`op.Optional(...)`), it is decided at run time.
+            return match &operand.kind {
+                ExprKind::Name(n) => {
+                    self.key_of(n).is_some_and(|k| self.presence(&k) != Presence::Present)
+                        || matches!(self.lookup(n), Some(Binding::Attr { .. }))
+                }
+                _ => false,
+            };
         }
         match &test.kind {
             ExprKind::Name(n) => match self.lookup(n) {

@@ -108,7 +108,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
         let mut result = var.clone();
         if !sliced.is_empty() || scalars.len() > 1 {
-            let squeezed: Vec<PyValue> = scalars.iter().map(|(axis, _, _)| PyValue::Int(*axis as i64)).collect();
+            let squeezed: Vec<PyValue> = scalars.iter().map(|(axis, _, _)| PyValue::Int(*axis as i128)).collect();
             for &(axis, i, item) in &scalars {
                 // `i:i+1`, except that `-1:0` would be empty: the last element is `-1:`.
                 let end = match i {
@@ -171,7 +171,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             } else {
                 let sliced_name = self.fresh(&format!("{var}_sliced"));
                 self.emit_default("Slice", slice_inputs, vec![sliced_name.clone()], vec![], e.span)?;
-                let axes = self.emit_const(&PyValue::List(squeezed), Some("squeezed_axes"), span)?;
+                let axes = self.emit_const(&PyValue::list(squeezed), Some("squeezed_axes"), span)?;
                 let out = if more { self.fresh(&format!("{var}_squeezed")) } else { target.clone() };
                 self.emit_default("Squeeze", vec![Some(sliced_name), Some(axes)], vec![out.clone()], vec![], e.span)?;
                 result = out;
@@ -257,7 +257,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Err(self.push(d))
             }
             _ if is_constant_expr(item) => match eval_const(self.env, item) {
-                Ok(PyValue::Int(i)) => Ok(Some(Part::Scalar(i))),
+                Ok(PyValue::Int(i)) => Ok(Some(Part::Scalar(self.index_int(i, item.span)?))),
                 // A constant list of indices is gathered like a tensor.
                 Ok(PyValue::List(_)) => Ok(Some(Part::Tensor(item))),
                 Ok(v) => {
@@ -284,7 +284,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Ok(Bound::Dynamic(e));
         }
         match eval_const(self.env, e) {
-            Ok(PyValue::Int(v)) => Ok(Bound::Const(v)),
+            Ok(PyValue::Int(v)) => Ok(Bound::Const(self.index_int(v, e.span)?)),
             Ok(v) => {
                 let d = Diagnostic::error(
                     codes::BAD_CONSTANT,
@@ -299,12 +299,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// A constant index or bound, which becomes an INT64 tensor.
+    fn index_int(&mut self, v: i128, span: Span) -> R<i64> {
+        i64::try_from(v).map_err(|_| {
+            let d = Diagnostic::error(codes::BAD_CONSTANT, self.file(), format!("the index {v} does not fit in INT64"))
+                .primary(span, "out of INT64's range")
+                .help("indices become INT64 tensors; onnxscript fails on this one too");
+            self.push(d)
+        })
+    }
+
     /// A 1-D INT64 constant `[v]`, shared within one subscript.
     fn const_1d(&mut self, cache: &mut HashMap<i64, String>, v: i64, span: Span) -> R<String> {
         if let Some(name) = cache.get(&v) {
             return Ok(name.clone());
         }
-        let name = self.emit_const(&PyValue::List(vec![PyValue::Int(v)]), None, span)?;
+        let name = self.emit_const(&PyValue::list(vec![PyValue::Int(v as i128)]), None, span)?;
         cache.insert(v, name.clone());
         Ok(name)
     }
