@@ -84,6 +84,16 @@ fn a_megabyte_of_invalid_characters() {
     }
 }
 
+/// A name of a million non-ASCII letters (2 MB): one token, lexed in a loop (logos's state machine
+/// recursed once per character in debug builds and overflowed the stack).
+#[test]
+fn a_megabyte_long_unicode_name() {
+    let name = "é".repeat(1_000_000);
+    let c = compile(format!("{HEADER}@script()\ndef f(x: FLOAT) -> FLOAT:\n    return op.Abs({name})\n"));
+    assert_eq!(codes_of(&c), [codes::UNDEFINED_NAME]);
+    assert!(rendered(&c) < 4096);
+}
+
 /// A `func:` schema of 100,000 arguments, in a schema file and declared in a module.
 #[test]
 fn a_schema_with_a_hundred_thousand_arguments() {

@@ -12,7 +12,6 @@
 use super::lexer::{LexError, Spanned, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
-use logos::Logos;
 
 /// CPython's limit on nested blocks ("too many levels of indentation").
 const MAX_INDENT_LEVELS: usize = 100;
@@ -50,7 +49,7 @@ pub fn layout(file: FileId, text: &str) -> Layout {
         }
     };
     // The tokens as the lexer finds them: never all of them in memory at once.
-    let tokens = Tok::lexer(text).spanned().map(|(res, span)| match res {
+    let tokens = super::lexer::tokens(text).map(|(res, span)| match res {
         Ok(tok) => Ok(Spanned { tok, start: span.start, end: span.end }),
         Err(e) => Err((e, span.start, span.end)),
     });

@@ -40,8 +40,12 @@ pub enum Tok {
     /// Produced by the layout layer only.
     Dedent,
 
-    /// Identifiers are Unicode, as in Python 3 (`XID_Start`/`XID_Continue`).
-    #[regex(r"[\p{XID_Start}_][\p{XID_Continue}]*", |lex| lex.slice().to_owned(), priority = 1)]
+    /// Identifiers are Unicode, as in Python 3 (`XID_Start`/`XID_Continue`). The pattern takes
+    /// the first character and [`identifier`] the rest, in a loop: logos's state machine for a
+    /// repeated multi-byte class recurses once per character in unoptimised builds, which a
+    /// megabyte-long name turned into a stack overflow. Keywords are names too, recognised by
+    /// [`tokens`], as CPython's tokenizer does.
+    #[regex(r"[\p{XID_Start}_]", identifier, priority = 1)]
     Name(String),
     #[regex(r"[0-9][0-9_]*", int_literal)]
     #[regex(r"0[xX][0-9a-fA-F_]+", int_literal)]
@@ -61,63 +65,28 @@ pub enum Tok {
     FString(Vec<crate::syntax::ast::FStringPart>),
 
     // Keywords of the language.
-    #[token("def")]
     Def,
-    #[token("return")]
     Return,
-    #[token("if")]
     If,
-    #[token("elif")]
     Elif,
-    #[token("else")]
     Else,
-    #[token("for")]
     For,
-    #[token("while")]
     While,
-    #[token("in")]
     In,
-    #[token("not")]
     Not,
-    #[token("and")]
     And,
-    #[token("or")]
     Or,
-    #[token("is")]
     Is,
-    #[token("None")]
     None,
-    #[token("True")]
     True,
-    #[token("False")]
     False,
-    #[token("import")]
     Import,
-    #[token("from")]
     From,
-    #[token("as")]
     As,
-    #[token("pass")]
     Pass,
-    #[token("break")]
     Break,
-    #[token("continue")]
     Continue,
     /// Python keywords outside the language; the parser names the construct when it meets one.
-    #[token("lambda", foreign_keyword)]
-    #[token("class", foreign_keyword)]
-    #[token("with", foreign_keyword)]
-    #[token("try", foreign_keyword)]
-    #[token("except", foreign_keyword)]
-    #[token("finally", foreign_keyword)]
-    #[token("raise", foreign_keyword)]
-    #[token("assert", foreign_keyword)]
-    #[token("del", foreign_keyword)]
-    #[token("global", foreign_keyword)]
-    #[token("nonlocal", foreign_keyword)]
-    #[token("yield", foreign_keyword)]
-    #[token("async", foreign_keyword)]
-    #[token("await", foreign_keyword)]
     ForeignKeyword(Word),
 
     #[token("(")]
@@ -293,12 +262,55 @@ impl Tok {
     }
 }
 
-fn foreign_keyword(lex: &mut Lexer<Tok>) -> Word {
-    const KEYWORDS: [&str; 14] = [
-        "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "del", "global", "nonlocal", "yield",
-        "async", "await",
-    ];
-    Word(KEYWORDS.iter().copied().find(|k| *k == lex.slice()).unwrap_or("lambda"))
+/// The rest of an identifier after its first character.
+fn identifier(lex: &mut Lexer<Tok>) -> String {
+    let rest = lex.remainder();
+    let len = rest.char_indices().find(|(_, c)| !unicode_ident::is_xid_continue(*c)).map_or(rest.len(), |(i, _)| i);
+    lex.bump(len);
+    lex.slice().to_owned()
+}
+
+/// Python keywords outside the language; the parser names the construct when it meets one.
+const FOREIGN_KEYWORDS: [&str; 14] = [
+    "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "del", "global", "nonlocal", "yield",
+    "async", "await",
+];
+
+/// The keyword a name spells, if it is one.
+fn keyword(name: &str) -> Option<Tok> {
+    Some(match name {
+        "def" => Tok::Def,
+        "return" => Tok::Return,
+        "if" => Tok::If,
+        "elif" => Tok::Elif,
+        "else" => Tok::Else,
+        "for" => Tok::For,
+        "while" => Tok::While,
+        "in" => Tok::In,
+        "not" => Tok::Not,
+        "and" => Tok::And,
+        "or" => Tok::Or,
+        "is" => Tok::Is,
+        "None" => Tok::None,
+        "True" => Tok::True,
+        "False" => Tok::False,
+        "import" => Tok::Import,
+        "from" => Tok::From,
+        "as" => Tok::As,
+        "pass" => Tok::Pass,
+        "break" => Tok::Break,
+        "continue" => Tok::Continue,
+        _ => return FOREIGN_KEYWORDS.iter().find(|k| **k == name).map(|k| Tok::ForeignKeyword(Word(k))),
+    })
+}
+
+/// The tokens of a text with their byte ranges, keywords told apart from names; never all in
+/// memory at once.
+pub fn tokens(text: &str) -> impl Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + '_ {
+    Tok::lexer(text).spanned().map(|(res, span)| match res {
+        Ok(Tok::Name(name)) => (Ok(keyword(&name).unwrap_or(Tok::Name(name))), span),
+        other => (other, span),
+    })
 }
 
 fn aug_assign(lex: &mut Lexer<Tok>) -> Word {
@@ -605,14 +617,10 @@ pub struct Spanned {
 
 /// Lexes the whole text; errors are returned in place so the layout layer can report them all.
 pub fn lex(text: &str) -> Vec<Result<Spanned, (LexError, usize, usize)>> {
-    let mut out = Vec::new();
-    let mut lexer = Tok::lexer(text);
-    while let Some(res) = lexer.next() {
-        let span = lexer.span();
-        out.push(match res {
+    tokens(text)
+        .map(|(res, span)| match res {
             Ok(tok) => Ok(Spanned { tok, start: span.start, end: span.end }),
             Err(e) => Err((e, span.start, span.end)),
-        });
-    }
-    out
+        })
+        .collect()
 }
