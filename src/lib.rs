@@ -14,6 +14,7 @@ pub mod emit;
 pub mod link;
 pub mod lower;
 pub mod lsp;
+pub mod onnx;
 pub mod proto;
 pub mod schema;
 pub mod sema;

@@ -3,45 +3,4 @@
 #[allow(clippy::all, missing_docs)]
 pub mod onnx {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
-
-    use attribute_proto::AttributeType;
-
-    /// The attribute's kind: its `type` field, or (when that is missing) guessed from the field set.
-    pub fn attribute_kind(a: &AttributeProto) -> AttributeType {
-        let declared = a.r#type();
-        if declared != AttributeType::Undefined || a.ref_attr_name.is_some() {
-            return declared;
-        }
-        if a.f.is_some() {
-            AttributeType::Float
-        } else if a.i.is_some() {
-            AttributeType::Int
-        } else if a.s.is_some() {
-            AttributeType::String
-        } else if a.t.is_some() {
-            AttributeType::Tensor
-        } else if a.g.is_some() {
-            AttributeType::Graph
-        } else if a.sparse_tensor.is_some() {
-            AttributeType::SparseTensor
-        } else if a.tp.is_some() {
-            AttributeType::TypeProto
-        } else if !a.floats.is_empty() {
-            AttributeType::Floats
-        } else if !a.ints.is_empty() {
-            AttributeType::Ints
-        } else if !a.strings.is_empty() {
-            AttributeType::Strings
-        } else if !a.tensors.is_empty() {
-            AttributeType::Tensors
-        } else if !a.graphs.is_empty() {
-            AttributeType::Graphs
-        } else if !a.sparse_tensors.is_empty() {
-            AttributeType::SparseTensors
-        } else if !a.type_protos.is_empty() {
-            AttributeType::TypeProtos
-        } else {
-            AttributeType::Undefined
-        }
-    }
 }

@@ -14,12 +14,11 @@
 //! inputs or attributes, unique by (domain, name, overload), at most 10,000; and protobuf
 //! nesting no deeper than the 100 levels protobuf readers accept.
 
-use crate::proto::onnx::attribute_proto::AttributeType;
+use crate::onnx::{attribute_kind, AttrType};
 use crate::proto::onnx::{
-    attribute_kind, AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
-    ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
-use crate::schema::{self, normalize_domain, AttrType, FormalOption, Resolution};
+use crate::schema::{self, normalize_domain, FormalOption, Resolution};
 use std::collections::{HashMap, HashSet};
 
 /// The most local functions onnx.checker accepts in a model.
@@ -293,18 +292,17 @@ impl Checker {
     }
 
     fn attribute(&mut self, a: &AttributeProto, at: &str) {
-        if a.r#type.is_none() || a.r#type() == AttributeType::Undefined {
+        let Some(declared) = a.r#type.and_then(AttrType::from_proto_code) else {
             self.report(at, format!("its attribute `{}` has no type", a.name()));
             return;
-        }
+        };
         // A reference takes its value at the call (onnx.checker accepts one anywhere).
         if a.ref_attr_name.is_some() {
             return;
         }
         let mut probe = a.clone();
         probe.r#type = None;
-        let held = attribute_kind(&probe);
-        if held != AttributeType::Undefined && held != a.r#type() {
+        if attribute_kind(&probe).is_some_and(|held| held != declared) {
             self.report(at, format!("its attribute `{}` declares one type and holds another", a.name()));
         }
     }
@@ -340,7 +338,7 @@ impl Checker {
             match s.attribute(a.name()) {
                 None => self.report(at, format!("`{}` has no attribute `{}`", n.op_type(), a.name())),
                 Some(expected) => {
-                    if AttrType::from_proto_code(a.r#type() as i32) != Some(expected.ty) {
+                    if a.r#type.and_then(AttrType::from_proto_code) != Some(expected.ty) {
                         self.report(
                             at,
                             format!("its attribute `{}` is not of type {}", a.name(), expected.ty.proto_name()),

@@ -1,8 +1,8 @@
 //! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
 
 use crate::lower::ir::*;
+use crate::onnx::ElemType;
 use crate::proto::onnx;
-use crate::sema::types::ElemType;
 use std::collections::BTreeMap;
 
 /// The `metadata_props` key under which the typed signature is recorded.

@@ -29,8 +29,8 @@
 
 use std::fmt::Write as _;
 
+use crate::onnx::{attribute_kind, AttrType};
 use crate::proto::onnx;
-use onnx::attribute_proto::AttributeType;
 use onnx::tensor_proto::{DataLocation, DataType};
 
 /// Indentation unit (the same as `onnx.printer`).
@@ -131,9 +131,7 @@ fn write_node(out: &mut String, n: &onnx::NodeProto, depth: usize) {
     }
 
     let has_subgraph = n.attribute.iter().any(|a| {
-        matches!(onnx::attribute_kind(a), AttributeType::Graph | AttributeType::Graphs)
-            || a.g.is_some()
-            || !a.graphs.is_empty()
+        matches!(attribute_kind(a), Some(AttrType::Graph | AttrType::Graphs)) || a.g.is_some() || !a.graphs.is_empty()
     });
     if has_subgraph {
         // Attributes after the inputs (the parser accepts that when none came before), one per
@@ -219,27 +217,6 @@ fn value_info_text(vi: &onnx::ValueInfoProto) -> String {
 // Attributes
 // -------------------------------------------------------------------------------------------------
 
-/// The name the parser uses for an attribute type in `name: type = value`.
-fn attr_type_name(t: AttributeType) -> &'static str {
-    match t {
-        AttributeType::Undefined => "undefined",
-        AttributeType::Float => "float",
-        AttributeType::Int => "int",
-        AttributeType::String => "string",
-        AttributeType::Tensor => "tensor",
-        AttributeType::Graph => "graph",
-        AttributeType::Floats => "floats",
-        AttributeType::Ints => "ints",
-        AttributeType::Strings => "strings",
-        AttributeType::Tensors => "tensors",
-        AttributeType::Graphs => "graphs",
-        AttributeType::SparseTensor => "sparse_tensor",
-        AttributeType::SparseTensors => "sparse_tensors",
-        AttributeType::TypeProto => "type_proto",
-        AttributeType::TypeProtos => "type_protos",
-    }
-}
-
 /// `name = value`, or `name: type = value` when the type cannot be inferred from the value (an
 /// attribute reference, an empty list, kinds the parser does not infer) or when `annotate` is
 /// set (function attribute defaults). `quotable_name`: the position accepts a quoted name (the
@@ -247,39 +224,39 @@ fn attr_type_name(t: AttributeType) -> &'static str {
 fn attribute_text(a: &onnx::AttributeProto, depth: usize, annotate: bool, quotable_name: bool) -> String {
     let raw_name = a.name.as_deref().unwrap_or("");
     let name = if quotable_name { id(raw_name) } else { raw_name.to_string() };
-    let kind = onnx::attribute_kind(a);
+    let Some(kind) = attribute_kind(a) else {
+        return match &a.ref_attr_name {
+            Some(r) => format!("{name} = @{}", id(r)),
+            None => format!("{name}: undefined = ?"),
+        };
+    };
 
     if let Some(r) = &a.ref_attr_name {
-        return if kind == AttributeType::Undefined {
-            format!("{name} = @{}", id(r))
-        } else {
-            format!("{name}: {} = @{}", attr_type_name(kind), id(r))
-        };
+        return format!("{name}: {} = @{}", kind.name(), id(r));
     }
 
     let (value, needs_type) = match kind {
-        AttributeType::Undefined => ("?".to_string(), true),
-        AttributeType::Float => (fmt_f32(a.f.unwrap_or(0.0)), false),
-        AttributeType::Int => (a.i.unwrap_or(0).to_string(), false),
-        AttributeType::String => (quoted_bytes(a.s.as_deref().unwrap_or(&[])), false),
-        AttributeType::Tensor => (attr_tensor_text(a.t.as_ref().unwrap_or(&onnx::TensorProto::default())), false),
-        AttributeType::Graph => (graph_text(a.g.as_ref().unwrap_or(&onnx::GraphProto::default()), depth), false),
-        AttributeType::TypeProto => (a.tp.as_ref().and_then(type_text).unwrap_or_else(|| "?".to_string()), false),
-        AttributeType::Floats => (list(a.floats.iter().map(|&f| fmt_f32(f))), a.floats.is_empty()),
-        AttributeType::Ints => (list(a.ints.iter().map(|i| i.to_string())), a.ints.is_empty()),
-        AttributeType::Strings => (list(a.strings.iter().map(|s| quoted_bytes(s))), a.strings.is_empty()),
-        AttributeType::Tensors => (list(a.tensors.iter().map(attr_tensor_text)), true),
-        AttributeType::Graphs => (list(a.graphs.iter().map(|g| graph_text(g, depth))), true),
-        AttributeType::TypeProtos => {
+        AttrType::Float => (fmt_f32(a.f.unwrap_or(0.0)), false),
+        AttrType::Int => (a.i.unwrap_or(0).to_string(), false),
+        AttrType::String => (quoted_bytes(a.s.as_deref().unwrap_or(&[])), false),
+        AttrType::Tensor => (attr_tensor_text(a.t.as_ref().unwrap_or(&onnx::TensorProto::default())), false),
+        AttrType::Graph => (graph_text(a.g.as_ref().unwrap_or(&onnx::GraphProto::default()), depth), false),
+        AttrType::TypeProto => (a.tp.as_ref().and_then(type_text).unwrap_or_else(|| "?".to_string()), false),
+        AttrType::Floats => (list(a.floats.iter().map(|&f| fmt_f32(f))), a.floats.is_empty()),
+        AttrType::Ints => (list(a.ints.iter().map(|i| i.to_string())), a.ints.is_empty()),
+        AttrType::Strings => (list(a.strings.iter().map(|s| quoted_bytes(s))), a.strings.is_empty()),
+        AttrType::Tensors => (list(a.tensors.iter().map(attr_tensor_text)), true),
+        AttrType::Graphs => (list(a.graphs.iter().map(|g| graph_text(g, depth))), true),
+        AttrType::TypeProtos => {
             (list(a.type_protos.iter().map(|t| type_text(t).unwrap_or_else(|| "?".to_string()))), true)
         }
-        AttributeType::SparseTensor => {
+        AttrType::SparseTensor => {
             (sparse_tensor_text(a.sparse_tensor.as_ref().unwrap_or(&onnx::SparseTensorProto::default())), true)
         }
-        AttributeType::SparseTensors => (list(a.sparse_tensors.iter().map(sparse_tensor_text)), true),
+        AttrType::SparseTensors => (list(a.sparse_tensors.iter().map(sparse_tensor_text)), true),
     };
     if annotate || needs_type {
-        format!("{name}: {} = {value}", attr_type_name(kind))
+        format!("{name}: {} = {value}", kind.name())
     } else {
         format!("{name} = {value}")
     }
@@ -602,8 +579,8 @@ mod tests {
         }
     }
 
-    fn attr(name: &str, kind: AttributeType) -> onnx::AttributeProto {
-        onnx::AttributeProto { name: s(name), r#type: Some(kind as i32), ..Default::default() }
+    fn attr(name: &str, kind: AttrType) -> onnx::AttributeProto {
+        onnx::AttributeProto { name: s(name), r#type: Some(kind.proto_code()), ..Default::default() }
     }
 
     fn opset(domain: &str, version: i64) -> onnx::OperatorSetIdProto {
@@ -681,14 +658,14 @@ mod tests {
     fn signature_attributes_with_and_without_defaults() {
         let mut f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         f.attribute = strings(&["alpha", "beta"]);
-        let mut gamma = attr("gamma", AttributeType::Float);
+        let mut gamma = attr("gamma", AttrType::Float);
         gamma.f = Some(1.0);
-        let mut mode = attr("mode", AttributeType::String);
+        let mut mode = attr("mode", AttrType::String);
         mode.s = Some(b"none".to_vec());
-        let mut axes = attr("axes", AttributeType::Ints);
+        let mut axes = attr("axes", AttrType::Ints);
         axes.ints = vec![1, 2];
-        let empty = attr("empty", AttributeType::Floats);
-        let mut eps = attr("eps", AttributeType::Float);
+        let empty = attr("empty", AttrType::Floats);
+        let mut eps = attr("eps", AttrType::Float);
         eps.f = Some(1e-5);
         f.attribute_proto = vec![gamma, mode, axes, empty, eps];
         let text = function_to_text(&f);
@@ -728,19 +705,19 @@ mod tests {
 
     #[test]
     fn scalar_attributes_and_lists() {
-        let mut f32a = attr("alpha", AttributeType::Float);
+        let mut f32a = attr("alpha", AttrType::Float);
         f32a.f = Some(0.1);
-        let mut inta = attr("axis", AttributeType::Int);
+        let mut inta = attr("axis", AttrType::Int);
         inta.i = Some(-1);
-        let mut stra = attr("mode", AttributeType::String);
+        let mut stra = attr("mode", AttrType::String);
         stra.s = Some(b"a\"b\\c".to_vec());
-        let mut floats = attr("scales", AttributeType::Floats);
+        let mut floats = attr("scales", AttrType::Floats);
         floats.floats = vec![1.0, -2.5, f32::INFINITY, f32::NEG_INFINITY, 1e-7, 3e38, -0.0];
-        let mut ints = attr("pads", AttributeType::Ints);
+        let mut ints = attr("pads", AttrType::Ints);
         ints.ints = vec![i64::MIN, 0, i64::MAX];
-        let mut strs = attr("names", AttributeType::Strings);
+        let mut strs = attr("names", AttrType::Strings);
         strs.strings = vec![b"x".to_vec(), Vec::new()];
-        let empty_ints = attr("none", AttributeType::Ints);
+        let empty_ints = attr("none", AttrType::Ints);
         let n = node("Foo", &["x"], &["y"], vec![f32a, inta, stra, floats, ints, strs, empty_ints]);
         let f = function("F", &["x"], &["y"], vec![n]);
         let text = function_to_text(&f);
@@ -768,9 +745,9 @@ mod tests {
 
     #[test]
     fn attribute_references() {
-        let mut r = attr("value_float", AttributeType::Float);
+        let mut r = attr("value_float", AttrType::Float);
         r.ref_attr_name = s("alpha");
-        let mut r2 = attr("to", AttributeType::Int);
+        let mut r2 = attr("to", AttrType::Int);
         r2.ref_attr_name = s("dtype");
         let mut f = function(
             "F",
@@ -794,13 +771,13 @@ mod tests {
 
     #[test]
     fn tensor_attributes() {
-        let mut scalar = attr("value", AttributeType::Tensor);
+        let mut scalar = attr("value", AttrType::Tensor);
         scalar.t = Some(onnx::TensorProto {
             data_type: Some(DataType::Float as i32),
             float_data: vec![1.5],
             ..Default::default()
         });
-        let mut vec_i64 = attr("value", AttributeType::Tensor);
+        let mut vec_i64 = attr("value", AttrType::Tensor);
         vec_i64.t = Some(onnx::TensorProto {
             dims: vec![2],
             data_type: Some(DataType::Int64 as i32),
@@ -808,7 +785,7 @@ mod tests {
             name: s("shape"),
             ..Default::default()
         });
-        let mut raw = attr("value", AttributeType::Tensor);
+        let mut raw = attr("value", AttrType::Tensor);
         let mut bytes = Vec::new();
         for v in [1.0f32, -0.5] {
             bytes.extend_from_slice(&v.to_le_bytes());
@@ -819,16 +796,16 @@ mod tests {
             raw_data: Some(bytes),
             ..Default::default()
         });
-        let mut b = attr("value", AttributeType::Tensor);
+        let mut b = attr("value", AttrType::Tensor);
         b.t = Some(onnx::TensorProto { dims: vec![0], data_type: Some(DataType::Bool as i32), ..Default::default() });
-        let mut st = attr("value", AttributeType::Tensor);
+        let mut st = attr("value", AttrType::Tensor);
         st.t = Some(onnx::TensorProto {
             data_type: Some(DataType::String as i32),
             string_data: vec![b"hi \"you\"".to_vec()],
             name: s("not an identifier"),
             ..Default::default()
         });
-        let mut d = attr("value", AttributeType::Tensor);
+        let mut d = attr("value", AttrType::Tensor);
         d.t = Some(onnx::TensorProto {
             dims: vec![2],
             data_type: Some(DataType::Double as i32),
@@ -865,14 +842,14 @@ mod tests {
 
     #[test]
     fn if_with_subgraphs() {
-        let mut then_g = attr("then_branch", AttributeType::Graph);
+        let mut then_g = attr("then_branch", AttrType::Graph);
         then_g.g = Some(onnx::GraphProto {
             name: s("then_graph"),
             node: vec![node("Identity", &["x"], &["y_then"], vec![])],
             output: vec![vi("y_then", Some(tensor_type(DataType::Float, None)))],
             ..Default::default()
         });
-        let mut else_g = attr("else_branch", AttributeType::Graph);
+        let mut else_g = attr("else_branch", AttrType::Graph);
         else_g.g = Some(onnx::GraphProto {
             name: s("else.graph"),
             node: vec![node("Neg", &["x"], &["y_else"], vec![])],
@@ -901,21 +878,21 @@ mod tests {
 
     #[test]
     fn loop_body_with_typed_inputs_and_nested_if() {
-        let mut inner_then = attr("then_branch", AttributeType::Graph);
+        let mut inner_then = attr("then_branch", AttrType::Graph);
         inner_then.g = Some(onnx::GraphProto {
             name: s("t"),
             node: vec![node("Identity", &["s"], &["r1"], vec![])],
             output: vec![vi("r1", None)],
             ..Default::default()
         });
-        let mut inner_else = attr("else_branch", AttributeType::Graph);
+        let mut inner_else = attr("else_branch", AttrType::Graph);
         inner_else.g = Some(onnx::GraphProto {
             name: s("e"),
             node: vec![node("Neg", &["s"], &["r2"], vec![])],
             output: vec![vi("r2", None)],
             ..Default::default()
         });
-        let mut body = attr("body", AttributeType::Graph);
+        let mut body = attr("body", AttrType::Graph);
         body.g = Some(onnx::GraphProto {
             name: s("body"),
             input: vec![
@@ -999,7 +976,7 @@ mod tests {
             vi("o", Some(opt)),
             vi("u", None),
         ];
-        let mut g = attr("body", AttributeType::Graph);
+        let mut g = attr("body", AttrType::Graph);
         g.g = Some(onnx::GraphProto {
             name: s("g"),
             initializer: vec![onnx::TensorProto {
@@ -1013,7 +990,7 @@ mod tests {
             output: vec![vi("w", None)],
             ..Default::default()
         });
-        let mut tp = attr("dtype", AttributeType::TypeProto);
+        let mut tp = attr("dtype", AttrType::TypeProto);
         tp.tp = Some(tensor_type(DataType::Uint8, Some(vec![dim_value(2)])));
         f.node.push(node("Foo", &[], &["q"], vec![tp, g]));
         let text = function_to_text(&f);

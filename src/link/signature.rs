@@ -3,9 +3,8 @@
 //! attributes without a default), else from the FunctionProto itself.
 
 use crate::emit::proto::SIGNATURE_KEY;
-use crate::proto::onnx::attribute_proto::AttributeType;
-use crate::proto::onnx::{AttributeProto, FunctionProto, NodeProto};
-use crate::schema::AttrType;
+use crate::onnx::{attribute_kind, AttrKind, AttrType};
+use crate::proto::onnx::{FunctionProto, NodeProto};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
@@ -27,8 +26,8 @@ pub struct Input {
 #[derive(Clone, Debug)]
 pub struct Attribute {
     pub name: String,
-    /// `AttributeProto.type`, when known.
-    pub ty: Option<i32>,
+    /// Its type, when known.
+    pub ty: Option<AttrType>,
 }
 
 impl Signature {
@@ -61,7 +60,11 @@ fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
         .map(|a| {
             Some(Attribute {
                 name: a.get("name")?.as_str()?.to_string(),
-                ty: a.get("type").and_then(|t| t.as_str()).and_then(python_attr_type),
+                ty: a
+                    .get("type")
+                    .and_then(|t| t.as_str())
+                    .and_then(AttrKind::from_python_name)
+                    .map(AttrKind::onnx_type),
             })
         })
         .collect::<Option<_>>()?;
@@ -80,27 +83,13 @@ fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
     })
 }
 
-/// The AttributeProto type of an attribute annotated with a Python type in the metadata.
-fn python_attr_type(t: &str) -> Option<i32> {
-    let ty = match t {
-        "float" => AttrType::Float,
-        "int" | "bool" => AttrType::Int,
-        "str" => AttrType::String,
-        "list[float]" => AttrType::Floats,
-        "list[int]" | "list[bool]" => AttrType::Ints,
-        "list[str]" => AttrType::Strings,
-        _ => return None,
-    };
-    Some(ty.proto_code())
-}
-
 /// From the proto alone: defaults carry their type; an attribute without one is typed by the
 /// attributes in the body that reference it, if any.
 fn from_proto(f: &FunctionProto) -> Signature {
-    let mut referenced: HashMap<&str, i32> = HashMap::new();
+    let mut referenced: HashMap<&str, AttrType> = HashMap::new();
     super::walk::each_node(&f.node, &super::walk::Scope::Graph, &mut |n, _, _| {
         for a in &n.attribute {
-            if let (Some(r), Some(t)) = (a.ref_attr_name.as_deref(), a.r#type.filter(|t| *t != 0)) {
+            if let (Some(r), Some(t)) = (a.ref_attr_name.as_deref(), a.r#type.and_then(AttrType::from_proto_code)) {
                 referenced.entry(r).or_insert(t);
             }
         }
@@ -111,7 +100,7 @@ fn from_proto(f: &FunctionProto) -> Signature {
         .map(|name| Attribute { name: name.clone(), ty: referenced.get(name.as_str()).copied() })
         .chain(f.attribute_proto.iter().map(|a| Attribute {
             name: a.name().to_string(),
-            ty: attribute_type(a).or_else(|| referenced.get(a.name()).copied()),
+            ty: attribute_kind(a).or_else(|| referenced.get(a.name()).copied()),
         }))
         .collect();
     Signature {
@@ -120,18 +109,6 @@ fn from_proto(f: &FunctionProto) -> Signature {
         attributes,
         knows_optional: false,
     }
-}
-
-/// An attribute's type: its `type` field, else the one field that holds a value.
-pub fn attribute_type(a: &AttributeProto) -> Option<i32> {
-    match crate::proto::onnx::attribute_kind(a) {
-        AttributeType::Undefined => None,
-        t => Some(t as i32),
-    }
-}
-
-fn type_name(code: i32) -> &'static str {
-    AttrType::from_proto_code(code).map(|t| t.proto_name()).unwrap_or("UNDEFINED")
 }
 
 /// What is wrong with `call` as a call of a function with this signature, one sentence each.
@@ -179,13 +156,13 @@ pub fn check_call(sig: &Signature, call: &NodeProto) -> Vec<String> {
                 ));
             }
             Some(s) => {
-                if let (Some(expected), Some(given)) = (s.ty, attribute_type(a)) {
+                if let (Some(expected), Some(given)) = (s.ty, attribute_kind(a)) {
                     if expected != given {
                         problems.push(format!(
                             "its attribute `{}` is {} but the function declares {}",
                             a.name(),
-                            type_name(given),
-                            type_name(expected)
+                            given.proto_name(),
+                            expected.proto_name()
                         ));
                     }
                 }

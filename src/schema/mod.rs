@@ -25,6 +25,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+pub use crate::onnx::AttrType;
+
 /// The generated database (compact JSON; see `scripts/gen_schemas.py` for the layout).
 static SCHEMA_JSON: &str = include_str!("generated/onnx_schemas.json");
 
@@ -58,150 +60,6 @@ pub struct FormalParam {
     /// The least number of actuals this formal needs: 1 for `Single`, 0 for
     /// `Optional`, the schema's minimum arity for `Variadic`.
     pub min_arity: u32,
-}
-
-/// The type of an attribute, named like `AttributeProto.AttributeType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AttrType {
-    /// `FLOAT` (1), text syntax `float`.
-    Float,
-    /// `INT` (2), text syntax `int`.
-    Int,
-    /// `STRING` (3), text syntax `string`.
-    String,
-    /// `TENSOR` (4), text syntax `tensor`.
-    Tensor,
-    /// `GRAPH` (5), text syntax `graph`.
-    Graph,
-    /// `SPARSE_TENSOR` (11), text syntax `sparse_tensor`.
-    SparseTensor,
-    /// `TYPE_PROTO` (13), text syntax `type_proto`.
-    TypeProto,
-    /// `FLOATS` (6), text syntax `floats`.
-    Floats,
-    /// `INTS` (7), text syntax `ints`.
-    Ints,
-    /// `STRINGS` (8), text syntax `strings`.
-    Strings,
-    /// `TENSORS` (9), text syntax `tensors`.
-    Tensors,
-    /// `GRAPHS` (10), text syntax `graphs`.
-    Graphs,
-    /// `SPARSE_TENSORS` (12), text syntax `sparse_tensors`.
-    SparseTensors,
-    /// `TYPE_PROTOS` (14), text syntax `type_protos`.
-    TypeProtos,
-}
-
-impl AttrType {
-    /// Every attribute type, in `AttributeProto.AttributeType` number order.
-    pub const ALL: [AttrType; 14] = [
-        AttrType::Float,
-        AttrType::Int,
-        AttrType::String,
-        AttrType::Tensor,
-        AttrType::Graph,
-        AttrType::Floats,
-        AttrType::Ints,
-        AttrType::Strings,
-        AttrType::Tensors,
-        AttrType::Graphs,
-        AttrType::SparseTensor,
-        AttrType::SparseTensors,
-        AttrType::TypeProto,
-        AttrType::TypeProtos,
-    ];
-
-    /// The `AttributeProto.type` enum number (FLOAT = 1 ... TYPE_PROTOS = 14).
-    pub fn proto_code(self) -> i32 {
-        match self {
-            AttrType::Float => 1,
-            AttrType::Int => 2,
-            AttrType::String => 3,
-            AttrType::Tensor => 4,
-            AttrType::Graph => 5,
-            AttrType::Floats => 6,
-            AttrType::Ints => 7,
-            AttrType::Strings => 8,
-            AttrType::Tensors => 9,
-            AttrType::Graphs => 10,
-            AttrType::SparseTensor => 11,
-            AttrType::SparseTensors => 12,
-            AttrType::TypeProto => 13,
-            AttrType::TypeProtos => 14,
-        }
-    }
-
-    /// The inverse of [`AttrType::proto_code`] (`None` for UNDEFINED = 0 and unknown codes).
-    pub fn from_proto_code(code: i32) -> Option<AttrType> {
-        AttrType::ALL.into_iter().find(|t| t.proto_code() == code)
-    }
-
-    /// The name in the ONNX text syntax: `float`, `int`, `string`, `tensor`, `graph`,
-    /// `sparse_tensor`, `type_proto`, `floats`, `ints`, `strings`, `tensors`, `graphs`,
-    /// `sparse_tensors`, `type_protos`.
-    pub fn name(self) -> &'static str {
-        match self {
-            AttrType::Float => "float",
-            AttrType::Int => "int",
-            AttrType::String => "string",
-            AttrType::Tensor => "tensor",
-            AttrType::Graph => "graph",
-            AttrType::SparseTensor => "sparse_tensor",
-            AttrType::TypeProto => "type_proto",
-            AttrType::Floats => "floats",
-            AttrType::Ints => "ints",
-            AttrType::Strings => "strings",
-            AttrType::Tensors => "tensors",
-            AttrType::Graphs => "graphs",
-            AttrType::SparseTensors => "sparse_tensors",
-            AttrType::TypeProtos => "type_protos",
-        }
-    }
-
-    /// The inverse of [`AttrType::name`].
-    pub fn from_name(name: &str) -> Option<AttrType> {
-        AttrType::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// The `AttributeProto.AttributeType` enum name: `FLOAT`, `INTS`, `SPARSE_TENSOR`, ...
-    pub fn proto_name(self) -> &'static str {
-        match self {
-            AttrType::Float => "FLOAT",
-            AttrType::Int => "INT",
-            AttrType::String => "STRING",
-            AttrType::Tensor => "TENSOR",
-            AttrType::Graph => "GRAPH",
-            AttrType::SparseTensor => "SPARSE_TENSOR",
-            AttrType::TypeProto => "TYPE_PROTO",
-            AttrType::Floats => "FLOATS",
-            AttrType::Ints => "INTS",
-            AttrType::Strings => "STRINGS",
-            AttrType::Tensors => "TENSORS",
-            AttrType::Graphs => "GRAPHS",
-            AttrType::SparseTensors => "SPARSE_TENSORS",
-            AttrType::TypeProtos => "TYPE_PROTOS",
-        }
-    }
-
-    /// The inverse of [`AttrType::proto_name`].
-    pub fn from_proto_name(name: &str) -> Option<AttrType> {
-        AttrType::ALL.into_iter().find(|t| t.proto_name() == name)
-    }
-
-    /// The element type of a list type (`Ints` -> `Int`), `None` for scalar types.
-    pub fn element(self) -> Option<AttrType> {
-        match self {
-            AttrType::Floats => Some(AttrType::Float),
-            AttrType::Ints => Some(AttrType::Int),
-            AttrType::Strings => Some(AttrType::String),
-            AttrType::Tensors => Some(AttrType::Tensor),
-            AttrType::Graphs => Some(AttrType::Graph),
-            AttrType::SparseTensors => Some(AttrType::SparseTensor),
-            AttrType::TypeProtos => Some(AttrType::TypeProto),
-            _ => None,
-        }
-    }
 }
 
 /// The default value of an attribute.

@@ -307,27 +307,6 @@ fn every_schema_is_consistent() {
 }
 
 #[test]
-fn attr_type_codes_and_names() {
-    assert_eq!(AttrType::Float.proto_code(), 1);
-    assert_eq!(AttrType::Graph.proto_code(), 5);
-    assert_eq!(AttrType::Floats.proto_code(), 6);
-    assert_eq!(AttrType::SparseTensor.proto_code(), 11);
-    assert_eq!(AttrType::TypeProtos.proto_code(), 14);
-    for (i, t) in AttrType::ALL.into_iter().enumerate() {
-        assert_eq!(t.proto_code(), i as i32 + 1);
-        assert_eq!(AttrType::from_proto_code(t.proto_code()), Some(t));
-        assert_eq!(AttrType::from_name(t.name()), Some(t));
-        assert_eq!(AttrType::from_proto_name(t.proto_name()), Some(t));
-        assert_eq!(t.name().to_uppercase(), t.proto_name());
-    }
-    assert_eq!(AttrType::from_proto_code(0), None);
-    assert_eq!(AttrType::Ints.name(), "ints");
-    assert_eq!(AttrType::TypeProto.name(), "type_proto");
-    assert_eq!(AttrType::Ints.element(), Some(AttrType::Int));
-    assert_eq!(AttrType::Int.element(), None);
-}
-
-#[test]
 fn normalize() {
     assert_eq!(normalize_domain("ai.onnx"), "");
     assert_eq!(normalize_domain(""), "");

@@ -11,9 +11,9 @@
 use super::constlib::{self, Args, LibError, Member};
 use super::env::{resolve_dotted, Global, ModuleEnv};
 use super::ndarray;
-use super::types::ElemType;
 use super::value::{format_float, PyValue, MAX_CONSTANT_ELEMENTS};
 use crate::diagnostics::{codes, Diagnostic};
+use crate::onnx::ElemType;
 use crate::source::Span;
 use crate::syntax::ast::*;
 

@@ -11,8 +11,8 @@
 //! `onnx.helper.make_tensor`); [`canonical_module`] maps the spellings of an import to them.
 
 use super::convert::{self, Overflow};
-use super::types::ElemType;
 use super::value::{PyValue, Tensor, TensorData, MAX_CONSTANT_ELEMENTS};
+use crate::onnx::ElemType;
 use std::sync::Arc;
 
 /// What a member of a library object is: a value, or another object (a module, class or

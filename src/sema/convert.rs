@@ -6,8 +6,8 @@
 //! FLOAT4E2M1) is round-to-nearest-even from the float64 value, which is what numpy and
 //! ml_dtypes do; out-of-range integers are errors, as numpy 2 makes them.
 
-use super::types::ElemType;
 use super::value::{PyValue, TensorData};
+use crate::onnx::ElemType;
 
 /// How values outside a small float type's range are treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! type inferred for it at that point (after `x = op.Cast(x, to=INT64.dtype)`, `x` is INT64).
 //! The language server answers hovers from these facts instead of analysing anything again.
 
-use crate::schema::AttrType;
+use crate::onnx::AttrType;
 use crate::source::{FileId, Span};
 
 /// What a name stands for at one place.

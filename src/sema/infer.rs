@@ -11,8 +11,8 @@
 //! unannotated input) is never an error: only contradictions between facts are reported, so real
 //! translations check without false errors.
 
+use crate::onnx::ElemType;
 use crate::schema::{FormalOption, FormalParam, OpSchema};
-use crate::sema::types::ElemType;
 
 /// What is known about a value's type.
 #[derive(Clone, Debug, PartialEq)]

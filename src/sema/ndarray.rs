@@ -9,8 +9,8 @@
 
 use super::constlib;
 use super::convert::{self, Overflow};
-use super::types::ElemType;
 use super::value::{PyValue, Tensor};
+use crate::onnx::ElemType;
 use crate::syntax::ast::BinOp;
 
 /// Why numpy arithmetic has no value here.

@@ -7,8 +7,8 @@
 //! value out (a tensor, an attribute, a string) first checks the weight against
 //! [`MAX_CONSTANT_ELEMENTS`].
 
-use super::types::ElemType;
-use crate::schema::AttrType;
+use crate::onnx::AttrType;
+use crate::onnx::ElemType;
 use std::sync::Arc;
 
 /// The largest constant onnxsc builds: elements of a tensor or list (nested lists counted out),

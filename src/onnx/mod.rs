@@ -1,0 +1,12 @@
+//! The ONNX vocabulary every stage shares: element types ([`ElemType`]), attribute types
+//! ([`AttrType`], and the Python types [`AttrKind`] that make a parameter an attribute).
+//!
+//! It sits just above the generated protobuf types ([`crate::proto`]) and below everything that
+//! reads or writes ONNX: schemas, semantic analysis, emission, validation and linking each name
+//! a type the same way, from here.
+
+mod attr;
+mod elem;
+
+pub use attr::{attribute_kind, AttrKind, AttrType};
+pub use elem::ElemType;
