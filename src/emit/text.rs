@@ -29,9 +29,10 @@
 
 use std::fmt::Write as _;
 
-use crate::onnx::{attribute_kind, AttrType};
+use crate::onnx::tensor::{elements, Elements};
+use crate::onnx::{attribute_kind, AttrType, ElemType};
 use crate::proto::onnx;
-use onnx::tensor_proto::{DataLocation, DataType};
+use onnx::tensor_proto::DataLocation;
 
 /// Indentation unit (the same as `onnx.printer`).
 const INDENT: &str = "   ";
@@ -305,75 +306,15 @@ fn tensor_data_text(t: &onnx::TensorProto) -> String {
             .collect();
         return format!("[{}]", entries.join(", "));
     }
-    let values = match &t.raw_data {
-        Some(raw) => raw_values(t.data_type.unwrap_or(0), raw),
-        None => typed_values(t),
+    let values: Vec<String> = match elements(t) {
+        Some(Elements::Signed(v)) => v.iter().map(i64::to_string).collect(),
+        Some(Elements::Unsigned(v)) => v.iter().map(u64::to_string).collect(),
+        Some(Elements::Float(v)) => v.iter().map(|&v| fmt_f32(v)).collect(),
+        Some(Elements::Double(v)) => v.iter().map(|&v| fmt_f64(v)).collect(),
+        Some(Elements::Bytes(v)) => v.iter().map(|s| quoted_bytes(s)).collect(),
+        None => Vec::new(),
     };
     format!("{{{}}}", values.join(", "))
-}
-
-/// Which repeated field the parser fills for a data type.
-enum Storage {
-    Int32,
-    Int64,
-    Uint64,
-    Float,
-    Double,
-    String,
-    Unknown,
-}
-
-fn storage(data_type: i32) -> Storage {
-    match DataType::try_from(data_type) {
-        Ok(DataType::Int64) => Storage::Int64,
-        Ok(DataType::Uint32 | DataType::Uint64) => Storage::Uint64,
-        Ok(DataType::Float | DataType::Complex64) => Storage::Float,
-        Ok(DataType::Double | DataType::Complex128) => Storage::Double,
-        Ok(DataType::String) => Storage::String,
-        Ok(DataType::Undefined) | Err(_) => Storage::Unknown,
-        Ok(_) => Storage::Int32,
-    }
-}
-
-fn typed_values(t: &onnx::TensorProto) -> Vec<String> {
-    match storage(t.data_type.unwrap_or(0)) {
-        Storage::Int32 => t.int32_data.iter().map(|v| v.to_string()).collect(),
-        Storage::Int64 => t.int64_data.iter().map(|v| v.to_string()).collect(),
-        Storage::Uint64 => t.uint64_data.iter().map(|v| v.to_string()).collect(),
-        Storage::Float => t.float_data.iter().map(|&v| fmt_f32(v)).collect(),
-        Storage::Double => t.double_data.iter().map(|&v| fmt_f64(v)).collect(),
-        Storage::String => t.string_data.iter().map(|s| quoted_bytes(s)).collect(),
-        Storage::Unknown => Vec::new(),
-    }
-}
-
-/// Decodes little-endian `raw_data` into the values the parser expects for the data type.
-/// Sub-byte types (4/2-bit) are printed one packed byte per value.
-fn raw_values(data_type: i32, raw: &[u8]) -> Vec<String> {
-    fn chunks<const N: usize, T: ToString>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<String> {
-        raw.chunks_exact(N).map(|c| f(c.try_into().expect("chunk has N bytes")).to_string()).collect()
-    }
-    let Ok(dt) = DataType::try_from(data_type) else {
-        return Vec::new();
-    };
-    match dt {
-        DataType::Float | DataType::Complex64 => {
-            raw.chunks_exact(4).map(|c| fmt_f32(f32::from_le_bytes(c.try_into().expect("4 bytes")))).collect()
-        }
-        DataType::Double | DataType::Complex128 => {
-            raw.chunks_exact(8).map(|c| fmt_f64(f64::from_le_bytes(c.try_into().expect("8 bytes")))).collect()
-        }
-        DataType::Int8 => chunks::<1, _>(raw, i8::from_le_bytes),
-        DataType::Int16 => chunks::<2, _>(raw, i16::from_le_bytes),
-        DataType::Uint16 | DataType::Float16 | DataType::Bfloat16 => chunks::<2, _>(raw, u16::from_le_bytes),
-        DataType::Int32 => chunks::<4, _>(raw, i32::from_le_bytes),
-        DataType::Uint32 => chunks::<4, _>(raw, u32::from_le_bytes),
-        DataType::Int64 => chunks::<8, _>(raw, i64::from_le_bytes),
-        DataType::Uint64 => chunks::<8, _>(raw, u64::from_le_bytes),
-        DataType::String | DataType::Undefined => Vec::new(),
-        // UINT8, BOOL, the 8-bit floats, and the packed sub-byte types: one value per byte.
-        _ => chunks::<1, _>(raw, u8::from_le_bytes),
-    }
 }
 
 fn sparse_tensor_text(s: &onnx::SparseTensorProto) -> String {
@@ -393,41 +334,11 @@ fn sparse_tensor_text(s: &onnx::SparseTensorProto) -> String {
 
 /// The parser's name for a tensor element type.
 fn elem_type_name(data_type: i32) -> &'static str {
-    match DataType::try_from(data_type) {
-        Ok(DataType::Float) => "float",
-        Ok(DataType::Uint8) => "uint8",
-        Ok(DataType::Int8) => "int8",
-        Ok(DataType::Uint16) => "uint16",
-        Ok(DataType::Int16) => "int16",
-        Ok(DataType::Int32) => "int32",
-        Ok(DataType::Int64) => "int64",
-        Ok(DataType::String) => "string",
-        Ok(DataType::Bool) => "bool",
-        Ok(DataType::Float16) => "float16",
-        Ok(DataType::Double) => "double",
-        Ok(DataType::Uint32) => "uint32",
-        Ok(DataType::Uint64) => "uint64",
-        Ok(DataType::Complex64) => "complex64",
-        Ok(DataType::Complex128) => "complex128",
-        Ok(DataType::Bfloat16) => "bfloat16",
-        Ok(DataType::Float8e4m3fn) => "float8e4m3fn",
-        Ok(DataType::Float8e4m3fnuz) => "float8e4m3fnuz",
-        Ok(DataType::Float8e5m2) => "float8e5m2",
-        Ok(DataType::Float8e5m2fnuz) => "float8e5m2fnuz",
-        Ok(DataType::Uint4) => "uint4",
-        Ok(DataType::Int4) => "int4",
-        Ok(DataType::Float4e2m1) => "float4e2m1",
-        Ok(DataType::Float8e8m0) => "float8e8m0",
-        Ok(DataType::Uint2) => "uint2",
-        Ok(DataType::Int2) => "int2",
-        Ok(DataType::Float6e2m3) => "float6e2m3",
-        Ok(DataType::Float6e3m2) => "float6e3m2",
-        Ok(DataType::Undefined) | Err(_) => "undefined",
-    }
+    ElemType::from_code(data_type.into()).map_or("undefined", ElemType::onnx_name)
 }
 
 fn is_type_keyword(s: &str) -> bool {
-    matches!(s, "seq" | "map" | "optional" | "sparse_tensor" | "opaque") || (1..=28).any(|dt| elem_type_name(dt) == s)
+    matches!(s, "seq" | "map" | "optional" | "sparse_tensor" | "opaque") || ElemType::from_onnx_name(s).is_some()
 }
 
 /// `float[N, 3]`, `float` (rank 0), `float[]` (unknown rank), `seq(float[])`, `map(int64, float)`,
@@ -587,10 +498,10 @@ mod tests {
         onnx::OperatorSetIdProto { domain: s(domain), version: Some(version) }
     }
 
-    fn tensor_type(elem: DataType, dims: Option<Vec<onnx::tensor_shape_proto::Dimension>>) -> onnx::TypeProto {
+    fn tensor_type(elem: ElemType, dims: Option<Vec<onnx::tensor_shape_proto::Dimension>>) -> onnx::TypeProto {
         onnx::TypeProto {
             value: Some(onnx::type_proto::Value::TensorType(onnx::type_proto::Tensor {
-                elem_type: Some(elem as i32),
+                elem_type: Some(elem.code()),
                 shape: dims.map(|dim| onnx::TensorShapeProto { dim }),
             })),
             denotation: None,
@@ -773,14 +684,14 @@ mod tests {
     fn tensor_attributes() {
         let mut scalar = attr("value", AttrType::Tensor);
         scalar.t = Some(onnx::TensorProto {
-            data_type: Some(DataType::Float as i32),
+            data_type: Some(ElemType::Float.code()),
             float_data: vec![1.5],
             ..Default::default()
         });
         let mut vec_i64 = attr("value", AttrType::Tensor);
         vec_i64.t = Some(onnx::TensorProto {
             dims: vec![2],
-            data_type: Some(DataType::Int64 as i32),
+            data_type: Some(ElemType::Int64.code()),
             int64_data: vec![1, 2],
             name: s("shape"),
             ..Default::default()
@@ -792,15 +703,15 @@ mod tests {
         }
         raw.t = Some(onnx::TensorProto {
             dims: vec![1, 2],
-            data_type: Some(DataType::Float as i32),
+            data_type: Some(ElemType::Float.code()),
             raw_data: Some(bytes),
             ..Default::default()
         });
         let mut b = attr("value", AttrType::Tensor);
-        b.t = Some(onnx::TensorProto { dims: vec![0], data_type: Some(DataType::Bool as i32), ..Default::default() });
+        b.t = Some(onnx::TensorProto { dims: vec![0], data_type: Some(ElemType::Bool.code()), ..Default::default() });
         let mut st = attr("value", AttrType::Tensor);
         st.t = Some(onnx::TensorProto {
-            data_type: Some(DataType::String as i32),
+            data_type: Some(ElemType::String.code()),
             string_data: vec![b"hi \"you\"".to_vec()],
             name: s("not an identifier"),
             ..Default::default()
@@ -808,7 +719,7 @@ mod tests {
         let mut d = attr("value", AttrType::Tensor);
         d.t = Some(onnx::TensorProto {
             dims: vec![2],
-            data_type: Some(DataType::Double as i32),
+            data_type: Some(ElemType::Double.code()),
             double_data: vec![0.1, 1e300],
             ..Default::default()
         });
@@ -846,7 +757,7 @@ mod tests {
         then_g.g = Some(onnx::GraphProto {
             name: s("then_graph"),
             node: vec![node("Identity", &["x"], &["y_then"], vec![])],
-            output: vec![vi("y_then", Some(tensor_type(DataType::Float, None)))],
+            output: vec![vi("y_then", Some(tensor_type(ElemType::Float, None)))],
             ..Default::default()
         });
         let mut else_g = attr("else_branch", AttrType::Graph);
@@ -896,13 +807,13 @@ mod tests {
         body.g = Some(onnx::GraphProto {
             name: s("body"),
             input: vec![
-                vi("i", Some(tensor_type(DataType::Int64, Some(vec![])))),
-                vi("cond", Some(tensor_type(DataType::Bool, Some(vec![])))),
-                vi("s", Some(tensor_type(DataType::Float, Some(vec![dim_param("N"), dim_value(3)])))),
+                vi("i", Some(tensor_type(ElemType::Int64, Some(vec![])))),
+                vi("cond", Some(tensor_type(ElemType::Bool, Some(vec![])))),
+                vi("s", Some(tensor_type(ElemType::Float, Some(vec![dim_param("N"), dim_value(3)])))),
             ],
             output: vec![
-                vi("cond_out", Some(tensor_type(DataType::Bool, Some(vec![])))),
-                vi("s_out", Some(tensor_type(DataType::Float, Some(vec![dim_param("N"), Default::default()])))),
+                vi("cond_out", Some(tensor_type(ElemType::Bool, Some(vec![])))),
+                vi("s_out", Some(tensor_type(ElemType::Float, Some(vec![dim_param("N"), Default::default()])))),
             ],
             node: vec![
                 node("Identity", &["cond"], &["cond_out"], vec![]),
@@ -952,14 +863,14 @@ mod tests {
         let mut f = function("F", &["x"], &["y"], vec![node("Identity", &["x"], &["y"], vec![])]);
         let seq = onnx::TypeProto {
             value: Some(onnx::type_proto::Value::SequenceType(Box::new(onnx::type_proto::Sequence {
-                elem_type: Some(Box::new(tensor_type(DataType::Float, None))),
+                elem_type: Some(Box::new(tensor_type(ElemType::Float, None))),
             }))),
             denotation: None,
         };
         let map = onnx::TypeProto {
             value: Some(onnx::type_proto::Value::MapType(Box::new(onnx::type_proto::Map {
-                key_type: Some(DataType::Int64 as i32),
-                value_type: Some(Box::new(tensor_type(DataType::Float, Some(vec![])))),
+                key_type: Some(ElemType::Int64.code()),
+                value_type: Some(Box::new(tensor_type(ElemType::Float, Some(vec![])))),
             }))),
             denotation: None,
         };
@@ -970,7 +881,7 @@ mod tests {
             denotation: None,
         };
         f.value_info = vec![
-            vi("x", Some(tensor_type(DataType::Float16, Some(vec![dim_param("batch size")])))),
+            vi("x", Some(tensor_type(ElemType::Float16, Some(vec![dim_param("batch size")])))),
             vi("s", Some(seq)),
             vi("m", Some(map)),
             vi("o", Some(opt)),
@@ -981,17 +892,17 @@ mod tests {
             name: s("g"),
             initializer: vec![onnx::TensorProto {
                 dims: vec![2],
-                data_type: Some(DataType::Int32 as i32),
+                data_type: Some(ElemType::Int32.code()),
                 int32_data: vec![7, -7],
                 name: s("w"),
                 ..Default::default()
             }],
-            value_info: vec![vi("v", Some(tensor_type(DataType::Int32, Some(vec![dim_value(2)]))))],
+            value_info: vec![vi("v", Some(tensor_type(ElemType::Int32, Some(vec![dim_value(2)]))))],
             output: vec![vi("w", None)],
             ..Default::default()
         });
         let mut tp = attr("dtype", AttrType::TypeProto);
-        tp.tp = Some(tensor_type(DataType::Uint8, Some(vec![dim_value(2)])));
+        tp.tp = Some(tensor_type(ElemType::Uint8, Some(vec![dim_value(2)])));
         f.node.push(node("Foo", &[], &["q"], vec![tp, g]));
         let text = function_to_text(&f);
         assert_eq!(

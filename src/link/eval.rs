@@ -6,21 +6,9 @@
 //! Anything else — more than one element, float16 and the float8 types, strings to or from
 //! numbers, external data — is "unknown", and the condition is left alone.
 
+use crate::onnx::tensor::{elements, Elements};
+use crate::onnx::ElemType;
 use crate::proto::onnx::{AttributeProto, NodeProto, TensorProto};
-
-// TensorProto.DataType codes.
-const FLOAT: i32 = 1;
-const UINT8: i32 = 2;
-const INT8: i32 = 3;
-const UINT16: i32 = 4;
-const INT16: i32 = 5;
-const INT32: i32 = 6;
-const INT64: i32 = 7;
-const STRING: i32 = 8;
-pub const BOOL: i32 = 9;
-const DOUBLE: i32 = 11;
-const UINT32: i32 = 12;
-const UINT64: i32 = 13;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scalar {
@@ -34,13 +22,13 @@ pub enum Scalar {
 /// A one-element tensor: its data type, its dims (all 1, or none for a scalar) and its value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Value {
-    pub dtype: i32,
+    pub dtype: ElemType,
     pub dims: Vec<i64>,
     pub scalar: Scalar,
 }
 
 impl Value {
-    fn new(dtype: i32, dims: Vec<i64>, scalar: Scalar) -> Option<Value> {
+    fn new(dtype: ElemType, dims: Vec<i64>, scalar: Scalar) -> Option<Value> {
         let scalar = normalize(dtype, scalar)?;
         Some(Value { dtype, dims, scalar })
     }
@@ -48,7 +36,7 @@ impl Value {
     /// The value of a one-element BOOL tensor, as `If` reads its condition.
     pub fn as_bool(&self) -> Option<bool> {
         match self.scalar {
-            Scalar::Bool(b) if self.dtype == BOOL => Some(b),
+            Scalar::Bool(b) if self.dtype == ElemType::Bool => Some(b),
             _ => None,
         }
     }
@@ -56,21 +44,22 @@ impl Value {
 
 /// Brings a scalar into the range of `dtype` the way a C++ cast does (integers wrap), or `None`
 /// for types not evaluated here.
-fn normalize(dtype: i32, s: Scalar) -> Option<Scalar> {
+fn normalize(dtype: ElemType, s: Scalar) -> Option<Scalar> {
+    use ElemType::*;
     Some(match (dtype, s) {
-        (FLOAT, Scalar::Float(f)) => Scalar::Float(f as f32 as f64),
-        (DOUBLE, Scalar::Float(f)) => Scalar::Float(f),
-        (INT8, Scalar::Int(i)) => Scalar::Int(i as i8 as i64),
-        (UINT8, Scalar::Int(i)) => Scalar::Int(i as u8 as i64),
-        (INT16, Scalar::Int(i)) => Scalar::Int(i as i16 as i64),
-        (UINT16, Scalar::Int(i)) => Scalar::Int(i as u16 as i64),
-        (INT32, Scalar::Int(i)) => Scalar::Int(i as i32 as i64),
-        (UINT32, Scalar::Int(i)) => Scalar::Int(i as u32 as i64),
-        (INT64, Scalar::Int(i)) => Scalar::Int(i),
+        (Float, Scalar::Float(f)) => Scalar::Float(f as f32 as f64),
+        (Double, Scalar::Float(f)) => Scalar::Float(f),
+        (Int8, Scalar::Int(i)) => Scalar::Int(i as i8 as i64),
+        (Uint8, Scalar::Int(i)) => Scalar::Int(i as u8 as i64),
+        (Int16, Scalar::Int(i)) => Scalar::Int(i as i16 as i64),
+        (Uint16, Scalar::Int(i)) => Scalar::Int(i as u16 as i64),
+        (Int32, Scalar::Int(i)) => Scalar::Int(i as i32 as i64),
+        (Uint32, Scalar::Int(i)) => Scalar::Int(i as u32 as i64),
+        (Int64, Scalar::Int(i)) => Scalar::Int(i),
         // Above i64::MAX a UINT64 is not representable here.
-        (UINT64, Scalar::Int(i)) if i >= 0 => Scalar::Int(i),
-        (BOOL, Scalar::Bool(b)) => Scalar::Bool(b),
-        (STRING, Scalar::Str(s)) => Scalar::Str(s),
+        (Uint64, Scalar::Int(i)) if i >= 0 => Scalar::Int(i),
+        (Bool, Scalar::Bool(b)) => Scalar::Bool(b),
+        (String, Scalar::Str(s)) => Scalar::Str(s),
         _ => return None,
     })
 }
@@ -80,58 +69,32 @@ pub fn tensor_value(t: &TensorProto) -> Option<Value> {
     if t.dims.iter().any(|d| *d != 1) || t.data_location == Some(1) || !t.external_data.is_empty() {
         return None;
     }
-    let dtype = t.data_type();
-    let raw = t.raw_data.as_deref().filter(|r| !r.is_empty());
-    let le = |n: usize| -> Option<[u8; 8]> {
-        let r = raw?;
-        (r.len() == n).then(|| {
-            let mut b = [0u8; 8];
-            b[..n].copy_from_slice(r);
-            b
-        })
+    let dtype = ElemType::from_code(t.data_type.unwrap_or(0).into())?;
+    let data = elements(t)?;
+    if data.len() != 1 {
+        return None;
+    }
+    let int = match &data {
+        Elements::Signed(v) => Some(v[0]),
+        Elements::Unsigned(v) => Some(v[0] as i64),
+        _ => None,
     };
-    let scalar = match dtype {
-        FLOAT => Scalar::Float(match raw {
-            Some(_) => f32::from_le_bytes(le(4)?[..4].try_into().ok()?) as f64,
-            None => *t.float_data.first()? as f64,
-        }),
-        DOUBLE => Scalar::Float(match raw {
-            Some(_) => f64::from_le_bytes(le(8)?),
-            None => *t.double_data.first()?,
-        }),
-        INT64 => Scalar::Int(match raw {
-            Some(_) => i64::from_le_bytes(le(8)?),
-            None => *t.int64_data.first()?,
-        }),
-        UINT32 | UINT64 => Scalar::Int(match raw {
-            Some(_) => u64::from_le_bytes(le(if dtype == UINT32 { 4 } else { 8 })?) as i64,
-            None => *t.uint64_data.first()? as i64,
-        }),
-        INT8 | UINT8 | INT16 | UINT16 | INT32 | BOOL => {
-            let v = match raw {
-                Some(_) => {
-                    let width = match dtype {
-                        INT16 | UINT16 => 2,
-                        INT32 => 4,
-                        _ => 1,
-                    };
-                    let b = le(width)?;
-                    match dtype {
-                        INT8 => b[0] as i8 as i64,
-                        INT16 => i16::from_le_bytes([b[0], b[1]]) as i64,
-                        INT32 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-                        _ => u64::from_le_bytes(b) as i64,
-                    }
-                }
-                None => *t.int32_data.first()? as i64,
-            };
-            if dtype == BOOL {
-                Scalar::Bool(v != 0)
-            } else {
-                Scalar::Int(v)
-            }
-        }
-        STRING => Scalar::Str(t.string_data.first()?.clone()),
+    let scalar = match (dtype, &data) {
+        (ElemType::Float, Elements::Float(v)) => Scalar::Float(v[0] as f64),
+        (ElemType::Double, Elements::Double(v)) => Scalar::Float(v[0]),
+        (ElemType::String, Elements::Bytes(v)) => Scalar::Str(v[0].clone()),
+        (ElemType::Bool, _) => Scalar::Bool(int? != 0),
+        (
+            ElemType::Int8
+            | ElemType::Uint8
+            | ElemType::Int16
+            | ElemType::Uint16
+            | ElemType::Int32
+            | ElemType::Uint32
+            | ElemType::Int64
+            | ElemType::Uint64,
+            _,
+        ) => Scalar::Int(int?),
         _ => return None,
     };
     Value::new(dtype, t.dims.clone(), scalar)
@@ -146,12 +109,12 @@ fn constant(node: &NodeProto) -> Option<Value> {
     let one = |n: usize| (n == 1).then(|| vec![1]);
     match a.name() {
         "value" => tensor_value(a.t.as_ref()?),
-        "value_float" => Value::new(FLOAT, vec![], Scalar::Float(a.f? as f64)),
-        "value_int" => Value::new(INT64, vec![], Scalar::Int(a.i?)),
-        "value_string" => Value::new(STRING, vec![], Scalar::Str(a.s.clone()?)),
-        "value_floats" => Value::new(FLOAT, one(a.floats.len())?, Scalar::Float(a.floats[0] as f64)),
-        "value_ints" => Value::new(INT64, one(a.ints.len())?, Scalar::Int(a.ints[0])),
-        "value_strings" => Value::new(STRING, one(a.strings.len())?, Scalar::Str(a.strings[0].clone())),
+        "value_float" => Value::new(ElemType::Float, vec![], Scalar::Float(a.f? as f64)),
+        "value_int" => Value::new(ElemType::Int64, vec![], Scalar::Int(a.i?)),
+        "value_string" => Value::new(ElemType::String, vec![], Scalar::Str(a.s.clone()?)),
+        "value_floats" => Value::new(ElemType::Float, one(a.floats.len())?, Scalar::Float(a.floats[0] as f64)),
+        "value_ints" => Value::new(ElemType::Int64, one(a.ints.len())?, Scalar::Int(a.ints[0])),
+        "value_strings" => Value::new(ElemType::String, one(a.strings.len())?, Scalar::Str(a.strings[0].clone())),
         _ => None,
     }
 }
@@ -192,8 +155,8 @@ pub fn evaluate(node: &NodeProto, inputs: &[&Value]) -> Option<Value> {
         ("Constant", []) => constant(node),
         ("CategoryMapper", [x]) => category(node, x),
         ("Identity", [x]) => Some((*x).clone()),
-        ("Not", [x]) => Value::new(BOOL, x.dims.clone(), Scalar::Bool(!x.as_bool()?)),
-        ("Cast", [x]) => cast(x, i32::try_from(int_attr("to")?).ok()?),
+        ("Not", [x]) => Value::new(ElemType::Bool, x.dims.clone(), Scalar::Bool(!x.as_bool()?)),
+        ("Cast", [x]) => cast(x, ElemType::from_code(int_attr("to")?)?),
         ("CastLike", [x, like]) => cast(x, like.dtype),
         (op, [a, b]) => {
             if a.dtype != b.dtype {
@@ -209,7 +172,7 @@ pub fn evaluate(node: &NodeProto, inputs: &[&Value]) -> Option<Value> {
                 (_, Scalar::Int(x), Scalar::Int(y)) => compare(op, Some(x.cmp(y)))?,
                 _ => return None,
             };
-            Value::new(BOOL, dims, Scalar::Bool(result))
+            Value::new(ElemType::Bool, dims, Scalar::Bool(result))
         }
         _ => None,
     }
@@ -223,7 +186,7 @@ fn category(node: &NodeProto, x: &Value) -> Option<Value> {
     let ints = &attr("cats_int64s")?.ints;
     let default = attr("default_int64").and_then(|a| a.i).unwrap_or(-1);
     let mapped = strings.iter().position(|c| c == s).map_or(Some(default), |k| ints.get(k).copied())?;
-    Value::new(INT64, x.dims.clone(), Scalar::Int(mapped))
+    Value::new(ElemType::Int64, x.dims.clone(), Scalar::Int(mapped))
 }
 
 /// `Less` & co. on an ordering; NaN (no ordering) compares false.
@@ -240,15 +203,16 @@ fn compare(op: &str, ord: Option<std::cmp::Ordering>) -> Option<bool> {
 }
 
 /// ONNX `Cast` between the numeric and boolean types (strings are not converted here).
-fn cast(x: &Value, to: i32) -> Option<Value> {
+fn cast(x: &Value, to: ElemType) -> Option<Value> {
+    use ElemType::{Bool, Double, Float, String};
     let scalar = match (&x.scalar, to) {
-        (Scalar::Str(_), _) | (_, STRING) => return None,
-        (Scalar::Float(f), BOOL) => Scalar::Bool(*f != 0.0),
-        (Scalar::Int(i), BOOL) => Scalar::Bool(*i != 0),
-        (Scalar::Bool(b), BOOL) => Scalar::Bool(*b),
-        (Scalar::Float(f), FLOAT | DOUBLE) => Scalar::Float(*f),
-        (Scalar::Int(i), FLOAT | DOUBLE) => Scalar::Float(*i as f64),
-        (Scalar::Bool(b), FLOAT | DOUBLE) => Scalar::Float(*b as i64 as f64),
+        (Scalar::Str(_), _) | (_, String) => return None,
+        (Scalar::Float(f), Bool) => Scalar::Bool(*f != 0.0),
+        (Scalar::Int(i), Bool) => Scalar::Bool(*i != 0),
+        (Scalar::Bool(b), Bool) => Scalar::Bool(*b),
+        (Scalar::Float(f), Float | Double) => Scalar::Float(*f),
+        (Scalar::Int(i), Float | Double) => Scalar::Float(*i as f64),
+        (Scalar::Bool(b), Float | Double) => Scalar::Float(*b as i64 as f64),
         // Out of range float-to-int casts are undefined in ONNX: leave them to the runtime.
         (Scalar::Float(f), _) => {
             let t = f.trunc();
@@ -286,34 +250,40 @@ mod tests {
     #[test]
     fn float_comparisons_are_in_f32() {
         let a = evaluate(&node("Constant", vec![attr_f("value_float", 0.1)]), &[]).unwrap();
-        let b = Value { dtype: FLOAT, dims: vec![], scalar: Scalar::Float(0.1) };
+        let b = Value { dtype: ElemType::Float, dims: vec![], scalar: Scalar::Float(0.1) };
         assert_eq!(evaluate(&node("Equal", vec![]), &[&a, &b]).unwrap().as_bool(), Some(false));
-        let b = Value::new(FLOAT, vec![], Scalar::Float(0.1)).unwrap();
+        let b = Value::new(ElemType::Float, vec![], Scalar::Float(0.1)).unwrap();
         assert_eq!(evaluate(&node("Equal", vec![]), &[&a, &b]).unwrap().as_bool(), Some(true));
     }
 
     #[test]
     fn casts_wrap_and_refuse_undefined_ones() {
-        let x = Value::new(INT64, vec![], Scalar::Int(300)).unwrap();
-        let y = evaluate(&node("Cast", vec![attr_i("to", UINT8 as i64)]), &[&x]).unwrap();
+        let x = Value::new(ElemType::Int64, vec![], Scalar::Int(300)).unwrap();
+        let y = evaluate(&node("Cast", vec![attr_i("to", ElemType::Uint8.code().into())]), &[&x]).unwrap();
         assert_eq!(y.scalar, Scalar::Int(44));
-        let big = Value::new(FLOAT, vec![], Scalar::Float(1e20)).unwrap();
-        assert_eq!(evaluate(&node("Cast", vec![attr_i("to", INT32 as i64)]), &[&big]), None);
-        let b = evaluate(&node("Cast", vec![attr_i("to", BOOL as i64)]), &[&x]).unwrap();
+        let big = Value::new(ElemType::Float, vec![], Scalar::Float(1e20)).unwrap();
+        assert_eq!(evaluate(&node("Cast", vec![attr_i("to", ElemType::Int32.code().into())]), &[&big]), None);
+        let b = evaluate(&node("Cast", vec![attr_i("to", ElemType::Bool.code().into())]), &[&x]).unwrap();
         assert_eq!(b.as_bool(), Some(true));
     }
 
     #[test]
     fn raw_data_scalars() {
         let t = TensorProto {
-            data_type: Some(INT32),
+            data_type: Some(ElemType::Int32.code()),
             raw_data: Some((-5i32).to_le_bytes().to_vec()),
             ..Default::default()
         };
         assert_eq!(tensor_value(&t).unwrap().scalar, Scalar::Int(-5));
-        let t = TensorProto { data_type: Some(INT32), raw_data: Some(vec![1, 2]), ..Default::default() };
+        let t =
+            TensorProto { data_type: Some(ElemType::Int32.code()), raw_data: Some(vec![1, 2]), ..Default::default() };
         assert_eq!(tensor_value(&t), None, "a short raw_data is not a value");
-        let t = TensorProto { data_type: Some(FLOAT), dims: vec![2], float_data: vec![1.0, 2.0], ..Default::default() };
+        let t = TensorProto {
+            data_type: Some(ElemType::Float.code()),
+            dims: vec![2],
+            float_data: vec![1.0, 2.0],
+            ..Default::default()
+        };
         assert_eq!(tensor_value(&t), None, "two elements are not folded");
     }
 }

@@ -16,6 +16,7 @@
 use super::eval::{self, Value};
 use super::walk::subgraphs_mut;
 use crate::emit::proto::SIGNATURE_KEY;
+use crate::onnx::ElemType;
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -156,7 +157,7 @@ impl Folder {
                 self.tensors.extend(node.output.iter().cloned());
             }
             if let Some(v) = self.has_element(&node).or_else(|| self.short_circuit(&node)) {
-                let v = Value { dtype: eval::BOOL, dims: Vec::new(), scalar: eval::Scalar::Bool(v) };
+                let v = Value { dtype: ElemType::Bool, dims: Vec::new(), scalar: eval::Scalar::Bool(v) };
                 self.evaluated.insert(node.output[0].clone());
                 self.known.insert(node.output[0].clone(), v);
             }

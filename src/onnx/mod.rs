@@ -1,5 +1,6 @@
 //! The ONNX vocabulary every stage shares: element types ([`ElemType`]), attribute types
-//! ([`AttrType`], and the Python types [`AttrKind`] that make a parameter an attribute).
+//! ([`AttrType`], and the Python types [`AttrKind`] that make a parameter an attribute), and the
+//! elements a tensor holds ([`tensor`]).
 //!
 //! It sits just above the generated protobuf types ([`crate::proto`]) and below everything that
 //! reads or writes ONNX: schemas, semantic analysis, emission, validation and linking each name
@@ -7,6 +8,7 @@
 
 mod attr;
 mod elem;
+pub mod tensor;
 
 pub use attr::{attribute_kind, AttrKind, AttrType};
 pub use elem::ElemType;
