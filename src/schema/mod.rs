@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 pub use crate::onnx::AttrType;
+use crate::onnx::ValueType;
 
 /// The generated database (compact JSON; see `scripts/gen_schemas.py` for the layout).
 static SCHEMA_JSON: &str = include_str!("generated/onnx_schemas.json");
@@ -45,14 +46,27 @@ pub enum FormalOption {
     Variadic,
 }
 
+/// The type of a formal input or output, read once when the schemas are loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormalType {
+    /// A type parameter: `OpSchema::type_constraints[i]` says what it may stand for.
+    Param(usize),
+    /// A concrete type, e.g. `tensor(int64)`.
+    Concrete(ValueType),
+    /// A type onnxsc cannot read (an element type newer than it).
+    Unknown,
+}
+
 /// A formal input or output of an operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormalParam {
     /// The parameter's name in the schema (e.g. `A`, `inputs`).
     pub name: String,
-    /// Either the name of a type parameter (see [`OpSchema::type_constraint`]), e.g.
-    /// `T`, or a concrete type, e.g. `tensor(int64)`.
+    /// The type as the schema writes it: the name of a type parameter (see
+    /// [`OpSchema::type_constraint`]), e.g. `T`, or a concrete type, e.g. `tensor(int64)`.
     pub type_str: String,
+    /// The type, read.
+    pub ty: FormalType,
     /// Single, optional or variadic.
     pub option: FormalOption,
     /// For variadic parameters: whether all actuals must have the same type.
@@ -103,8 +117,10 @@ pub struct AttrSchema {
 pub struct TypeConstraint {
     /// The type parameter, e.g. `T`.
     pub type_param: String,
-    /// The allowed types in declaration order, e.g. `tensor(float)`.
+    /// The allowed types in declaration order, as the schema writes them, e.g. `tensor(float)`.
     pub allowed: Vec<String>,
+    /// The allowed types onnxsc can read, in the same order (all of them with the pinned data).
+    pub types: Vec<ValueType>,
 }
 
 /// One version of one operator.
@@ -154,6 +170,16 @@ impl OpSchema {
     /// type parameter of this schema (e.g. a concrete type such as `tensor(int64)`).
     pub fn type_constraint(&self, param: &str) -> Option<&TypeConstraint> {
         self.type_constraints.iter().find(|c| c.type_param == param)
+    }
+
+    /// The types a formal input or output allows: its own, or its type parameter's. `None` when
+    /// its type cannot be read.
+    pub fn allowed_types<'s>(&'s self, formal: &'s FormalParam) -> Option<&'s [ValueType]> {
+        match &formal.ty {
+            FormalType::Param(i) => Some(&self.type_constraints[*i].types),
+            FormalType::Concrete(t) => Some(std::slice::from_ref(t)),
+            FormalType::Unknown => None,
+        }
     }
 
     /// `name` for ai.onnx, `domain::name` otherwise (for messages).
@@ -398,6 +424,19 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::
 
 fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
     let ctx = format!("{}::{}@{}", raw.domain, raw.name, raw.since_version);
+    let type_constraints: Vec<TypeConstraint> = raw
+        .type_constraints
+        .into_iter()
+        .map(|c| TypeConstraint {
+            types: c.allowed.iter().filter_map(|a| ValueType::parse(a)).collect(),
+            type_param: c.type_param,
+            allowed: c.allowed,
+        })
+        .collect();
+    let formal_type = |type_str: &str| match type_constraints.iter().position(|c| c.type_param == type_str) {
+        Some(i) => FormalType::Param(i),
+        None => ValueType::parse(type_str).map_or(FormalType::Unknown, FormalType::Concrete),
+    };
     let params = |list: Vec<RawParam>| -> Result<Vec<FormalParam>, String> {
         list.into_iter()
             .map(|p| {
@@ -409,6 +448,7 @@ fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
                 };
                 Ok(FormalParam {
                     name: p.name,
+                    ty: formal_type(&p.type_str),
                     type_str: p.type_str,
                     option,
                     is_homogeneous: p.is_homogeneous,
@@ -448,11 +488,7 @@ fn convert_schema(raw: RawSchema) -> Result<OpSchema, String> {
         inputs,
         outputs,
         attributes,
-        type_constraints: raw
-            .type_constraints
-            .into_iter()
-            .map(|c| TypeConstraint { type_param: c.type_param, allowed: c.allowed })
-            .collect(),
+        type_constraints,
     })
 }
 

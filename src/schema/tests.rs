@@ -106,6 +106,8 @@ fn microsoft_gelu() {
     assert!(gelu.attributes.is_empty());
     let t = gelu.type_constraint("T").unwrap();
     assert_eq!(t.allowed, ["tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"]);
+    let read: Vec<String> = t.types.iter().map(ToString::to_string).collect();
+    assert_eq!(read, t.allowed);
     // Contrib ops only have version 1; a later opset still resolves to it.
     assert_eq!(found("com.microsoft", "Gelu", 5).since_version, 1);
 }
@@ -275,8 +277,15 @@ fn every_schema_is_consistent() {
         assert!(s.attributes.windows(2).all(|w| w[0].name < w[1].name), "{q}");
         for p in s.inputs.iter().chain(&s.outputs) {
             assert!(!p.type_str.is_empty(), "{q}");
-            // A type_str is a type parameter or a concrete type.
-            assert!(s.type_constraint(&p.type_str).is_some() || p.type_str.contains('('), "{q}: {}", p.type_str);
+            // A type_str is a type parameter or a concrete type, and onnxsc reads every one.
+            match &p.ty {
+                FormalType::Param(i) => assert_eq!(s.type_constraints[*i].type_param, p.type_str, "{q}"),
+                FormalType::Concrete(t) => assert_eq!(t.to_string(), p.type_str, "{q}"),
+                FormalType::Unknown => panic!("{q}: {} is not read", p.type_str),
+            }
+        }
+        for c in &s.type_constraints {
+            assert_eq!(c.types.len(), c.allowed.len(), "{q}: {:?} are not all read", c.allowed);
         }
         for (params, min, max) in [(&s.inputs, s.min_input, s.max_input), (&s.outputs, s.min_output, s.max_output)] {
             if let Some(i) = params.iter().position(|p| p.option == FormalOption::Variadic) {

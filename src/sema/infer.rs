@@ -11,8 +11,8 @@
 //! unannotated input) is never an error: only contradictions between facts are reported, so real
 //! translations check without false errors.
 
-use crate::onnx::ElemType;
-use crate::schema::{FormalOption, FormalParam, OpSchema};
+use crate::onnx::{ElemType, ValueType};
+use crate::schema::{FormalOption, FormalParam, FormalType, OpSchema};
 
 /// What is known about a value's type.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,12 +148,6 @@ impl Ty {
     }
 }
 
-/// The element type named by an ONNX type string such as `tensor(float)`.
-pub fn tensor_elem(type_str: &str) -> Option<ElemType> {
-    let inner = type_str.strip_prefix("tensor(")?.strip_suffix(')')?;
-    ElemType::ALL.iter().copied().find(|t| t.script_name().eq_ignore_ascii_case(inner))
-}
-
 /// One type a formal parameter allows, e.g. `seq(tensor(float))`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Alt {
@@ -173,36 +167,29 @@ impl Alt {
     }
 }
 
-/// Parses one ONNX type string. `Err` for shapes this checker does not model (maps, sparse
-/// tensors); `Ok(None)` for a modelled shape of an element type onnxsc does not know.
-fn parse_alt(s: &str) -> Result<Option<Alt>, ()> {
-    let (kind, inner) = if let Some(r) = s.strip_prefix("optional(seq(").and_then(|r| r.strip_suffix("))")) {
-        (Kind::OptSeq, r)
-    } else if let Some(r) = s.strip_prefix("optional(").and_then(|r| r.strip_suffix(')')) {
-        (Kind::OptTensor, r)
-    } else if let Some(r) = s.strip_prefix("seq(").and_then(|r| r.strip_suffix(')')) {
-        (Kind::Seq, r)
-    } else {
-        (Kind::Tensor, s)
+/// A schema type as this checker models it; `None` for the shapes it does not reason about
+/// (maps, sparse tensors).
+fn alt(t: &ValueType) -> Option<Alt> {
+    let tensor = |t: &ValueType| match t {
+        ValueType::Tensor(e) => Some(*e),
+        _ => None,
     };
-    if !inner.starts_with("tensor(") || !inner.ends_with(')') {
-        return Err(());
-    }
-    Ok(tensor_elem(inner).map(|elem| Alt { kind, elem }))
+    let (kind, elem) = match t {
+        ValueType::Tensor(e) => (Kind::Tensor, *e),
+        ValueType::Seq(inner) => (Kind::Seq, tensor(inner)?),
+        ValueType::Optional(inner) => match inner.as_ref() {
+            ValueType::Seq(s) => (Kind::OptSeq, tensor(s)?),
+            other => (Kind::OptTensor, tensor(other)?),
+        },
+        _ => return None,
+    };
+    Some(Alt { kind, elem })
 }
 
-/// The types a formal type string allows, or `None` when it names a type this checker does not
-/// reason about (maps, sparse tensors, a constraint the schema lacks).
-fn alternatives(schema: &OpSchema, type_str: &str) -> Option<Vec<Alt>> {
-    if let Ok(alt) = parse_alt(type_str) {
-        return Some(alt.into_iter().collect());
-    }
-    let constraint = schema.type_constraint(type_str)?;
-    let mut out = Vec::new();
-    for a in &constraint.allowed {
-        out.extend(parse_alt(a).ok()?);
-    }
-    Some(out)
+/// The types a formal parameter allows, or `None` when one of them is a type this checker does
+/// not reason about (maps, sparse tensors) or its type cannot be read.
+fn alternatives(schema: &OpSchema, formal: &FormalParam) -> Option<Vec<Alt>> {
+    schema.allowed_types(formal)?.iter().map(alt).collect()
 }
 
 /// An argument that contradicts the schema or another argument.
@@ -298,7 +285,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
     let mut bound: Vec<(String, Ty, usize)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), arg) else { continue };
-        let Some(alts) = alternatives(schema, &formal.type_str) else { continue };
+        let Some(alts) = alternatives(schema, formal) else { continue };
         if alts.is_empty() {
             continue;
         }
@@ -352,7 +339,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             }
         }
         // Homogeneous uses of one type variable must agree.
-        let is_var = schema.type_constraint(&formal.type_str).is_some();
+        let is_var = matches!(formal.ty, FormalType::Param(_));
         if !is_var || (formal.option == FormalOption::Variadic && !formal.is_homogeneous) {
             continue;
         }
@@ -414,12 +401,16 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                 }
             },
         };
-        let ty = if let Ok(Some(alt)) = parse_alt(&formal.type_str) {
+        let concrete = match &formal.ty {
+            FormalType::Concrete(t) => alt(t),
+            _ => None,
+        };
+        let ty = if let Some(alt) = concrete {
             Some(alt.ty())
         } else if let Some((_, t, _)) = bound.iter().find(|(v, _, _)| *v == formal.type_str) {
             Some(t.clone())
         } else {
-            match alternatives(schema, &formal.type_str) {
+            match alternatives(schema, formal) {
                 Some(a) if a.len() == 1 => Some(a[0].ty()),
                 // Every alternative a sequence (or an optional value): that much is known.
                 Some(a) if !a.is_empty() && a.iter().all(|x| x.kind == Kind::Seq) => Some(Ty::Seq(None)),
