@@ -1,22 +1,10 @@
 //! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
 
 use crate::lower::ir::*;
-use crate::onnx::ElemType;
+use crate::onnx::metadata::{self, CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
+use crate::onnx::{ir_version, ElemType};
 use crate::proto::onnx;
 use std::collections::BTreeMap;
-
-/// The `metadata_props` key under which the typed signature is recorded.
-pub const SIGNATURE_KEY: &str = "onnxsc.signature";
-
-/// The `metadata_props` key of the source location (`file:line:column`) of a function's `def`
-/// and of each node: where an error that the exporter or ONNX Runtime reports about a node
-/// comes from (see docs/exporter.md).
-pub const SOURCE_KEY: &str = "onnxsc.source";
-
-/// The library model's `metadata_props` key listing, as a JSON array, the custom operators the
-/// sources declare with `torch.library.define` (the Python package compares them with PyTorch's
-/// registrations).
-pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
 
 fn entry(key: &str, value: String) -> onnx::StringStringEntryProto {
     onnx::StringStringEntryProto { key: Some(key.into()), value: Some(value) }
@@ -24,27 +12,6 @@ fn entry(key: &str, value: String) -> onnx::StringStringEntryProto {
 
 fn location(file: &str, at: &SourceLocation) -> String {
     format!("{file}:{}:{}", at.line, at.column)
-}
-
-/// The lowest IR version that can carry an ai.onnx opset (onnx-facts §1).
-pub fn min_ir_for_onnx_opset(version: i64) -> i64 {
-    match version {
-        ..=17 => 8,
-        18 => 8,
-        19 | 20 => 9,
-        21 | 22 => 10,
-        23 => 11,
-        24 => 12,
-        25..=27 => 13,
-        _ => 14,
-    }
-}
-
-/// The lowest IR version a function needs: its ONNX opset's, and 10 for `metadata_props`
-/// (the typed signature, which every function carries).
-pub fn ir_version(f: &Function) -> i64 {
-    let opset_ir = f.opset_imports.get("").map(|v| min_ir_for_onnx_opset(*v)).unwrap_or(8);
-    opset_ir.max(10)
 }
 
 fn tensor(t: &Tensor) -> onnx::TensorProto {
@@ -137,55 +104,45 @@ fn dimension(d: &Dim) -> onnx::tensor_shape_proto::Dimension {
     onnx::tensor_shape_proto::Dimension { value, ..Default::default() }
 }
 
-/// The typed signature as JSON: what a consumer needs to call the function (attribute types are
-/// not otherwise recorded for attributes without a default).
-pub fn signature_json(f: &Function) -> String {
-    use serde_json::{json, Map, Value};
-    let inputs: Vec<Value> = f
-        .inputs
-        .iter()
-        .map(|i| {
-            let mut m = Map::new();
-            m.insert("name".into(), i.name.clone().into());
-            m.insert("type".into(), i.ty.clone().map(Value::from).unwrap_or(Value::Null));
-            if i.optional {
-                m.insert("optional".into(), true.into());
-            }
-            if let Some(d) = &i.default_repr {
-                m.insert("default".into(), d.clone());
-            }
-            Value::Object(m)
-        })
-        .collect();
-    let attributes: Vec<Value> = f
-        .attributes
-        .iter()
-        .map(|a| {
-            let mut m = Map::new();
-            m.insert("name".into(), a.name.clone().into());
-            m.insert("type".into(), a.python_type.into());
-            if let Some(d) = &a.default_repr {
-                m.insert("default".into(), d.clone());
-            }
-            if a.optional {
-                m.insert("optional".into(), true.into());
-            }
-            Value::Object(m)
-        })
-        .collect();
-    let outputs: Vec<Value> =
-        f.outputs.iter().zip(&f.output_types).map(|(o, t)| json!({"name": o, "type": t})).collect();
-    let mut sig = json!({"inputs": inputs, "attributes": attributes, "outputs": outputs, "parameters": f.parameters});
-    if !f.type_vars.is_empty() {
-        sig["type_vars"] = json!(f.type_vars);
+/// The typed signature: what a consumer needs to call the function (attribute types are not
+/// otherwise recorded for attributes without a default).
+pub fn signature(f: &Function) -> metadata::Signature {
+    metadata::Signature {
+        attributes: f
+            .attributes
+            .iter()
+            .map(|a| metadata::Attribute {
+                default: a.default_repr.clone(),
+                name: a.name.clone(),
+                optional: a.optional,
+                ty: a.kind,
+            })
+            .collect(),
+        complex: f.complex,
+        inputs: f
+            .inputs
+            .iter()
+            .map(|i| metadata::Input {
+                default: i.default_repr.clone(),
+                name: i.name.clone(),
+                optional: i.optional,
+                ty: i.ty.clone(),
+            })
+            .collect(),
+        outputs: f
+            .outputs
+            .iter()
+            .zip(&f.output_types)
+            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.clone() })
+            .collect(),
+        parameters: f.parameters.clone(),
+        torch_ops: f
+            .torch_ops
+            .iter()
+            .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
+            .collect(),
+        type_vars: f.type_vars.clone(),
     }
-    if !f.torch_ops.is_empty() {
-        sig["torch_ops"] = f.torch_ops.iter().map(|t| json!({"name": t.qualname, "outputs": t.outputs})).collect();
-    }
-    if f.complex {
-        sig["complex"] = true.into();
-    }
-    sig.to_string()
 }
 
 pub fn function(f: &Function) -> onnx::FunctionProto {
@@ -209,7 +166,7 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
             .iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
             .collect(),
-        metadata_props: std::iter::once(entry(SIGNATURE_KEY, signature_json(f)))
+        metadata_props: std::iter::once(entry(SIGNATURE_KEY, signature(f).to_json()))
             .chain(f.source.iter().map(|at| entry(SOURCE_KEY, location(&f.source_file, at))))
             .collect(),
         ..Default::default()
@@ -231,7 +188,14 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
         imports.entry(f.domain.clone()).or_insert(1);
     }
     imports.entry(String::new()).or_insert(18);
-    let ir = functions.iter().map(ir_version).max().unwrap_or(10).max(min_ir_for_onnx_opset(imports[""]));
+    let functions: Vec<onnx::FunctionProto> = functions.iter().map(function).collect();
+    // What the functions' fields need (at least IR 10, as an empty library has always had), and
+    // the library's ai.onnx opset.
+    let ir = functions
+        .iter()
+        .map(ir_version::for_function_fields)
+        .fold(ir_version::FUNCTION_METADATA, i64::max)
+        .max(ir_version::for_onnx_opset(imports[""]));
     onnx::ModelProto {
         ir_version: Some(ir),
         producer_name: Some("onnxsc".into()),
@@ -241,7 +205,7 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
             .into_iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d), version: Some(v) })
             .collect(),
-        functions: functions.iter().map(function).collect(),
+        functions,
         metadata_props: if custom_ops.is_empty() {
             Vec::new()
         } else {

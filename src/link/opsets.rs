@@ -9,7 +9,7 @@ use super::calls::{target, Target};
 use super::library::Table;
 use super::walk::{each_node, Scope};
 use crate::diagnostics::{codes, Diagnostic};
-use crate::emit::proto::min_ir_for_onnx_opset;
+use crate::onnx::ir_version;
 use crate::proto::onnx::{ModelProto, OperatorSetIdProto};
 use crate::schema::{self, normalize_domain, Resolution};
 use std::collections::BTreeMap;
@@ -85,16 +85,7 @@ fn changed_operator(table: &Table, id: usize, domain: &str, a: i64, b: i64) -> O
 /// overloads and metadata: 10).
 pub fn ir_version(model: &ModelProto) -> i64 {
     let onnx = model.opset_import.iter().filter(|o| normalize_domain(o.domain()).is_empty()).map(|o| o.version()).max();
-    // min_ir_for_onnx_opset says 8 for anything older than 18: leave older models alone.
-    let mut ir = model.ir_version().max(onnx.filter(|v| *v >= 18).map(min_ir_for_onnx_opset).unwrap_or(0));
-    for f in &model.functions {
-        ir = ir.max(8);
-        if !f.attribute_proto.is_empty() {
-            ir = ir.max(9);
-        }
-        if !f.value_info.is_empty() || !f.overload().is_empty() || !f.metadata_props.is_empty() {
-            ir = ir.max(10);
-        }
-    }
-    ir
+    // The table says 8 for anything older than opset 18: leave older models alone.
+    let ir = model.ir_version().max(onnx.filter(|v| *v >= 18).map(ir_version::for_onnx_opset).unwrap_or(0));
+    model.functions.iter().map(ir_version::for_function_fields).fold(ir, i64::max)
 }

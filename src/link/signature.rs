@@ -2,8 +2,8 @@
 //! `onnxsc.signature` metadata when present (it knows which inputs are optional and the type of
 //! attributes without a default), else from the FunctionProto itself.
 
-use crate::emit::proto::SIGNATURE_KEY;
-use crate::onnx::{attribute_kind, AttrKind, AttrType};
+use crate::onnx::metadata::{self, SIGNATURE_KEY};
+use crate::onnx::{attribute_kind, AttrType};
 use crate::proto::onnx::{FunctionProto, NodeProto};
 use std::collections::HashMap;
 
@@ -41,34 +41,12 @@ impl Signature {
 /// The metadata's signature, if it parses and agrees with the proto (same inputs and outputs,
 /// same attribute names); a stale or foreign one is ignored.
 fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    let inputs: Vec<Input> = v
-        .get("inputs")?
-        .as_array()?
-        .iter()
-        .map(|i| {
-            Some(Input {
-                name: i.get("name")?.as_str()?.to_string(),
-                optional: i.get("optional").and_then(|o| o.as_bool()).unwrap_or(false),
-            })
-        })
-        .collect::<Option<_>>()?;
-    let attributes: Vec<Attribute> = v
-        .get("attributes")?
-        .as_array()?
-        .iter()
-        .map(|a| {
-            Some(Attribute {
-                name: a.get("name")?.as_str()?.to_string(),
-                ty: a
-                    .get("type")
-                    .and_then(|t| t.as_str())
-                    .and_then(AttrKind::from_python_name)
-                    .map(AttrKind::onnx_type),
-            })
-        })
-        .collect::<Option<_>>()?;
-    let outputs = v.get("outputs")?.as_array()?.len();
+    let recorded = metadata::Signature::from_json(json)?;
+    let inputs: Vec<Input> =
+        recorded.inputs.into_iter().map(|i| Input { name: i.name, optional: i.optional }).collect();
+    let attributes: Vec<Attribute> =
+        recorded.attributes.into_iter().map(|a| Attribute { name: a.name, ty: Some(a.ty.onnx_type()) }).collect();
+    let outputs = recorded.outputs.len();
     let same_inputs = inputs.iter().map(|i| &i.name).eq(f.input.iter());
     let mut declared: Vec<&str> =
         f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();

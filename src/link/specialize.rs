@@ -15,7 +15,7 @@
 
 use super::eval::{self, Value};
 use super::walk::subgraphs_mut;
-use crate::emit::proto::SIGNATURE_KEY;
+use crate::onnx::metadata::SIGNATURE_KEY;
 use crate::onnx::ElemType;
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 use std::collections::{HashMap, HashSet, VecDeque};

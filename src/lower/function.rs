@@ -2503,7 +2503,7 @@ pub fn lower_function(
                 attributes.push(AttrParam {
                     name: p.name.name.clone(),
                     ty: onnx_ty,
-                    python_type: ty.python_name(),
+                    kind: ty,
                     default,
                     default_repr,
                     optional,

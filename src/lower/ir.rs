@@ -1,7 +1,7 @@
 //! The lowered form of a function: ONNX nodes over SSA value names, ready to emit.
 
 use crate::schema::AttrType;
-use crate::sema::types::ElemType;
+use crate::sema::types::{AttrKind, ElemType};
 use std::collections::BTreeMap;
 
 /// Constant tensors are script-time values (`sema::value`) carried into the IR as they are.
@@ -109,7 +109,8 @@ pub enum Dim {
 pub struct AttrParam {
     pub name: String,
     pub ty: AttrType,
-    pub python_type: &'static str,
+    /// The Python type it is annotated with.
+    pub kind: AttrKind,
     pub default: Option<AttrValue>,
     /// The default as JSON (`null` for a default of `None`).
     pub default_repr: Option<serde_json::Value>,

@@ -1,7 +1,12 @@
-//! The ONNX vocabulary every stage shares: element types ([`ElemType`]), attribute types
-//! ([`AttrType`], and the Python types [`AttrKind`] that make a parameter an attribute), and the
-//! elements a tensor holds ([`tensor`]), the types of values as schemas write them
-//! ([`ValueType`]).
+//! The ONNX vocabulary every stage shares:
+//!
+//! - element types ([`ElemType`]) and the elements a tensor holds ([`tensor`]);
+//! - attribute types ([`AttrType`]) and the Python types that make a parameter an attribute
+//!   ([`AttrKind`]);
+//! - the types of values as operator schemas write them ([`ValueType`]);
+//! - which IR version a model needs ([`ir_version`]);
+//! - what onnxsc records in `metadata_props`, among it every function's typed signature
+//!   ([`metadata`]).
 //!
 //! It sits just above the generated protobuf types ([`crate::proto`]) and below everything that
 //! reads or writes ONNX: schemas, semantic analysis, emission, validation and linking each name
@@ -9,6 +14,8 @@
 
 mod attr;
 mod elem;
+pub mod ir_version;
+pub mod metadata;
 pub mod tensor;
 mod types;
 

@@ -1,0 +1,151 @@
+//! What onnxsc records in `metadata_props`: the keys, and the typed signature every compiled
+//! function carries as JSON under [`SIGNATURE_KEY`] (the format is documented in
+//! docs/signature.md). `emit` writes it, `link` reads it, and so does the Python package.
+
+use super::AttrKind;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+
+/// A function's typed signature, as JSON ([`Signature`]).
+pub const SIGNATURE_KEY: &str = "onnxsc.signature";
+
+/// The source location (`file:line:column`) of a function's `def` and of each node: where an
+/// error that the exporter or ONNX Runtime reports about a node comes from (docs/exporter.md).
+pub const SOURCE_KEY: &str = "onnxsc.source";
+
+/// The library model's list, as a JSON array, of the custom operators the sources declare with
+/// `torch.library.define` (the Python package compares them with PyTorch's registrations).
+pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
+
+/// The `onnxsc.signature` JSON: what a caller needs to know to call the function, beyond what the
+/// FunctionProto says (which inputs may be omitted, the type of attributes without a default,
+/// defaults of inputs, the order of the source's parameters, the operators it translates).
+///
+/// The fields are declared in alphabetical order, which is the order they are written in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Signature {
+    pub attributes: Vec<Attribute>,
+    /// `@torch_op(..., complex=True)`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub complex: bool,
+    pub inputs: Vec<Input>,
+    pub outputs: Vec<Output>,
+    /// Every parameter, inputs and attributes, in source order: how Python calls the function.
+    #[serde(default)]
+    pub parameters: Vec<String>,
+    /// The PyTorch operators the function translates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torch_ops: Vec<TorchOp>,
+    /// The element types each TypeVar named by an input or output type may stand for (empty: any).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub type_vars: BTreeMap<String, Vec<String>>,
+}
+
+/// A tensor input (a tensor, a sequence of tensors, or an optional one).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    /// The source's default, passed when the caller omits the input (ONNX inputs have none);
+    /// `null` for `= None`.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub default: Option<serde_json::Value>,
+    pub name: String,
+    /// A caller may omit it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub optional: bool,
+    /// Its annotation (`FLOAT`, `T`, `Sequence[FLOAT]`, ...); `null` when unannotated.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+/// An attribute, with the Python type it is annotated with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attribute {
+    /// The source's default (`null` for `= None`).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub default: Option<serde_json::Value>,
+    pub name: String,
+    /// It may be None.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub optional: bool,
+    #[serde(rename = "type")]
+    pub ty: AttrKind,
+}
+
+/// An output, with its declared type (`null`: undeclared).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Output {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+/// A PyTorch operator the function translates, and how many values it returns (`null`: no
+/// schema of it is known).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TorchOp {
+    pub name: String,
+    pub outputs: Option<usize>,
+}
+
+impl Signature {
+    /// The JSON text, as it is recorded.
+    pub fn to_json(&self) -> String {
+        // Cannot fail: every map key is a string and every value serialises.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The signature of this JSON text, if it is one.
+    pub fn from_json(text: &str) -> Option<Signature> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A present field as `Some`, even `null` (a default of None); an absent one is `None`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+impl Serialize for AttrKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.python_name())
+    }
+}
+
+impl<'de> Deserialize<'de> for AttrKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<AttrKind, D::Error> {
+        let name = String::deserialize(d)?;
+        AttrKind::from_python_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("`{name}` is not an attribute type")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_reads_back_as_written() {
+        let text = r#"{"attributes":[{"default":null,"name":"dtype","optional":true,"type":"int"},{"name":"axes","type":"list[int]"}],"inputs":[{"name":"x","type":"FLOAT"},{"default":2.0,"name":"y","type":null}],"outputs":[{"name":"out","type":"T"}],"parameters":["x","y","dtype","axes"],"torch_ops":[{"name":"aten::add.Tensor","outputs":1}],"type_vars":{"T":["FLOAT","DOUBLE"]}}"#;
+        let sig = Signature::from_json(text).expect("a signature");
+        assert_eq!(sig.attributes[0].default, Some(serde_json::Value::Null), "a default of None");
+        assert_eq!(sig.attributes[1].default, None, "no default");
+        assert_eq!(sig.attributes[1].ty, AttrKind::Ints);
+        assert!(!sig.inputs[0].optional);
+        assert_eq!(sig.to_json(), text);
+    }
+
+    #[test]
+    fn what_is_not_a_signature() {
+        assert_eq!(Signature::from_json("{}"), None);
+        assert_eq!(
+            Signature::from_json(r#"{"attributes":[{"name":"a","type":"complex"}],"inputs":[],"outputs":[]}"#),
+            None
+        );
+        let minimal = Signature::from_json(r#"{"attributes":[],"inputs":[],"outputs":[]}"#).expect("a signature");
+        assert!(minimal.parameters.is_empty() && minimal.torch_ops.is_empty() && !minimal.complex);
+    }
+}
