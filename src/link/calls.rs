@@ -25,14 +25,9 @@ pub fn target(table: &Table, node: &NodeProto) -> Target {
     match table.lookup(domain, op, node.overload()) {
         Some(id) if !table.defs[id].shadowed => Target::Function(id),
         Some(_) => Target::Operator,
-        None if is_operator(domain, op) => Target::Operator,
+        None if schema::registry().knows_operator(domain, op) => Target::Operator,
         None => Target::Unresolved,
     }
-}
-
-/// Whether ONNX or ONNX Runtime has an operator of that name, at any version.
-pub fn is_operator(domain: &str, op: &str) -> bool {
-    !schema::registry().versions(domain, op).is_empty()
 }
 
 /// How many diagnostics of one kind are shown before the rest are summed up.

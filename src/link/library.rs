@@ -2,11 +2,16 @@
 //! (domain, name, overload), with duplicates and shadowing reported.
 
 use super::signature::Signature;
-use super::Library;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::proto::onnx::FunctionProto;
-use crate::schema::normalize_domain;
+use crate::schema::{self, normalize_domain};
 use std::collections::HashMap;
+
+/// Functions to link against, and where they come from (for diagnostics).
+pub struct Library {
+    pub name: String,
+    pub functions: Vec<FunctionProto>,
+}
 
 pub struct FunctionDef {
     pub proto: FunctionProto,
@@ -19,7 +24,7 @@ pub struct FunctionDef {
 
 impl FunctionDef {
     pub fn new(proto: FunctionProto, library: Option<String>) -> FunctionDef {
-        let shadowed = super::calls::is_operator(proto.domain(), proto.name());
+        let shadowed = schema::registry().knows_operator(proto.domain(), proto.name());
         FunctionDef { signature: Signature::of(&proto), proto, library, shadowed }
     }
 

@@ -1,7 +1,7 @@
 //! Decoding models and libraries: one prost pass over the bytes, then the checks that catch a
 //! file that is not a model, or a truncated one whose prefix still happens to decode.
 
-use super::Library;
+use super::library::Library;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::proto::onnx::{ModelProto, NodeProto, TensorProto};
 use crate::schema::normalize_domain;

@@ -25,6 +25,7 @@ mod calls;
 pub mod external;
 mod inline;
 mod library;
+pub use library::Library;
 pub mod load;
 mod names;
 mod opsets;
@@ -58,12 +59,6 @@ pub struct Options {
 /// How many nodes inline mode makes at most unless told otherwise: far more than any exported
 /// model (a large language model has tens of thousands), and a few hundred MB of memory.
 pub const DEFAULT_MAX_NODES: usize = 500_000;
-
-/// Functions to link against, and where they come from (for diagnostics).
-pub struct Library {
-    pub name: String,
-    pub functions: Vec<FunctionProto>,
-}
 
 pub struct Linked {
     pub model: ModelProto,

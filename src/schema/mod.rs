@@ -275,6 +275,11 @@ impl Registry {
         self.index.get(normalize_domain(domain)).and_then(|ops| ops.get(name)).map_or(&[], |r| &self.schemas[r.clone()])
     }
 
+    /// Whether `domain` has an operator called `name`, at any version.
+    pub fn knows_operator(&self, domain: &str, name: &str) -> bool {
+        !self.versions(domain, name).is_empty()
+    }
+
     /// The operator names of `domain`, sorted (for did-you-mean suggestions).
     pub fn op_names(&self, domain: &str) -> Vec<&str> {
         self.index.get(normalize_domain(domain)).map(|ops| ops.keys().map(String::as_str).collect()).unwrap_or_default()
