@@ -142,6 +142,7 @@ pub fn signature(f: &Function) -> metadata::Signature {
             .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
             .collect(),
         type_vars: f.type_vars.clone(),
+        version: metadata::SIGNATURE_VERSION,
     }
 }
 

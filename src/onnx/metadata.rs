@@ -1,6 +1,6 @@
 //! What onnxsc records in `metadata_props`: the keys, and the typed signature every compiled
 //! function carries as JSON under [`SIGNATURE_KEY`] (the format is documented in
-//! docs/signature.md). `emit` writes it, `link` reads it, and so does the Python package.
+//! docs/signature-format.md). `emit` writes it, `link` reads it, and so does the Python package.
 
 use super::AttrKind;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -8,6 +8,11 @@ use std::collections::BTreeMap;
 
 /// A function's typed signature, as JSON ([`Signature`]).
 pub const SIGNATURE_KEY: &str = "onnxsc.signature";
+
+/// The version of the signature format this onnxsc writes and reads. It changes only when a
+/// reader of the previous version would misread the new one; keys that readers may ignore are
+/// added without changing it.
+pub const SIGNATURE_VERSION: u32 = 1;
 
 /// The source location (`file:line:column`) of a function's `def` and of each node: where an
 /// error that the exporter or ONNX Runtime reports about a node comes from (docs/exporter.md).
@@ -39,6 +44,10 @@ pub struct Signature {
     /// The element types each TypeVar named by an input or output type may stand for (empty: any).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub type_vars: BTreeMap<String, Vec<String>>,
+    /// The format's version ([`SIGNATURE_VERSION`]); absent (0) in what onnxsc wrote before the
+    /// format had one, which version 1 reads unchanged.
+    #[serde(default)]
+    pub version: u32,
 }
 
 /// A tensor input (a tensor, a sequence of tensors, or an optional one).
@@ -94,9 +103,9 @@ impl Signature {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// The signature of this JSON text, if it is one.
+    /// The signature of this JSON text, if it is one in a version this onnxsc reads.
     pub fn from_json(text: &str) -> Option<Signature> {
-        serde_json::from_str(text).ok()
+        serde_json::from_str(text).ok().filter(|s: &Signature| s.version <= SIGNATURE_VERSION)
     }
 }
 
@@ -129,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_signature_reads_back_as_written() {
-        let text = r#"{"attributes":[{"default":null,"name":"dtype","optional":true,"type":"int"},{"name":"axes","type":"list[int]"}],"inputs":[{"name":"x","type":"FLOAT"},{"default":2.0,"name":"y","type":null}],"outputs":[{"name":"out","type":"T"}],"parameters":["x","y","dtype","axes"],"torch_ops":[{"name":"aten::add.Tensor","outputs":1}],"type_vars":{"T":["FLOAT","DOUBLE"]}}"#;
+        let text = r#"{"attributes":[{"default":null,"name":"dtype","optional":true,"type":"int"},{"name":"axes","type":"list[int]"}],"inputs":[{"name":"x","type":"FLOAT"},{"default":2.0,"name":"y","type":null}],"outputs":[{"name":"out","type":"T"}],"parameters":["x","y","dtype","axes"],"torch_ops":[{"name":"aten::add.Tensor","outputs":1}],"type_vars":{"T":["FLOAT","DOUBLE"]},"version":1}"#;
         let sig = Signature::from_json(text).expect("a signature");
         assert_eq!(sig.attributes[0].default, Some(serde_json::Value::Null), "a default of None");
         assert_eq!(sig.attributes[1].default, None, "no default");
@@ -147,5 +156,8 @@ mod tests {
         );
         let minimal = Signature::from_json(r#"{"attributes":[],"inputs":[],"outputs":[]}"#).expect("a signature");
         assert!(minimal.parameters.is_empty() && minimal.torch_ops.is_empty() && !minimal.complex);
+        assert_eq!(minimal.version, 0, "written before the format had a version");
+        let newer = r#"{"attributes":[],"inputs":[],"outputs":[],"version":2}"#;
+        assert_eq!(Signature::from_json(newer), None, "a version this onnxsc does not know");
     }
 }

@@ -285,6 +285,7 @@ def test_example_signature_metadata(item, onnxsc_builds):
     fp = onnxsc_builds.functions(path)[name]
     sig = harness.metadata_signature(fp)
     assert sig is not None, f"{name}: no {harness.SIGNATURE_KEY!r} metadata entry"
+    assert sig.get("version") == 1, "the format version of docs/signature-format.md"
     inputs, attr_types = harness.ast_signature(path, name)
     assert [i["name"] for i in sig["inputs"]] == inputs
     assert {a["name"]: a["type"] for a in sig["attributes"]} == attr_types
