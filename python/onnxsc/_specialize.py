@@ -19,19 +19,8 @@ from pathlib import Path
 
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import OnnxscError
-from onnxsc._translation import compiled_function, source_of
-
-# Attribute types of the signature metadata, as AttributeProto types.
-_ATTRIBUTE_PROTO_TYPES = {
-    "float": 1,  # FLOAT
-    "int": 2,  # INT
-    "bool": 2,  # INT, as onnxscript carries bools
-    "str": 3,  # STRING
-    "list[float]": 6,  # FLOATS
-    "list[int]": 7,  # INTS
-    "list[bool]": 7,
-    "list[str]": 8,  # STRINGS
-}
+from onnxsc._signature import ATTRIBUTE_PROTO_TYPES, Signature
+from onnxsc._translation import SOURCE_KEY, compiled_function, source_of
 
 # Variant names are unique in the process: tables may be merged into one export.
 _VARIANTS = itertools.count()
@@ -44,7 +33,7 @@ class Specializer:
         self.library = library
         self.cache: dict = {}
 
-    def variant(self, proto, signature: dict, given: list, attributes: dict, n_outputs: int):
+    def variant(self, proto, signature: Signature, given: list, attributes: dict, n_outputs: int):
         """The function specialised to a call that gives the inputs named in ``given`` and the
         ``attributes`` (name -> value, typed as the signature says; the others not given),
         as a callable taking the given inputs in order."""
@@ -69,30 +58,28 @@ class Specializer:
             [o for o in linked.opset_import if o.domain in _domains(linked.graph.node)],
         )
         body.doc_string = proto.doc_string
-        body.metadata_props.extend(e for e in proto.metadata_props if e.key == "onnxsc.source")
-        specs = {i["name"]: i for i in signature["inputs"]}
-        variant_signature = {
-            "inputs": [specs[name] for name in given],
-            "attributes": [],
-            "parameters": list(given),
-            "outputs": signature["outputs"],
-            "type_vars": signature.get("type_vars", {}),
-        }
+        body.metadata_props.extend(e for e in proto.metadata_props if e.key == SOURCE_KEY)
+        variant_signature = signature.replace(
+            inputs=tuple(i for name in given for i in signature.inputs if i.name == name),
+            attributes=(),
+            parameters=tuple(given),
+            torch_ops=(),
+        )
         self.cache[key] = compiled_function(body, variant_signature, n_outputs)
         return self.cache[key]
 
-    def _link(self, proto, signature: dict, given: list, attributes: dict):
+    def _link(self, proto, signature: Signature, given: list, attributes: dict):
         import onnx
 
-        formals = [i["name"] for i in signature["inputs"]]
+        formals = [i.name for i in signature.inputs]
         actuals = [name if name in given else "" for name in formals]
         while actuals and not actuals[-1]:
             actuals.pop()
         outputs = [f"out{k}" for k in range(len(proto.output))]
         node = onnx.helper.make_node(proto.name, actuals, outputs, domain=proto.domain)
-        types = {a["name"]: a["type"] for a in signature["attributes"]}
+        types = {a.name: a.type for a in signature.attributes}
         for name, value in attributes.items():
-            node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=_ATTRIBUTE_PROTO_TYPES[types[name]]))
+            node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=ATTRIBUTE_PROTO_TYPES[types[name]]))
         # Given inputs are tensors: the linker folds `x is None` on them. Inputs and outputs
         # carry a shape (of unknown rank), as onnx.checker requires and so the linker.
         tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.UNDEFINED, None)

@@ -1,7 +1,8 @@
 """Building a ``custom_translation_table`` from ``.onnxs`` files or a compiled library.
 
 ``onnxsc build`` checks and compiles the sources; each compiled function carries its typed
-signature in ``metadata_props["onnxsc.signature"]`` (see the compiler's emit::proto) and the
+signature in ``metadata_props["onnxsc.signature"]`` (docs/signature-format.md, read by
+``_signature``) and the
 PyTorch operators it is bound to. Before that, the custom operators the sources declare or
 translate are looked up in the running PyTorch, and their registered schemas are passed to
 the compiler (``--registered``): a declaration that differs is a located error (E0515), and a
@@ -25,7 +26,8 @@ from typing import Optional, Union
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._specialize import Specializer
-from onnxsc._translation import SIGNATURE_KEY, make_translation, source_of
+from onnxsc._signature import signature_of
+from onnxsc._translation import make_translation, source_of
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -148,13 +150,6 @@ def _raise_warnings(report: str) -> None:
         warnings.warn_explicit(w, OnnxscWarning, file or "<onnxsc>", line, module="onnxsc")
 
 
-def _signature_of(proto) -> Optional[dict]:
-    for entry in proto.metadata_props:
-        if entry.key == SIGNATURE_KEY:
-            return json.loads(entry.value)
-    return None
-
-
 def _registered_schemas(model) -> list:
     """The schemas, as PyTorch registers them, of the custom operators the library declares or
     translates (those not registered are reported when the table is built)."""
@@ -163,8 +158,9 @@ def _registered_schemas(model) -> list:
         if entry.key == CUSTOM_OPS_KEY:
             names.update(json.loads(entry.value))
     for proto in model.functions:
-        signature = _signature_of(proto) or {}
-        names.update(op["name"] for op in signature.get("torch_ops", []))
+        signature = signature_of(proto)
+        if signature is not None:
+            names.update(op.name for op in signature.torch_ops)
     schemas = []
     for name in sorted(names):
         namespace = name.partition("::")[0]
@@ -185,10 +181,10 @@ def _table(model, specializer: Specializer) -> dict:
     bound_by: dict = {}
     opset = _exporter_opset()
     for proto in model.functions:
-        signature = _signature_of(proto)
-        if signature is None or not signature.get("torch_ops"):
+        signature = signature_of(proto)
+        if signature is None or not signature.torch_ops:
             continue
-        if signature.get("complex"):
+        if signature.complex:
             # torch registers every custom_translation_table entry for real-valued inputs.
             message = (
                 f"{source_of(proto)}: `{proto.name}` translates complex inputs (complex=True), which a "
@@ -197,11 +193,11 @@ def _table(model, specializer: Specializer) -> dict:
             warnings.warn(OnnxscWarning(message, "", None, 0, 0), stacklevel=3)
             continue
         _check_exporter_opset(proto, opset)
-        for op in signature["torch_ops"]:
-            overload = resolve_overload(op["name"])
+        for op in signature.torch_ops:
+            overload = resolve_overload(op.name)
             if overload in table:
                 raise OnnxscError(
-                    f"{op['name']} is translated twice: by {bound_by[overload]} and by "
+                    f"{op.name} is translated twice: by {bound_by[overload]} and by "
                     f"{proto.domain}::{proto.name}"
                 )
             table[overload] = make_translation(proto, signature, op, overload, specializer)

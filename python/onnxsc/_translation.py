@@ -17,12 +17,12 @@ from __future__ import annotations
 import inspect
 import typing
 import warnings
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable
 
 from onnxsc._errors import OnnxscError, OnnxscWarning
+from onnxsc._signature import ATTRIBUTE_TYPES, Signature, TorchOp, annotation
 
-# The metadata keys of compiled functions (the compiler's emit::proto).
-SIGNATURE_KEY = "onnxsc.signature"
+# Where a compiled function and each node are defined (the compiler's onnx::metadata).
 SOURCE_KEY = "onnxsc.source"
 
 
@@ -34,11 +34,11 @@ def source_of(proto) -> str:
     return f"{proto.domain}::{proto.name}"
 
 
-def make_translation(proto, signature: dict, op: dict, overload, specializer) -> Callable:
+def make_translation(proto, signature: Signature, op: TorchOp, overload, specializer) -> Callable:
     """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``)."""
     # The checker guarantees the function returns what the aten operator returns.
-    n_outputs = op.get("outputs") or len(proto.output)
-    binder = _Binder(proto, signature, op["name"])
+    n_outputs = op.outputs or len(proto.output)
+    binder = _Binder(proto, signature, op.name)
     ignored = _IgnoredArguments(proto, signature, overload, binder.where)
 
     def translation(*args, **kwargs):
@@ -59,10 +59,10 @@ def make_translation(proto, signature: dict, op: dict, overload, specializer) ->
 class _Binder:
     """Binds an exporter call's arguments to the function's parameters."""
 
-    def __init__(self, proto, signature: dict, qualname: str):
-        self.parameters: list = signature["parameters"]
-        self.inputs = {i["name"]: i for i in signature["inputs"]}
-        self.attributes = {a["name"]: a for a in signature["attributes"]}
+    def __init__(self, proto, signature: Signature, qualname: str):
+        self.parameters = list(signature.parameters)
+        self.inputs = {i.name: i for i in signature.inputs}
+        self.attributes = {a.name: a for a in signature.attributes}
         self.where = f"{source_of(proto)}: `{proto.name}`, translating {qualname}"
 
     def bind(self, args: tuple, kwargs: dict):
@@ -81,17 +81,18 @@ class _Binder:
             if name in values:
                 raise OnnxscError(f"{self.where}: `{name}` is passed both by position and by name")
             # The exporter passes `dtype=None` as -1 (torch's _core); the source says None.
-            if name == "dtype" and value == -1 and self.attributes.get(name, {}).get("optional"):
+            attribute = self.attributes.get(name)
+            if name == "dtype" and value == -1 and attribute is not None and attribute.optional:
                 value = None
             values[name] = value
         inputs = []
         for name, spec in self.inputs.items():
             if name in values:
                 value = values[name]
-            elif "default" in spec:
+            elif spec.has_default:
                 # ONNX inputs have no defaults: the source's (a constant, or None) is passed.
-                value = spec["default"]
-            elif spec.get("optional"):
+                value = spec.default
+            elif spec.optional:
                 value = None
             else:
                 raise OnnxscError(f"{self.where}: the exporter passed no `{name}`, and the translation requires it")
@@ -100,13 +101,13 @@ class _Binder:
         for name, spec in self.attributes.items():
             value = values.get(name)
             # None, or not passed: the source's default applies, else the attribute is not given.
+            if value is None and spec.has_default:
+                value = spec.default
             if value is None:
-                value = spec.get("default")
-            if value is None:
-                if not spec.get("optional") and "default" not in spec:
+                if not spec.optional and not spec.has_default:
                     raise OnnxscError(f"{self.where}: the exporter passed no `{name}`, and the translation requires it")
                 continue
-            attributes[name] = self.attribute_value(name, spec["type"], value)
+            attributes[name] = self.attribute_value(name, spec.type, value)
         return inputs, attributes
 
     def attribute_value(self, name: str, python_type: str, value):
@@ -140,11 +141,11 @@ class _IgnoredArguments:
     the call's (the tutorial's gelu, mapped to a kernel without `approximate`, called with
     ``approximate="tanh"``). A value equal to the default is what the function computes."""
 
-    def __init__(self, proto, signature: dict, overload, where: str):
+    def __init__(self, proto, signature: Signature, overload, where: str):
         self.where = where
         read = _names_read(proto)
-        self.unread = {p for p in signature["parameters"] if p not in read}
-        self.parameters: list = signature["parameters"]
+        self.unread = {p for p in signature.parameters if p not in read}
+        self.parameters = list(signature.parameters)
         schema = getattr(overload, "_schema", None)
         self.arguments = list(schema.arguments) if schema is not None else []
         self.qualname = str(schema.name) if schema is not None else ""
@@ -233,62 +234,24 @@ def _is_dynamic(value) -> bool:
 # Signatures as the exporter reads them
 
 
-_ATTRIBUTE_TYPES: dict[str, Any] = {
-    "float": float,
-    "int": int,
-    "str": str,
-    "bool": bool,
-    "list[float]": Sequence[float],
-    "list[int]": Sequence[int],
-    "list[str]": Sequence[str],
-    "list[bool]": Sequence[bool],
-}
-
-
-def _tensor_type(name: str):
-    import onnxscript
-
-    return getattr(onnxscript, name)
-
-
-def _input_annotation(type_name: Optional[str], type_vars: dict, made: dict):
-    """The annotation torch's exporter reads for an input: an onnxscript tensor type, a
-    TypeVar with its bound, or a Sequence of either; ``None`` for an unannotated input."""
-    if type_name is None:
-        return None
-    if type_name.startswith("Sequence[") and type_name.endswith("]"):
-        inner = _input_annotation(type_name[len("Sequence[") : -1], type_vars, made)
-        return Sequence[inner] if inner is not None else None
-    if type_name in type_vars:
-        if type_name not in made:
-            bound = [_tensor_type(t) for t in type_vars[type_name]]
-            made[type_name] = typing.TypeVar(type_name, bound=Union[tuple(bound)]) if bound else typing.TypeVar(type_name)
-        return made[type_name]
-    try:
-        return _tensor_type(type_name)
-    except AttributeError:
-        return None
-
-
-def _with_signature(fn: Callable, proto, signature: dict, n_outputs: int) -> Callable:
+def _with_signature(fn: Callable, proto, signature: Signature, n_outputs: int) -> Callable:
     """``fn`` with the source's signature: parameters in order with their defaults (the source
     follows Python's rules, so this is a valid signature), input and attribute types, and
     ``n_outputs`` outputs in the return annotation (the exporter counts outputs there)."""
-    inputs = {i["name"]: i for i in signature["inputs"]}
-    attributes = {a["name"]: a for a in signature["attributes"]}
-    type_vars = signature.get("type_vars", {})
+    inputs = {i.name: i for i in signature.inputs}
+    attributes = {a.name: a for a in signature.attributes}
     made: dict = {}
     parameters = []
     annotations: dict[str, Any] = {}
-    for name in signature["parameters"]:
+    for name in signature.parameters:
         spec = inputs.get(name) or attributes[name]
         if name in inputs:
-            annotation = _input_annotation(spec.get("type"), type_vars, made)
+            annotated = annotation(inputs[name].type, made)
         else:
-            annotation = _ATTRIBUTE_TYPES[spec["type"]]
-        if annotation is not None:
-            annotations[name] = Optional[annotation] if spec.get("optional") else annotation
-        default = spec["default"] if "default" in spec else inspect.Parameter.empty
+            annotated = ATTRIBUTE_TYPES[attributes[name].type]
+        if annotated is not None:
+            annotations[name] = typing.Optional[annotated] if spec.optional else annotated
+        default = spec.default if spec.has_default else inspect.Parameter.empty
         parameters.append(
             inspect.Parameter(
                 name,
@@ -297,10 +260,10 @@ def _with_signature(fn: Callable, proto, signature: dict, n_outputs: int) -> Cal
                 annotation=annotations.get(name, inspect.Parameter.empty),
             )
         )
-    declared = [o.get("type") for o in signature["outputs"]]
+    declared = [o.type for o in signature.outputs]
     returns = []
     for k in range(n_outputs):
-        t = _input_annotation(declared[k] if k < len(declared) else None, type_vars, made)
+        t = annotation(declared[k] if k < len(declared) else None, made)
         returns.append(t if t is not None else typing.TypeVar(f"TReturn{k}"))
     annotations["return"] = returns[0] if n_outputs == 1 else typing.Tuple[tuple(returns)]
     fn.__name__ = proto.name
@@ -312,7 +275,7 @@ def _with_signature(fn: Callable, proto, signature: dict, n_outputs: int) -> Cal
     return fn
 
 
-def compiled_function(proto, signature: dict, n_outputs: int):
+def compiled_function(proto, signature: Signature, n_outputs: int):
     """An ``onnxscript.OnnxFunction`` whose ONNX side is ``proto`` exactly as built (typed
     attribute references and metadata included): the exporter adds it to the model as a
     local function, calls it and inlines it."""

@@ -288,6 +288,74 @@ def test_attribute_condition_is_specialised_without_the_optimizer(table, model, 
     torch.testing.assert_close(program(x, y)[0], model(x, y))
 
 
+NESTED_CONDITIONS = """\
+    from onnxscript import FLOAT
+    from onnxscript import opset18 as op
+
+
+    @torch_op("aten::add.Tensor")
+    def add_in_loop(self: FLOAT, other: FLOAT, alpha: float = 1.0) -> FLOAT:
+        acc = op.Identity(self)
+        for i in range(1):
+            if alpha != 1.0:
+                acc = op.Add(acc, op.Mul(other, op.CastLike(alpha, other)))
+            else:
+                acc = op.Add(acc, other)
+        return acc
+
+
+    @torch_op("aten::sub.Tensor")
+    def sub_in_loop_in_if(self: FLOAT, other: FLOAT, alpha: float = 1.0) -> FLOAT:
+        if alpha > 0.0:
+            acc = op.Identity(self)
+            for i in range(1):
+                if alpha != 1.0:
+                    acc = op.Sub(acc, op.Mul(other, op.CastLike(alpha, other)))
+                else:
+                    acc = op.Sub(acc, other)
+            result = op.Identity(acc)
+        else:
+            result = op.Sub(self, op.Mul(other, op.CastLike(alpha, other)))
+        return result
+    """
+
+
+def all_op_types(graph) -> list:
+    """The op types of a graph's nodes and of every subgraph's, at any depth."""
+    out = []
+    for node in graph.node:
+        out.append(node.op_type)
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                out += all_op_types(subgraph)
+    return out
+
+
+class NestedModel(torch.nn.Module):
+    def __init__(self, op, alpha):
+        super().__init__()
+        self.op, self.alpha = op, alpha
+
+    def forward(self, input_x, input_y):
+        return self.op(input_x, input_y, alpha=self.alpha)
+
+
+@pytest.mark.parametrize("op", [torch.add, torch.sub], ids=["If in Loop", "If in Loop in If"])
+@pytest.mark.parametrize("alpha", [1.0, 2.5])
+def test_attribute_conditions_nested_in_loops_are_specialised(tmp_path, op, alpha):
+    """An attribute-only condition inside a `Loop` body, and one in a `Loop` inside an `If`,
+    is folded like one at the top: the unoptimised model has no `If` at any depth, and
+    computes what PyTorch does for the default alpha and for another."""
+    table = onnxsc.translation_table(write(tmp_path, "nested.onnxs", NESTED_CONDITIONS))
+    x, y = torch.tensor([1.0, -2.0]), torch.tensor([2.0, 4.0])
+    model = NestedModel(op, alpha)
+    program = torch.onnx.export(model.eval(), (x, y), dynamo=True, custom_translation_table=table, verbose=False)
+    ops = all_op_types(program.model_proto.graph)
+    assert "Loop" in ops, ops
+    assert "If" not in ops, ops
+    torch.testing.assert_close(program(x, y)[0], model(x, y))
+
+
 # ---------------------------------------------------------------------------------------------
 # What check reports reaches Python; what it accepts exports
 
