@@ -105,6 +105,10 @@ enum Command {
         /// The output format.
         #[arg(long, value_enum, default_value_t = Emit::Proto)]
         emit: Emit,
+        /// How to print diagnostics: `human` (to stderr) or `json` (one object per line, to
+        /// stdout, as `check --format json` prints them; needs `-o` with `--emit text`).
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
         /// Treat warnings as errors: nothing is written when there are any.
         #[arg(long)]
         deny_warnings: bool,
@@ -179,8 +183,8 @@ enum Format {
     /// Rendered diagnostics with source excerpts, on stderr.
     Human,
     /// JSON Lines on stdout: code, severity, message, file, line, column, end_line,
-    /// end_column, labels, help, notes, and fix (ruff's shape: edits with content and
-    /// location), or null.
+    /// end_column, labels, help, notes, fix (ruff's shape: edits with content and
+    /// location, or null), and rendered (the text `--color never` prints).
     Json,
 }
 
@@ -274,10 +278,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
         Command::Check { paths, format, deny_warnings, schemas } => {
             let c = compile(&paths, &schemas.options(), deny_warnings)?;
-            match format {
-                Format::Human => render_to_stderr(&c.sources, &c.diagnostics, color),
-                Format::Json => write_stdout(diagnostics::json::to_json_lines(&c.sources, &c.diagnostics).as_bytes())?,
-            }
+            report(&c, format, color)?;
             summary(&c);
             Ok(if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
@@ -301,15 +302,21 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(message) => Err(AppError { message: format!("language server: {message}"), help: None }),
         },
-        Command::Build { paths, output, emit, deny_warnings, schemas } => {
+        Command::Build { paths, output, emit, format, deny_warnings, schemas } => {
             if emit == Emit::Proto && output.is_none() {
                 return Err(AppError {
                     message: "`build` needs an output file for `--emit proto`".into(),
                     help: Some("pass `-o library.onnx`, or `--emit text` to print the functions".into()),
                 });
             }
+            if format == Format::Json && output.is_none() {
+                return Err(AppError {
+                    message: "`build --format json` prints diagnostics on stdout, where `--emit text` would print the functions".into(),
+                    help: Some("pass `-o FILE` for the functions".into()),
+                });
+            }
             let c = compile(&paths, &schemas.options(), deny_warnings)?;
-            render_to_stderr(&c.sources, &c.diagnostics, color);
+            report(&c, format, color)?;
             if c.has_errors() {
                 summary(&c);
                 return Ok(ExitCode::from(1));
@@ -329,6 +336,15 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The diagnostics, as `--format` says.
+fn report(c: &Compilation, format: Format, color: ColorMode) -> Result<(), AppError> {
+    match format {
+        Format::Human => render_to_stderr(&c.sources, &c.diagnostics, color),
+        Format::Json => write_stdout(diagnostics::json::to_json_lines(&c.sources, &c.diagnostics).as_bytes())?,
+    }
+    Ok(())
 }
 
 fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {

@@ -207,6 +207,41 @@ fn warnings_pass_unless_denied() {
 }
 
 #[test]
+fn build_reports_diagnostics_as_json_lines_with_their_rendered_text() {
+    let dir = scratch("build-json");
+    let f = write(&dir, "warns.onnxs", WARNS);
+    let human = onnxsc(&["--color", "never", "check", f.to_str().unwrap()], &[]);
+    let out = dir.join("lib.onnx");
+    let o = onnxsc(
+        &["--color", "always", "build", "--format", "json", f.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.exists(), "warnings do not stop the build");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON object per line"))
+        .collect();
+    assert_eq!(lines.iter().map(|v| v["code"].as_str()).collect::<Vec<_>>(), [Some("W0501")]);
+    assert_eq!((lines[0]["file"].as_str(), lines[0]["line"].as_u64()), (f.to_str(), Some(4)));
+    // `rendered` is what `--color never` prints (whatever --color says), the summary aside.
+    let rendered: String = lines.iter().filter_map(|v| v["rendered"].as_str()).collect();
+    let summary_at = stderr(&human).rfind("onnxsc: ").expect("a summary");
+    assert_eq!(rendered, stderr(&human)[..summary_at]);
+    assert!(stderr(&o).starts_with("onnxsc: "), "only the summary on stderr: {}", stderr(&o));
+
+    let bad = write(&dir, "bad.onnxs", BAD);
+    let o = onnxsc(&["build", "--format", "json", bad.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!((v["code"].as_str(), v["severity"].as_str()), (Some("E0402"), Some("error")));
+
+    let o = onnxsc(&["build", "--format", "json", "--emit", "text", f.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2), "stdout cannot carry both: {}", stderr(&o));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
 fn explain_prints_every_code_and_rejects_unknown_ones() {
     let codes =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/diagnostics/codes.rs")).unwrap();

@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import tempfile
 import warnings
@@ -99,15 +98,20 @@ def _native_functions_path(native_functions: PathLike) -> str:
     return str(path)
 
 
-def _build(args: list, out: Path) -> str:
-    """Runs ``onnxsc build``; returns its report (the warnings) or raises on errors."""
-    cmd = [find_onnxsc_bin(), "--color", "never", "build", *args, "-o", str(out)]
+def _build(args: list, out: Path) -> list:
+    """Runs ``onnxsc build``; returns its diagnostics (the warnings, as ``--format json``
+    writes them) or raises on errors."""
+    cmd = [find_onnxsc_bin(), "--color", "never", "build", "--format", "json", *args, "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
-    if proc.returncode == 1:
-        raise CompileError(_strip_summary(proc.stderr))
-    if proc.returncode != 0:
+    if proc.returncode not in (0, 1):
         raise OnnxscError(f"onnxsc failed (exit status {proc.returncode}):\n{proc.stderr.strip()}")
-    return proc.stderr
+    try:
+        diagnostics = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    except json.JSONDecodeError as e:
+        raise OnnxscError(f"onnxsc printed diagnostics that are not JSON ({e}):\n{proc.stdout[:2000]}") from None
+    if proc.returncode == 1:
+        raise CompileError("".join(d["rendered"] for d in diagnostics).rstrip("\n") + "\n")
+    return diagnostics
 
 
 def _load(path: Path):
@@ -123,31 +127,14 @@ def _load_bytes(data: bytes, what: str):
         raise OnnxscError(f"cannot read {what}: {e}") from e
 
 
-def _strip_summary(stderr: str) -> str:
-    """The diagnostics without onnxsc's last `onnxsc: N errors` line."""
-    lines = stderr.rstrip("\n").split("\n")
-    if lines and lines[-1].startswith("onnxsc: "):
-        lines.pop()
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-_DIAGNOSTIC_HEAD = re.compile(r"^(warning|error)\[([EW]\d{4})\]: ", re.MULTILINE)
-_LOCATION = re.compile(r"┌─ (.+):(\d+):(\d+)$", re.MULTILINE)
-
-
-def _raise_warnings(report: str) -> None:
-    """Each rendered warning of ``report`` as an :class:`OnnxscWarning`, attributed to its
-    ``.onnxs`` file and line."""
-    heads = list(_DIAGNOSTIC_HEAD.finditer(report))
-    for k, head in enumerate(heads):
-        if head.group(1) != "warning":
+def _raise_warnings(diagnostics: list) -> None:
+    """Each warning as an :class:`OnnxscWarning` whose message is the rendered diagnostic,
+    attributed to its ``.onnxs`` file and line."""
+    for d in diagnostics:
+        if d["severity"] != "warning":
             continue
-        end = heads[k + 1].start() if k + 1 < len(heads) else len(report)
-        text = _strip_summary(report[head.start() : end]).rstrip("\n")
-        at = _LOCATION.search(text)
-        file, line, column = (at.group(1), int(at.group(2)), int(at.group(3))) if at else (None, 0, 0)
-        w = OnnxscWarning(text, head.group(2), file, line, column)
-        warnings.warn_explicit(w, OnnxscWarning, file or "<onnxsc>", line, module="onnxsc")
+        w = OnnxscWarning(d["rendered"].rstrip("\n"), d["code"], d["file"], d["line"], d["column"])
+        warnings.warn_explicit(w, OnnxscWarning, d["file"], d["line"], module="onnxsc")
 
 
 def _registered_schemas(model) -> list:

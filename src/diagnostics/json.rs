@@ -1,4 +1,8 @@
-//! Diagnostics as JSON objects, one per line (`onnxsc check --format json`), for editors and CI.
+//! Diagnostics as JSON objects, one per line (`onnxsc check --format json`, `onnxsc build
+//! --format json`), for editors, CI and the Python package.
+//!
+//! `rendered` is the diagnostic exactly as `--color never` prints it on stderr (as rustc's JSON
+//! diagnostics carry theirs), so a tool can show it without rendering it again.
 //!
 //! Lines and columns are 1-based; columns count characters (Unicode scalar values). The end
 //! position is exclusive, as in LSP ranges.
@@ -8,7 +12,7 @@
 //! {"row": ..., "column": ...}, "end_location": {...}}]}` (the same 1-based rows and columns);
 //! `"fix": null` otherwise. Apply the edits from last to first so earlier positions stay valid.
 
-use super::{Diagnostic, Fix, Severity};
+use super::{render_plain, Diagnostic, Fix, Severity};
 use crate::source::{SourceMap, Span};
 use serde_json::{json, Value};
 
@@ -35,7 +39,7 @@ fn fix_to_json(sources: &SourceMap, file: usize, fix: &Fix) -> Value {
 }
 
 /// One diagnostic as a JSON object: code, severity, message, the primary location, every label,
-/// help, notes and the fix.
+/// help, notes, the fix, and the rendered text.
 pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> Value {
     let primary = d.labels.iter().find(|l| l.primary).or(d.labels.first());
     let (line, column, end_line, end_column) = match primary {
@@ -70,6 +74,7 @@ pub fn to_json(sources: &SourceMap, d: &Diagnostic) -> Value {
         "help": d.help,
         "notes": d.notes,
         "fix": d.fix.as_ref().map(|f| fix_to_json(sources, d.file, f)),
+        "rendered": render_plain(sources, d),
     })
 }
 

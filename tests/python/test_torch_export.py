@@ -390,6 +390,29 @@ def test_warnings_are_python_warnings_with_the_rendered_diagnostic(tmp_path):
     assert torch.ops.aten.add.Tensor in table
 
 
+def test_diagnostics_reach_python_as_the_command_line_renders_them(tmp_path):
+    """The package reads ``onnxsc build --format json``: each warning's message and the
+    errors' report are the text ``onnxsc check --color never`` prints (without its summary),
+    and a warning's code and position are the JSON's."""
+    src = write(tmp_path, "renamed.onnxs", RENAMED)
+    check = subprocess.run(
+        [onnxsc.find_onnxsc_bin(), "--color", "never", "check", str(src)], capture_output=True, text=True, check=True
+    )
+    rendered = check.stderr[: check.stderr.rindex("onnxsc: ")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        onnxsc.translation_table(src)
+    ours = [w.message for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
+    assert "".join(w.rendered + "\n\n" for w in ours) == rendered
+    assert [(w.code, w.file, w.line, w.column) for w in ours] == [("W0501", str(src), 5, 9), ("W0501", str(src), 5, 12)]
+    with pytest.raises(onnxsc.CompileError) as info:
+        onnxsc.translation_table(src, deny_warnings=True)
+    denied = subprocess.run(
+        [onnxsc.find_onnxsc_bin(), "--color", "never", "check", "--deny-warnings", str(src)], capture_output=True, text=True
+    )
+    assert info.value.diagnostics == denied.stderr[: denied.stderr.rindex("onnxsc: ")].rstrip("\n") + "\n"
+
+
 def test_deny_warnings_makes_them_errors(tmp_path):
     src = write(tmp_path, "renamed.onnxs", RENAMED)
     with pytest.raises(onnxsc.CompileError) as info:
