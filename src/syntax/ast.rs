@@ -470,3 +470,165 @@ impl Stmt {
         }
     }
 }
+
+/// A walk over a tree that may change it, in source order. Each method is called on every node
+/// of its kind and, by default, walks on into the node's parts; a visitor that overrides only
+/// [`VisitMut::visit_span`] reaches every span of the tree (what an edit that moves text needs).
+pub trait VisitMut {
+    fn visit_span(&mut self, _span: &mut Span) {}
+
+    fn visit_ident(&mut self, ident: &mut Ident) {
+        self.visit_span(&mut ident.span);
+    }
+
+    fn visit_expr(&mut self, e: &mut Expr) {
+        walk_expr_mut(self, e);
+    }
+
+    fn visit_stmt(&mut self, s: &mut Stmt) {
+        walk_stmt_mut(self, s);
+    }
+}
+
+/// The parts of an expression, for [`VisitMut::visit_expr`]: its span, names and subexpressions.
+pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
+    let Expr { kind, span } = e;
+    v.visit_span(span);
+    match kind {
+        ExprKind::Attribute { value, attr } => {
+            v.visit_expr(value);
+            v.visit_ident(attr);
+        }
+        ExprKind::Call { func, args } => {
+            v.visit_expr(func);
+            for Arg { keyword, value, kind: _, span } in args {
+                if let Some(k) = keyword {
+                    v.visit_ident(k);
+                }
+                v.visit_expr(value);
+                v.visit_span(span);
+            }
+        }
+        ExprKind::BinOp { op: _, left, right } => {
+            v.visit_expr(left);
+            v.visit_expr(right);
+        }
+        ExprKind::UnaryOp { op: _, operand } | ExprKind::Starred(operand) => v.visit_expr(operand),
+        ExprKind::BoolOp { op: _, values: items }
+        | ExprKind::Tuple(items)
+        | ExprKind::List(items)
+        | ExprKind::Set(items) => items.iter_mut().for_each(|i| v.visit_expr(i)),
+        ExprKind::Compare { left, comparisons } => {
+            v.visit_expr(left);
+            comparisons.iter_mut().for_each(|(_, c)| v.visit_expr(c));
+        }
+        ExprKind::Subscript { value, index } => {
+            v.visit_expr(value);
+            v.visit_expr(index);
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            [lower, upper, step].into_iter().flatten().for_each(|e| v.visit_expr(e));
+        }
+        ExprKind::Dict(pairs) => pairs.iter_mut().for_each(|(k, value)| {
+            v.visit_expr(k);
+            v.visit_expr(value);
+        }),
+        ExprKind::IfExp { test, body, orelse } => {
+            v.visit_expr(test);
+            v.visit_expr(body);
+            v.visit_expr(orelse);
+        }
+        ExprKind::FString(parts) => walk_fstring_mut(v, parts),
+        ExprKind::Name(_)
+        | ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::None
+        | ExprKind::Ellipsis => {}
+    }
+}
+
+/// The replacement fields of an f-string, format specifications included.
+fn walk_fstring_mut<V: VisitMut + ?Sized>(v: &mut V, parts: &mut [FStringPart]) {
+    for part in parts {
+        if let FStringPart::Field { value, conversion: _, spec } = part {
+            v.visit_expr(value);
+            if let Some(spec) = spec {
+                walk_fstring_mut(v, spec);
+            }
+        }
+    }
+}
+
+/// The parts of a statement, for [`VisitMut::visit_stmt`]: its span, names, expressions and
+/// nested blocks (a nested function's decorators, parameters and annotations included).
+pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
+    let Stmt { kind, span } = s;
+    v.visit_span(span);
+    let block = |v: &mut V, stmts: &mut [Stmt]| stmts.iter_mut().for_each(|s| v.visit_stmt(s));
+    match kind {
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) => v.visit_expr(e),
+        StmtKind::Assign { targets, value } => {
+            targets.iter_mut().for_each(|t| v.visit_expr(t));
+            v.visit_expr(value);
+        }
+        StmtKind::AnnAssign { target, annotation, value } => {
+            v.visit_expr(target);
+            v.visit_expr(annotation);
+            if let Some(value) = value {
+                v.visit_expr(value);
+            }
+        }
+        StmtKind::AugAssign { target, op: _, value } => {
+            v.visit_expr(target);
+            v.visit_expr(value);
+        }
+        StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+            v.visit_expr(test);
+            block(v, body);
+            block(v, orelse);
+        }
+        StmtKind::For { target, iter, body, orelse } => {
+            v.visit_expr(target);
+            v.visit_expr(iter);
+            block(v, body);
+            block(v, orelse);
+        }
+        StmtKind::FunctionDef(FunctionDef { name, decorators, params, returns, body, header_span }) => {
+            v.visit_ident(name);
+            decorators.iter_mut().for_each(|d| v.visit_expr(d));
+            for Param { name, kind: _, annotation, default, span } in params {
+                v.visit_ident(name);
+                annotation.iter_mut().chain(default.iter_mut()).for_each(|e| v.visit_expr(e));
+                v.visit_span(span);
+            }
+            if let Some(r) = returns {
+                v.visit_expr(r);
+            }
+            block(v, body);
+            v.visit_span(header_span);
+        }
+        StmtKind::Import(aliases) => aliases.iter_mut().for_each(|a| walk_import_alias_mut(v, a)),
+        StmtKind::ImportFrom { level: _, module, names, star: _ } => {
+            walk_dotted_mut(v, module);
+            names.iter_mut().for_each(|a| walk_import_alias_mut(v, a));
+        }
+        StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
+    }
+}
+
+fn walk_dotted_mut<V: VisitMut + ?Sized>(v: &mut V, d: &mut DottedName) {
+    let DottedName { parts, span } = d;
+    parts.iter_mut().for_each(|p| v.visit_ident(p));
+    v.visit_span(span);
+}
+
+fn walk_import_alias_mut<V: VisitMut + ?Sized>(v: &mut V, a: &mut ImportAlias) {
+    let ImportAlias { name, alias, span } = a;
+    walk_dotted_mut(v, name);
+    if let Some(alias) = alias {
+        v.visit_ident(alias);
+    }
+    v.visit_span(span);
+}

@@ -46,180 +46,24 @@ pub fn reparse(file: FileId, old_text: &str, old: &Module, new_text: &str) -> Op
     }
     let mut body: Vec<Stmt> = old.body[..first].to_vec();
     for mut s in parsed.module?.body {
-        s.shift(region_start as i64);
+        Shift(region_start as i64).visit_stmt(&mut s);
         body.push(s);
     }
     for s in &old.body[last + 1..] {
         let mut s = s.clone();
-        s.shift(delta);
+        Shift(delta).visit_stmt(&mut s);
         body.push(s);
     }
     Some(Module { body })
 }
 
-fn shift_span(s: &mut Span, by: i64) {
-    s.start = (s.start as i64 + by) as u32;
-    s.end = (s.end as i64 + by) as u32;
-}
+/// Moves every span of a statement by `by` bytes.
+struct Shift(i64);
 
-impl Ident {
-    fn shift(&mut self, by: i64) {
-        let Ident { name: _, span } = self;
-        shift_span(span, by);
-    }
-}
-
-impl DottedName {
-    fn shift(&mut self, by: i64) {
-        let DottedName { parts, span } = self;
-        parts.iter_mut().for_each(|p| p.shift(by));
-        shift_span(span, by);
-    }
-}
-
-impl ImportAlias {
-    fn shift(&mut self, by: i64) {
-        let ImportAlias { name, alias, span } = self;
-        name.shift(by);
-        alias.iter_mut().for_each(|a| a.shift(by));
-        shift_span(span, by);
-    }
-}
-
-impl Param {
-    fn shift(&mut self, by: i64) {
-        let Param { name, kind: _, annotation, default, span } = self;
-        name.shift(by);
-        annotation.iter_mut().chain(default.iter_mut()).for_each(|e| e.shift(by));
-        shift_span(span, by);
-    }
-}
-
-impl Arg {
-    fn shift(&mut self, by: i64) {
-        let Arg { keyword, value, kind: _, span } = self;
-        keyword.iter_mut().for_each(|k| k.shift(by));
-        value.shift(by);
-        shift_span(span, by);
-    }
-}
-
-fn shift_block(stmts: &mut [Stmt], by: i64) {
-    stmts.iter_mut().for_each(|s| s.shift(by));
-}
-
-impl Stmt {
-    /// Moves every span of the statement by `by` bytes.
-    pub fn shift(&mut self, by: i64) {
-        let Stmt { kind, span } = self;
-        shift_span(span, by);
-        match kind {
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => e.shift(by),
-            StmtKind::Assign { targets, value } => {
-                targets.iter_mut().for_each(|t| t.shift(by));
-                value.shift(by);
-            }
-            StmtKind::AnnAssign { target, annotation, value } => {
-                target.shift(by);
-                annotation.shift(by);
-                value.iter_mut().for_each(|v| v.shift(by));
-            }
-            StmtKind::AugAssign { target, op: _, value } => {
-                target.shift(by);
-                value.shift(by);
-            }
-            StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-                test.shift(by);
-                shift_block(body, by);
-                shift_block(orelse, by);
-            }
-            StmtKind::For { target, iter, body, orelse } => {
-                target.shift(by);
-                iter.shift(by);
-                shift_block(body, by);
-                shift_block(orelse, by);
-            }
-            StmtKind::FunctionDef(FunctionDef { name, decorators, params, returns, body, header_span }) => {
-                name.shift(by);
-                decorators.iter_mut().for_each(|d| d.shift(by));
-                params.iter_mut().for_each(|p| p.shift(by));
-                returns.iter_mut().for_each(|r| r.shift(by));
-                shift_block(body, by);
-                shift_span(header_span, by);
-            }
-            StmtKind::Import(aliases) => aliases.iter_mut().for_each(|a| a.shift(by)),
-            StmtKind::ImportFrom { level: _, module, names, star: _ } => {
-                module.shift(by);
-                names.iter_mut().for_each(|a| a.shift(by));
-            }
-            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
-        }
-    }
-}
-
-/// Shifts the replacement fields of an f-string, format specifications included.
-fn shift_fstring(parts: &mut [FStringPart], by: i64) {
-    for part in parts {
-        if let FStringPart::Field { value, spec, .. } = part {
-            value.shift(by);
-            if let Some(spec) = spec {
-                shift_fstring(spec, by);
-            }
-        }
-    }
-}
-
-impl Expr {
-    fn shift(&mut self, by: i64) {
-        let Expr { kind, span } = self;
-        shift_span(span, by);
-        match kind {
-            ExprKind::Attribute { value, attr } => {
-                value.shift(by);
-                attr.shift(by);
-            }
-            ExprKind::Call { func, args } => {
-                func.shift(by);
-                args.iter_mut().for_each(|a| a.shift(by));
-            }
-            ExprKind::BinOp { op: _, left, right } => {
-                left.shift(by);
-                right.shift(by);
-            }
-            ExprKind::UnaryOp { op: _, operand } | ExprKind::Starred(operand) => operand.shift(by),
-            ExprKind::BoolOp { op: _, values: items }
-            | ExprKind::Tuple(items)
-            | ExprKind::List(items)
-            | ExprKind::Set(items) => items.iter_mut().for_each(|i| i.shift(by)),
-            ExprKind::Compare { left, comparisons } => {
-                left.shift(by);
-                comparisons.iter_mut().for_each(|(_, c)| c.shift(by));
-            }
-            ExprKind::Subscript { value, index } => {
-                value.shift(by);
-                index.shift(by);
-            }
-            ExprKind::Slice { lower, upper, step } => {
-                [lower, upper, step].into_iter().flatten().for_each(|e| e.shift(by));
-            }
-            ExprKind::Dict(pairs) => pairs.iter_mut().for_each(|(k, v)| {
-                k.shift(by);
-                v.shift(by);
-            }),
-            ExprKind::IfExp { test, body, orelse } => {
-                test.shift(by);
-                body.shift(by);
-                orelse.shift(by);
-            }
-            ExprKind::FString(parts) => shift_fstring(parts, by),
-            ExprKind::Name(_)
-            | ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Str(_)
-            | ExprKind::Bool(_)
-            | ExprKind::None
-            | ExprKind::Ellipsis => {}
-        }
+impl VisitMut for Shift {
+    fn visit_span(&mut self, s: &mut Span) {
+        s.start = (s.start as i64 + self.0) as u32;
+        s.end = (s.end as i64 + self.0) as u32;
     }
 }
 
@@ -241,6 +85,51 @@ mod tests {
             }
             None => false,
         }
+    }
+
+    /// Every construct of the syntax tree, so that moving spans reaches each kind of node.
+    const EVERY_CONSTRUCT: &str = r#"import a.b as c, d
+from ..m import n as o, p
+from . import q
+
+X: INT64 = {1: 2}
+Y = Z = {1, w}, [*w]
+F = f"{X!r:>{W}} and {Y}"
+
+@script(op, default_opset=op)
+def f(x: FLOAT["N", 3], *args, k: int = -1, **kw) -> FLOAT:
+    """doc"""
+    t = x[1:2, ::3, ...]
+    u = a if b < c <= d else e
+    t += op.Add(x, y, axis=k, *s, **kw)
+    for i, j in range(3):
+        if not i and j or i is None:
+            break
+        elif i:
+            continue
+        else:
+            pass
+    else:
+        print(i)
+    while t:
+        @graph()
+        def g(y: FLOAT) -> FLOAT:
+            return y.T
+    return t, -u
+"#;
+
+    #[test]
+    fn moving_a_statement_moves_every_span_in_it() {
+        let pad = "# a line above\n";
+        let (Some(plain), Some(padded)) =
+            (parse(0, EVERY_CONSTRUCT).module, parse(0, &format!("{pad}{EVERY_CONSTRUCT}")).module)
+        else {
+            panic!("the text parses")
+        };
+        let mut moved = plain.body.clone();
+        moved.iter_mut().for_each(|s| Shift(pad.len() as i64).visit_stmt(s));
+        assert_ne!(moved, plain.body);
+        assert_eq!(moved, padded.body);
     }
 
     #[test]
