@@ -19,7 +19,7 @@ use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
 use crate::sema::env::{self, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
-use crate::sema::infer::{self, Ty};
+use crate::sema::infer::{self, AttrFacts, Ty};
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
@@ -517,58 +517,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         outputs: &[String],
         attrs: &[Attr],
     ) {
-        let input_ty = |i: usize| inputs.get(i).cloned().flatten().and_then(|v| self.types.get(&v).cloned());
-        let attr = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
-        let onnx = opset.domain.is_empty();
-        let known: Vec<Option<Ty>> = match op_type {
-            "Constant" if onnx => vec![match attr("value") {
-                Some(AttrValue::Tensor(t)) => Some(Ty::Elem(t.elem)),
-                _ => match attrs.first().map(|a| a.name.as_str()) {
-                    Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
-                    Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
-                    Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
-                    _ => None,
-                },
-            }],
-            "Cast" if onnx => vec![match attr("to") {
-                Some(AttrValue::Int(code)) => {
-                    ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(Ty::Elem)
-                }
-                _ => None,
-            }],
-            "CastLike" if onnx => vec![input_ty(1)],
-            // The sequence's tensors have type `dtype` (float by default).
-            "SequenceEmpty" if onnx => vec![match attr("dtype") {
-                Some(AttrValue::Int(code)) => {
-                    ElemType::ALL.iter().copied().find(|t| t.code() as i64 == *code).map(|t| Ty::seq(Some(Ty::Elem(t))))
-                }
-                None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
-                _ => Some(Ty::Seq(None)),
-            }],
-            // Carried values (and scan outputs) have the types of the body's outputs after the
-            // condition.
-            "Loop" if onnx => match attr("body") {
-                Some(AttrValue::Graph(g)) => g.outputs.iter().skip(1).map(|o| self.types.get(o).cloned()).collect(),
-                _ => Vec::new(),
-            },
-            "Identity" if onnx => vec![input_ty(0)],
-            "If" if onnx => {
-                let branch = |name: &str| match attr(name) {
-                    Some(AttrValue::Graph(g)) => g.outputs.iter().map(|o| self.types.get(o).cloned()).collect(),
-                    _ => vec![None; outputs.len()],
+        let ty = |v: &String| self.types.get(v).cloned();
+        let input_types: Vec<Option<Ty>> = inputs.iter().map(|i| i.as_ref().and_then(ty)).collect();
+        let attr_facts: Vec<(&str, AttrFacts)> = attrs
+            .iter()
+            .map(|a| {
+                let facts = match &a.value {
+                    AttrValue::Int(i) => AttrFacts::Int(*i),
+                    AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
+                    AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(ty).collect()),
+                    _ => AttrFacts::Other,
                 };
-                let (then, els): (Vec<Option<Ty>>, Vec<Option<Ty>>) = (branch("then_branch"), branch("else_branch"));
-                then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
-            }
-            _ => match schema::registry().resolve(&opset.domain, op_type, opset.version) {
-                Resolution::Found(schema) => {
-                    let args: Vec<Option<Ty>> = (0..inputs.len()).map(input_ty).collect();
-                    let refs: Vec<Option<&Ty>> = args.iter().map(Option::as_ref).collect();
-                    infer::check_call(schema, &refs, outputs.len()).unwrap_or_default()
-                }
-                _ => Vec::new(),
-            },
-        };
+                (a.name.as_str(), facts)
+            })
+            .collect();
+        let known =
+            infer::node_outputs(&opset.domain, op_type, opset.version, &input_types, &attr_facts, outputs.len());
         for (o, t) in outputs.iter().zip(known) {
             if let Some(t) = t {
                 self.types.insert(o.clone(), t);

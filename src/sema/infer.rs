@@ -451,6 +451,86 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
     Ok(outputs)
 }
 
+/// What output typing reads of one attribute of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrFacts {
+    Int(i64),
+    /// A tensor value of this element type.
+    Tensor(ElemType),
+    /// A graph, with what is known of its outputs' types.
+    Graph(Vec<Option<Ty>>),
+    /// Any other value, or a reference to an attribute of the function.
+    Other,
+}
+
+/// The types of a node's outputs, as far as they follow from what is known of its inputs and
+/// attributes (`None`: unknown). The ops whose outputs the schemas cannot type are typed here:
+/// `Constant` (its value), `Cast` (`to`), `CastLike` (its second input), `SequenceEmpty`
+/// (`dtype`, float by default), `Identity`, `Loop` (the body's outputs after the condition:
+/// carried values and scan outputs) and `If` (what both branches agree on); every other op of a
+/// known schema through [`check_call`].
+pub fn node_outputs(
+    domain: &str,
+    op_type: &str,
+    version: i64,
+    inputs: &[Option<Ty>],
+    attrs: &[(&str, AttrFacts)],
+    outputs: usize,
+) -> Vec<Option<Ty>> {
+    let input = |i: usize| inputs.get(i).cloned().flatten();
+    let attr = |name: &str| attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a);
+    let elem = |code: i64| ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code);
+    if !domain.is_empty() {
+        return schema_outputs(domain, op_type, version, inputs, outputs);
+    }
+    match op_type {
+        "Constant" => vec![match attr("value") {
+            Some(AttrFacts::Tensor(t)) => Some(Ty::Elem(*t)),
+            _ => match attrs.first().map(|(n, _)| *n) {
+                Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
+                Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
+                Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
+                _ => None,
+            },
+        }],
+        "Cast" => vec![match attr("to") {
+            Some(AttrFacts::Int(code)) => elem(*code).map(Ty::Elem),
+            _ => None,
+        }],
+        "CastLike" => vec![input(1)],
+        "SequenceEmpty" => vec![match attr("dtype") {
+            Some(AttrFacts::Int(code)) => elem(*code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
+            None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
+            _ => Some(Ty::Seq(None)),
+        }],
+        "Loop" => match attr("body") {
+            Some(AttrFacts::Graph(body)) => body.iter().skip(1).cloned().collect(),
+            _ => Vec::new(),
+        },
+        "Identity" => vec![input(0)],
+        "If" => {
+            let branch = |name: &str| match attr(name) {
+                Some(AttrFacts::Graph(g)) => g.clone(),
+                _ => vec![None; outputs],
+            };
+            let (then, els) = (branch("then_branch"), branch("else_branch"));
+            then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
+        }
+        _ => schema_outputs(domain, op_type, version, inputs, outputs),
+    }
+}
+
+/// The outputs' types that an op's schema gives, from its inputs'.
+fn schema_outputs(domain: &str, op_type: &str, version: i64, inputs: &[Option<Ty>], outputs: usize) -> Vec<Option<Ty>> {
+    match crate::schema::registry().resolve(domain, op_type, version) {
+        crate::schema::Resolution::Found(schema) => {
+            let refs: Vec<Option<&Ty>> = inputs.iter().map(Option::as_ref).collect();
+            check_call(schema, &refs, outputs).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,5 +625,24 @@ mod tests {
         assert_eq!(c.message, "`Add` needs `A` and `B` to have the same element type, but they are FLOAT and INT64");
         let c = check_call(schema("Sin", 18), &[Some(&INT64)], 1).unwrap_err();
         assert_eq!(c.message, "`Sin` does not accept INT64 for its input `input`");
+    }
+
+    #[test]
+    fn ops_without_typing_schemas_are_typed_from_their_attributes() {
+        let out = |op: &str, inputs: &[Option<Ty>], attrs: &[(&str, AttrFacts)], n: usize| {
+            node_outputs("", op, 18, inputs, attrs, n)
+        };
+        assert_eq!(out("Constant", &[], &[("value_ints", AttrFacts::Other)], 1), vec![Some(INT64)]);
+        assert_eq!(out("Cast", &[Some(FLOAT)], &[("to", AttrFacts::Int(7))], 1), vec![Some(INT64)]);
+        assert_eq!(out("CastLike", &[Some(FLOAT), Some(INT64)], &[], 1), vec![Some(INT64)]);
+        assert_eq!(out("SequenceEmpty", &[], &[], 1), vec![Some(seq(FLOAT))]);
+        let body = AttrFacts::Graph(vec![None, Some(FLOAT), Some(INT64)]);
+        assert_eq!(out("Loop", &[], &[("body", body)], 2), vec![Some(FLOAT), Some(INT64)]);
+        let then = AttrFacts::Graph(vec![Some(FLOAT), Some(FLOAT)]);
+        let els = AttrFacts::Graph(vec![Some(FLOAT), Some(INT64)]);
+        assert_eq!(out("If", &[], &[("then_branch", then), ("else_branch", els)], 2), vec![Some(FLOAT), None]);
+        // Another domain's `Cast` is not ONNX's; ONNX ops with schemas are typed by them.
+        assert_eq!(node_outputs("my.domain", "Cast", 1, &[], &[("to", AttrFacts::Int(7))], 1), Vec::new());
+        assert_eq!(out("Add", &[Some(FLOAT), None], &[], 1), vec![Some(FLOAT)]);
     }
 }
