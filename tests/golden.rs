@@ -102,6 +102,28 @@ fn error_cases_report_their_expected_code_and_line() {
     assert!(checked > 0, "no error cases found in {}", dir.display());
 }
 
+/// A function that is not compiled was dropped for errors, which were reported: no case drops
+/// a function silently (the driver also asserts it in debug builds), and a case that compiles
+/// drops none.
+#[test]
+fn a_compilation_that_drops_a_function_has_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut dropped = 0;
+    for dir in ["errors", "warnings", "ok"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("a cases directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.extension().is_none_or(|e| e != "onnxs") {
+                continue;
+            }
+            let c = compile_case(&path);
+            assert!(c.dropped == 0 || c.has_errors(), "{}: a function was dropped without an error", path.display());
+            assert!(dir == "errors" || c.dropped == 0, "{}: a function was dropped", path.display());
+            dropped += c.dropped;
+        }
+    }
+    assert!(dropped > 100, "only {dropped} functions were dropped by the error cases");
+}
+
 /// `# expect: E0406 at line 8` → (`E0406`, 8).
 fn parse_expect_header(line: &str) -> Option<(String, usize)> {
     let rest = line.trim_end().strip_prefix("# expect: ")?;

@@ -136,6 +136,13 @@ impl Diagnostic {
     }
 }
 
+/// Proof that an error was reported. The only way to get one is to push an error diagnostic
+/// ([`Diagnostics::push_error`]), as with rustc's `ErrorGuaranteed`: a phase that abandons a
+/// construct returns `Err(Reported)`, and values that stand for a failed definition (a poisoned
+/// name) carry the proof, so no construct is dropped without an error saying why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reported(());
+
 /// The diagnostics of one compilation, in the order they were found.
 #[derive(Default, Debug)]
 pub struct Diagnostics {
@@ -151,8 +158,24 @@ impl Diagnostics {
         self.items.push(d);
     }
 
-    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
-        self.items.extend(ds);
+    /// Pushes an error, and returns the proof that it was reported.
+    pub fn push_error(&mut self, d: Diagnostic) -> Reported {
+        debug_assert_eq!(d.severity, Severity::Error, "only an error is proof of a failure: {}", d.message);
+        self.items.push(d);
+        Reported(())
+    }
+
+    /// Pushes diagnostics found elsewhere (by a phase with a sink of its own); the proof that an
+    /// error was reported, if one of them is an error.
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) -> Option<Reported> {
+        let mut reported = None;
+        for d in ds {
+            if d.severity == Severity::Error {
+                reported = Some(Reported(()));
+            }
+            self.items.push(d);
+        }
+        reported
     }
 
     pub fn has_errors(&self) -> bool {

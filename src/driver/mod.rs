@@ -12,10 +12,10 @@ pub use modules::identity;
 pub use reuse::Reuse;
 
 use crate::aten::AtenRegistry;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::lower::{self, ir::Function};
 use crate::sema::binding;
-use crate::sema::calls::{self, Callee};
+use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::env::{self, ModuleEnv};
 use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
@@ -87,6 +87,8 @@ pub struct Compilation {
     pub sources: SourceMap,
     pub diagnostics: Vec<Diagnostic>,
     pub functions: Vec<Function>,
+    /// How many functions were not compiled because of their errors (reported).
+    pub dropped: usize,
     /// Every file the compilation read (sources, imported modules, schema files): an output
     /// must not replace any of them.
     pub files: Vec<PathBuf>,
@@ -244,7 +246,7 @@ fn pipeline(
     let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
     for u in mods.build_order() {
         let unit = &mods.units[u];
-        let Some(module) = &unit.module else { continue };
+        let Ok(module) = &unit.module else { continue };
         let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
         let ctx = env::ImportContext {
             first_function: firsts[u],
@@ -281,17 +283,22 @@ fn pipeline(
     }
     report_duplicate_functions(&envs, &decorations, &callees, &sources, &mut diags);
     report_too_many_functions(&envs, &decorations, &mut diags);
-    calls::check_calls(&envs, &callees, &mut diags);
+    let calls = calls::check_calls(&envs, callees, &mut diags);
 
     let mut functions = Vec::new();
+    let mut dropped = 0;
     let mut facts = Vec::new();
-    let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &callees, &invalid));
+    let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &calls.callees, &invalid));
     for (env, decos) in envs.iter().zip(&decorations) {
         let Some(lines) = sources.lines(env.file) else { continue };
         let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
-            let compiled = compile_module(env, decos, &callees, lines, &registry, &invalid, &mut diags);
             let file = sources.name(env.file);
-            functions.extend(compiled.into_iter().map(|f| Function { source_file: file.to_string(), ..f }));
+            for compiled in compile_module(env, decos, &calls, lines, &registry, &invalid, &mut diags) {
+                match compiled {
+                    Ok(f) => functions.push(Function { source_file: file.to_string(), ..f }),
+                    Err(_) => dropped += 1,
+                }
+            }
             continue;
         };
         let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
@@ -299,15 +306,17 @@ fn pipeline(
                          deco: &lower::function::Decoration,
                          d: &mut Diagnostics,
                          learned: &mut Vec<_>| {
-            compile_function(env, f, deco, &callees, lines, &registry, &invalid, d, Some(learned));
+            // An editor keeps no function: what checking it reported is all it needs.
+            let _ = compile_function(env, f, deco, &calls, lines, &registry, &invalid, d, Some(learned));
         };
         let context = reuse::module_fingerprint(context, env);
         let text = sources.text(env.file);
         reuse::check_module(reuse, name, text, context, env, decos, &mut check, &mut diags, &mut facts);
     }
     // Only compiled functions (not the editor's re-checks) are known here.
-    binding::check_translation_callees(&functions, &mut diags);
-    let collected = for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &callees, &registry, &sources));
+    lower::exporter::check_translation_callees(&functions, &mut diags);
+    let collected =
+        for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &calls.callees, &registry, &sources));
     drop(envs);
     let files = mods
         .units
@@ -316,7 +325,8 @@ fn pipeline(
         .chain(options.native_functions.iter().cloned())
         .chain(options.schema_files.iter().cloned())
         .collect();
-    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, custom_ops, files };
+    debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
+    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, dropped, custom_ops, files };
     let Some(collected) = collected else { return Ok((compilation, None)) };
     let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
     // A module that does not parse now keeps its last syntax tree for the next edit.
@@ -327,7 +337,7 @@ fn pipeline(
         .zip(mods.deps)
         .zip(globals.into_iter().zip(namespaces))
         .map(|((u, imports), (globals, namespaces))| {
-            let ast = u.module.map(std::sync::Arc::new);
+            let ast = u.module.ok().map(std::sync::Arc::new);
             if let Some(module) = &ast {
                 let text = compilation.sources.text(u.file).to_string();
                 parsed.insert(u.name.clone(), reuse::Parsed { text, module: module.clone() });
@@ -350,7 +360,7 @@ fn parse_input(
     previous: Option<&reuse::Parsed>,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
-) -> (crate::source::FileId, Option<syntax::ast::Module>) {
+) -> (crate::source::FileId, Result<syntax::ast::Module, Reported>) {
     match std::str::from_utf8(bytes) {
         Ok(text) => {
             // Python accepts a UTF-8 byte-order mark at the start of a file.
@@ -363,26 +373,32 @@ fn parse_input(
                 } else {
                     syntax::incremental::reparse(file, &p.text, &p.module, text)
                 };
-                if again.is_some() {
-                    return (file, again);
+                if let Some(module) = again {
+                    return (file, Ok(module));
                 }
             }
             let result = syntax::parse(file, sources.text(file));
-            diags.extend(result.diagnostics);
-            let module = result.module.and_then(|m| match syntax::depth::too_deep(&m) {
-                None => Some(m),
-                Some(span) => {
-                    diags.push(too_deep(file, span));
-                    syntax::depth::dismantle(m);
-                    None
-                }
-            });
+            let reported = diags.extend(result.diagnostics);
+            let module = match result.module {
+                Some(m) => match syntax::depth::too_deep(&m) {
+                    None => Ok(m),
+                    Some(span) => {
+                        syntax::depth::dismantle(m);
+                        Err(diags.push_error(too_deep(file, span)))
+                    }
+                },
+                // The parser reports why it has no module; should it not, this says it.
+                None => Err(reported.unwrap_or_else(|| {
+                    let d = Diagnostic::error(codes::SYNTAX_ERROR, file, "this file does not parse")
+                        .primary(Span::default(), "here");
+                    diags.push_error(d)
+                })),
+            };
             (file, module)
         }
         Err(e) => {
             let file = sources.add(name.to_string(), String::from_utf8_lossy(bytes).into_owned());
-            diags.push(invalid_utf8(file, bytes, e));
-            (file, None)
+            (file, Err(diags.push_error(invalid_utf8(file, bytes, e))))
         }
     }
 }
@@ -473,20 +489,21 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
         ))
 }
 
-/// Compiles the functions of one module and checks their PyTorch bindings.
+/// Compiles the functions of one module and checks their PyTorch bindings. A function whose
+/// decorators were read is compiled, or has errors: the proof of their report.
 fn compile_module(
     env: &ModuleEnv,
     decorations: &[Option<lower::function::Decoration>],
-    callees: &[Callee],
+    calls: &Calls,
     lines: &LineIndex,
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
-) -> Vec<Function> {
+) -> Vec<Result<Function, Reported>> {
     let functions = env.functions.iter().zip(decorations);
     functions
         .filter_map(|(f, deco)| {
-            compile_function(env, f, deco.as_ref()?, callees, lines, registry, invalid, diags, None)
+            Some(compile_function(env, f, deco.as_ref()?, calls, lines, registry, invalid, diags, None))
         })
         .collect()
 }
@@ -497,13 +514,13 @@ fn compile_function(
     env: &ModuleEnv,
     f: &syntax::ast::FunctionDef,
     deco: &lower::function::Decoration,
-    callees: &[Callee],
+    calls: &Calls,
     lines: &LineIndex,
     registry: &AtenRegistry,
     invalid: &[String],
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<crate::sema::facts::Fact>>,
-) -> Option<Function> {
+) -> Result<Function, Reported> {
     // Private helpers are compiled but not registered for export: no binding to check.
     if !deco.private {
         binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
@@ -511,12 +528,12 @@ fn compile_function(
     // A decorated function is compiled with the globals of the moment its decorator runs.
     let view = if f.decorators.is_empty() { u32::MAX } else { f.header_span.start.min(f.name.span.start) };
     let previous = env.view_at(view);
-    let lowered = lower::lower_function(env, f, deco, callees, lines, diags, facts);
+    let lowered = lower::lower_function(env, f, deco, calls, lines, diags, facts);
     env.view_at(previous);
     let mut function = lowered?;
     // The exporter needs each bound operator's output count, annotation or not.
     for op in &mut function.torch_ops {
         op.outputs = registry.lookup(&op.qualname).map(|s| s.returns.len());
     }
-    Some(function)
+    Ok(function)
 }

@@ -12,7 +12,7 @@
 //! turn, so the order of the modules (and of the library's functions) depends only on the
 //! inputs' order and the files' contents.
 
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostics, Reported};
 use crate::sema::env::{self, ModuleLookup};
 use crate::source::{FileId, SourceMap};
 use crate::syntax::ast::{Module, StmtKind};
@@ -29,8 +29,8 @@ pub struct Unit {
     /// Its name, normalised (`a/./b` is `a/b`), for matching module paths against it.
     pub normalized: PathBuf,
     pub file: FileId,
-    /// `None` when it did not parse (already reported).
-    pub module: Option<Module>,
+    /// `Err` when it did not parse (reported).
+    pub module: Result<Module, Reported>,
     /// Brought in by an import rather than given.
     pub discovered: bool,
 }
@@ -393,7 +393,7 @@ impl Modules {
             .map(|u| {
                 firsts.push(next);
                 match &u.module {
-                    Some(m) => {
+                    Ok(m) => {
                         let functions: Vec<(String, usize)> = env::function_defs(m)
                             .into_iter()
                             .map(|f| {
@@ -401,9 +401,9 @@ impl Modules {
                                 (f.name.name.clone(), next - 1)
                             })
                             .collect();
-                        env::ModuleInterface { functions, exports: None, broken: false }
+                        env::ModuleInterface { functions, exports: None, broken: None }
                     }
-                    None => env::ModuleInterface { functions: Vec::new(), exports: None, broken: true },
+                    Err(r) => env::ModuleInterface { functions: Vec::new(), exports: None, broken: Some(*r) },
                 }
             })
             .collect();

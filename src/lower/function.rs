@@ -10,16 +10,17 @@
 //! sequence ops) or optional values; `sema::infer` tracks which, and their element types.
 
 use super::ir::*;
-use super::liveness;
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::suggest::did_you_mean;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
+use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
 use crate::sema::env::{self, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, AttrFacts, Ty};
+use crate::sema::liveness;
 use crate::sema::types::{ElemType, ParamType};
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
@@ -33,9 +34,6 @@ mod subscripts;
 
 use optional::Presence;
 
-/// Marks that a diagnostic was already reported; the caller abandons the construct.
-#[derive(Debug)]
-pub struct Reported;
 type R<T> = Result<T, Reported>;
 
 /// The longest value name made from a variable's name (longer ones are cut).
@@ -48,7 +46,7 @@ pub const DEFAULT_FUNCTION_DOMAIN: &str = "this";
 enum Binding {
     Value(String),
     /// A name whose definition failed (already reported): uses stay silent.
-    Poison,
+    Poison(Reported),
     Attr {
         name: String,
         ty: AttrType,
@@ -126,29 +124,40 @@ fn torch_op_decoration(
     };
     let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
     let Some(first) = positional.first() else {
-        diags.push(bad(d.span, "`@torch_op` needs the name of the operator it translates", "no operator named"));
-        return Err(Reported);
+        return Err(diags.push_error(bad(
+            d.span,
+            "`@torch_op` needs the name of the operator it translates",
+            "no operator named",
+        )));
     };
     if let Some(extra) = positional.get(1) {
-        diags.push(bad(extra.span, "`@torch_op` takes one positional argument", "unexpected argument"));
-        return Err(Reported);
+        return Err(diags.push_error(bad(
+            extra.span,
+            "`@torch_op` takes one positional argument",
+            "unexpected argument",
+        )));
     }
     let names: Vec<&Expr> = match &first.value.kind {
         ExprKind::Tuple(items) => items.iter().collect(),
         ExprKind::List(_) => {
-            diags.push(bad(first.value.span, "several operator names must be a tuple, as torchlib requires", "a list"));
-            return Err(Reported);
+            return Err(diags.push_error(bad(
+                first.value.span,
+                "several operator names must be a tuple, as torchlib requires",
+                "a list",
+            )));
         }
         _ => vec![&first.value],
     };
     if names.is_empty() {
-        diags.push(bad(first.value.span, "`@torch_op` needs at least one operator name", "empty"));
-        return Err(Reported);
+        return Err(diags.push_error(bad(first.value.span, "`@torch_op` needs at least one operator name", "empty")));
     }
     for n in names {
         let ExprKind::Str(text) = &n.kind else {
-            diags.push(bad(n.span, "operator names in `@torch_op` must be string literals", "not a string"));
-            return Err(Reported);
+            return Err(diags.push_error(bad(
+                n.span,
+                "operator names in `@torch_op` must be string literals",
+                "not a string",
+            )));
         };
         let well_formed = text.split_once("::").is_some_and(|(ns, rest)| {
             let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -156,7 +165,7 @@ fn torch_op_decoration(
             ident(ns) && ident(name) && ident(overload)
         });
         if let Some(base) = text.strip_suffix(".default").filter(|_| well_formed) {
-            diags.push(
+            return Err(diags.push_error(
                 Diagnostic::error(
                     codes::BAD_TORCH_OP,
                     file,
@@ -164,16 +173,14 @@ fn torch_op_decoration(
                 )
                 .primary(n.span, "torchlib rejects `.default`")
                 .help(format!("write `{base}`")),
-            );
-            return Err(Reported);
+            ));
         }
         if !well_formed {
-            diags.push(
+            return Err(diags.push_error(
                 Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`{text}` is not a qualified operator name"))
                     .primary(n.span, "expected `namespace::name` or `namespace::name.overload`")
                     .help("for example `aten::gelu` (the default overload) or `aten::add.Tensor`"),
-            );
-            return Err(Reported);
+            ));
         }
         out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
     }
@@ -183,33 +190,30 @@ fn torch_op_decoration(
             Ok(PyValue::Bool(b)) => b,
             _ if k.name == "registry" => continue,
             _ => {
-                diags.push(bad(
+                return Err(diags.push_error(bad(
                     a.value.span,
                     &format!("`{}` must be `True` or `False`", k.name),
                     "not a boolean constant",
-                ));
-                return Err(Reported);
+                )));
             }
         };
         match k.name.as_str() {
             "trace_only" if value => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_TORCH_OP, file, "trace-only translations are Python code, not ONNX Script")
                         .primary(a.span, "`trace_only=True`")
                         .help("onnxsc compiles scripted translations; remove `trace_only=True` and write the body in ONNX Script"),
-                );
-                return Err(Reported);
+                ));
             }
             "complex" => out.complex = value,
             "private" => out.private = value,
             "trace_only" | "traceable" => {}
             other => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`@torch_op` has no option `{other}`"))
                         .primary(k.span, "unknown option")
                         .help("its options are `trace_only`, `private`, `complex` and `traceable`"),
-                );
-                return Err(Reported);
+                ));
             }
         }
     }
@@ -233,7 +237,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
             ExprKind::Call { func, args } => (func.as_ref(), args.as_slice()),
             _ => {
                 if is_torch_op(env, d) {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(
                             codes::BAD_TORCH_OP,
                             file,
@@ -241,16 +245,14 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                         )
                         .primary(d.span, "missing the operator name")
                         .help("write `@torch_op(\"aten::add.Tensor\")`"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
                 if matches!(resolve_dotted(env, d), Some(Global::ScriptDecorator)) {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "`@script` must be called")
                             .primary(d.span, "missing `()`")
                             .help("write `@script()`, or `@script(my_opset)` to put the function in a domain"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
                 (d, &[][..])
             }
@@ -265,12 +267,11 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         match resolve_dotted(env, func) {
             Some(Global::ScriptDecorator) => script_seen = true,
             _ => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_DECORATOR, file, "unknown decorator")
                         .primary(func.span, "not an onnxscript decorator")
                         .help("translation functions take `@script()`, `@script(opset)`, `@script(opset, default_opset=op)` or `@torch_op(\"aten::op.overload\")`"),
-                );
-                return Err(Reported);
+                ));
             }
         }
         for (i, a) in args.iter().enumerate() {
@@ -280,45 +281,41 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                 (Some(k), _) if k.name == "opset" || k.name == "default_opset" => k.name.as_str(),
                 (Some(_), _) => continue,
                 (None, _) => {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "too many arguments to `@script`")
                             .primary(a.span, "unexpected argument")
                             .help("pass the default opset by keyword: `default_opset=op`"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
             };
             let opset = match resolve_dotted(env, &a.value) {
                 Some(Global::Opset(o)) => o,
-                Some(Global::Poison) => return Err(Reported),
+                Some(Global::Poison(r)) => return Err(r),
                 _ => {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, format!("`{which}` must be an opset"))
                             .primary(a.value.span, "not an opset")
                             .help("declare one with `name = onnxscript.values.Opset(domain=\"my.domain\", version=1)`"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
             };
             if which == "opset" {
                 if opset.domain.is_empty() {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "a function cannot live in the default ONNX domain")
                             .primary(a.value.span, "this is an ONNX operator set")
                             .help("give the function a domain of its own, e.g. `Opset(\"my.domain\", 1)`; pass ONNX ops with `default_opset=`"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
                 out.domain = opset.domain;
                 out.domain_version = opset.version;
             } else {
                 if !opset.domain.is_empty() {
-                    diags.push(
+                    return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "`default_opset` must be an ONNX opset")
                             .primary(a.value.span, format!("this is the `{}` domain", opset.domain))
                             .help("write `default_opset=op` with `from onnxscript import opset18 as op`"),
-                    );
-                    return Err(Reported);
+                    ));
                 }
                 out.default_opset = Some(opset);
             }
@@ -330,8 +327,8 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
 pub struct Lowerer<'a, 'm> {
     env: &'a ModuleEnv<'m>,
     diags: &'a mut Diagnostics,
-    /// Domain of each function in the module, for calls between them.
-    function_domains: &'a [crate::sema::calls::Callee],
+    /// The functions of the compilation, for calls between them.
+    calls: &'a Calls,
     used_names: HashSet<String>,
     counter: usize,
     scopes: Vec<Scope>,
@@ -342,7 +339,7 @@ pub struct Lowerer<'a, 'm> {
     assigned_anywhere: HashSet<String>,
     lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
-    reported_no_opset: bool,
+    reported_no_opset: Option<Reported>,
     /// What is known of each value's element type (values are unique across scopes).
     types: HashMap<String, Ty>,
     /// How many loops enclose the statement being lowered (in the current function or graph).
@@ -385,13 +382,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         label: impl Into<String>,
     ) -> Reported {
         let d = Diagnostic::error(code, self.file(), message).primary(span, label);
-        self.diags.push(d);
-        Reported
+        self.diags.push_error(d)
     }
 
+    /// Reports an error.
     fn push(&mut self, d: Diagnostic) -> Reported {
-        self.diags.push(d);
-        Reported
+        self.diags.push_error(d)
+    }
+
+    /// Reports an error found while evaluating a constant (see [`ModuleEnv::report`]).
+    fn push_const_error(&mut self, d: Diagnostic) -> Reported {
+        self.env.report(self.diags, d)
     }
 
     /// A new value name, `candidate` or `candidate_N`. Derived names grow (`x_subscripted`,
@@ -445,7 +446,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 default: param.and_then(|p| p.default.clone()),
             },
             Binding::Graph(_) => NameInfo::Graph,
-            Binding::Poison => return,
+            Binding::Poison(_) => return,
         };
         let definition = match info {
             NameInfo::Input { .. } | NameInfo::Attribute { .. } => param.map(|p| p.declared),
@@ -570,9 +571,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn default_opset(&mut self, span: Span) -> R<Opset> {
         match &self.default_opset {
             Some(o) => Ok(o.clone()),
-            None if self.reported_no_opset => Err(Reported),
             None => {
-                self.reported_no_opset = true;
+                if let Some(r) = self.reported_no_opset {
+                    return Err(r);
+                }
                 let d = Diagnostic::error(
                     codes::NO_DEFAULT_OPSET,
                     self.file(),
@@ -580,7 +582,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 )
                 .primary(span, "lowered to ONNX ops")
                 .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
-                Err(self.push(d))
+                let r = self.push(d);
+                self.reported_no_opset = Some(r);
+                Err(r)
             }
         }
     }
@@ -772,8 +776,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn const_value(&mut self, e: &Expr) -> R<PyValue> {
         eval_const(self.env, e).map_err(|err| match err {
             ConstError::NotConstant(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
-            ConstError::Poisoned => Reported,
-            ConstError::Reported(d) => self.push(*d),
+            ConstError::Poisoned(r) => r,
+            ConstError::Failed(d) => self.push_const_error(*d),
         })
     }
 
@@ -803,10 +807,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             None => match self.env.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
-                Some(Global::Poison) => Err(Reported),
+                Some(Global::Poison(r)) => Err(r),
                 Some(Global::Deferred(d)) => match self.env.deferred_use(&d, span) {
-                    Some(d) => Err(self.push(d)),
-                    None => Err(Reported),
+                    Ok(d) => Err(self.push_const_error(d)),
+                    Err(r) => Err(r),
                 },
                 Some(other) => {
                     let what = describe_global(&other);
@@ -828,7 +832,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn binding_value(&mut self, var: &str, b: Binding, hint: &str, span: Span) -> R<String> {
         match b {
             Binding::Value(v) => Ok(v),
-            Binding::Poison => Err(Reported),
+            Binding::Poison(r) => Err(r),
             Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, hint, span),
             Binding::Graph(_) => {
                 let d = Diagnostic::error(
@@ -1079,7 +1083,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Attribute { value, attr } => match value.as_ref() {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
                     Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
-                    Some(Global::Poison) => return Err(Reported),
+                    Some(Global::Poison(r)) => return Err(*r),
                     Some(Global::Lib(_)) => {
                         // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
                         let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}.{}` is a Python function, not an op", attr.name))
@@ -1112,20 +1116,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return self.lower_function_call(idx, n, args, span, outputs);
                 }
                 // A bare op name is an op of the default opset, as onnxscript resolves it.
-                (None, None) if self.default_opset.is_some() => match &self.default_opset {
-                    Some(o) => (o.clone(), n.clone(), func.span),
-                    None => return Err(Reported),
+                (None, None) => match self.default_opset.clone() {
+                    Some(o) => (o, n.clone(), func.span),
+                    None => return Err(self.undefined(n, func.span)),
                 },
-                (None, None) => return Err(self.undefined(n, func.span)),
                 // An import that failed (already reported).
-                (None, Some(Global::Poison)) => return Err(Reported),
+                (None, Some(Global::Poison(r))) => return Err(*r),
                 (Some(Binding::Graph(_)), _) => {
                     let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
                         .primary(func.span, "a `@graph()` function")
                         .help(format!("pass it as a graph attribute of an op, e.g. `op.Scan(..., body={n})`; to reuse code, call a module-level function"));
                     return Err(self.push(d));
                 }
-                (Some(Binding::Poison), _) => return Err(Reported),
+                (Some(Binding::Poison(r)), _) => return Err(*r),
                 _ => {
                     let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
                         .primary(func.span, "not an op or a function")
@@ -1501,7 +1504,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let Some(ns) = self.env.namespace(&key) else { return Ok(None) };
         match ns.get(&attr.name) {
             Some(Global::Function(idx)) => Ok(Some(idx)),
-            Some(Global::Poison) => Err(Reported),
+            Some(Global::Poison(r)) => Err(r),
             Some(_) => Ok(None),
             None => {
                 let mut d = Diagnostic::error(
@@ -1536,7 +1539,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         outputs: Vec<String>,
     ) -> R<()> {
         self.check_argument_order(args)?;
-        let Some(callee) = self.function_domains.get(idx).cloned() else { return Err(Reported) };
+        let Some(callee) = self.calls.callees.get(idx).cloned() else {
+            let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "this function cannot be called")
+                .primary(span, "not a function of the compilation");
+            return Err(self.push(d));
+        };
         if let Some(n) = callee.outputs {
             if n != outputs.len() {
                 let used = if outputs.len() == 1 {
@@ -1554,26 +1561,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return Err(self.push(d));
             }
         }
-        // Bind the arguments to the parameters (E0409 reported the mismatches already).
-        let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
-        let mut bound: Vec<Option<&Arg>> = vec![None; callee.params.len()];
-        for (i, a) in positional.iter().enumerate() {
-            match bound.get_mut(i) {
-                Some(slot) => *slot = Some(a),
-                None => return Err(Reported),
-            }
-        }
-        for a in args.iter().filter(|a| a.keyword.is_some()) {
-            let k = a.keyword.as_ref().expect("filtered");
-            match callee.params.iter().position(|p| p.name == k.name) {
-                Some(i) if bound[i].is_none() => bound[i] = Some(a),
-                _ => return Err(Reported),
-            }
-        }
+        // `sema::calls` reported a mismatch when it checked the call; a call it did not check
+        // (the callee's name means another function where the call is) is reported here.
+        let bound = match calls::bind_arguments(&callee, self.file(), span, args) {
+            Ok(bound) => bound,
+            Err(d) => return Err(self.calls.reported_mismatch(self.file(), span).unwrap_or_else(|| self.push(*d))),
+        };
         let mut inputs: Vec<Option<String>> = Vec::new();
         let mut type_vars: Vec<Option<String>> = Vec::new();
         let mut attrs = Vec::new();
-        let mut failed = false;
+        let mut failed = Ok(());
         for (p, a) in callee.params.iter().zip(&bound) {
             match (p.attr, a) {
                 (Some(ty), Some(a)) => {
@@ -1582,7 +1579,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     match self.lower_attr(&callee.name, &key, &a.value, Some(ty)) {
                         Ok(Some(at)) => attrs.push(at),
                         Ok(None) => {}
-                        Err(_) => failed = true,
+                        Err(r) => failed = Err(r),
                     }
                 }
                 (Some(_), None) => {}
@@ -1593,15 +1590,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                 let place = format!("`{}` requires its input `{}`", callee.name, p.name);
                                 match self.require_present(&v, a.value.span, &place) {
                                     Ok(()) => Some(v),
-                                    Err(_) => {
-                                        failed = true;
+                                    Err(r) => {
+                                        failed = Err(r);
                                         None
                                     }
                                 }
                             }
                             Ok(v) => v,
-                            Err(_) => {
-                                failed = true;
+                            Err(r) => {
+                                failed = Err(r);
                                 None
                             }
                         },
@@ -1612,9 +1609,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
         }
-        if failed {
-            return Err(Reported);
-        }
+        failed?;
         // Trailing omitted inputs are left out.
         while inputs.last().is_some_and(|i| i.is_none()) {
             inputs.pop();
@@ -1683,7 +1678,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     }
                     return Ok(Some(Attr { name: key.name.clone(), value: AttrValue::Ref { name, ty } }));
                 }
-                Some(Binding::Poison) => return Err(Reported),
+                Some(Binding::Poison(r)) => return Err(r),
                 Some(Binding::Graph(g)) => return self.graph_attr(op, key, n, *g, e.span, expected).map(Some),
                 Some(Binding::Value(_)) => {
                     let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` needs a script-time value, but `{n}` is a tensor", key.name))
@@ -1706,8 +1701,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
                 return Err(self.push(d));
             }
-            Err(ConstError::Poisoned) => return Err(Reported),
-            Err(ConstError::Reported(d)) => return Err(self.push(*d)),
+            Err(ConstError::Poisoned(r)) => return Err(r),
+            Err(ConstError::Failed(d)) => return Err(self.push_const_error(*d)),
         };
         if value == PyValue::None {
             return Ok(None);
@@ -1771,7 +1766,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut result = Ok(());
         for s in stmts {
             if let Err(e) = self.lower_stmt(s) {
-                self.poison_assigned(s);
+                self.poison_assigned(s, e);
                 result = Err(e);
             }
         }
@@ -1780,14 +1775,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// After a statement failed, the names it would have assigned are poisoned, so their later
     /// uses do not report the same mistake again as "undefined name".
-    fn poison_assigned(&mut self, s: &Stmt) {
+    fn poison_assigned(&mut self, s: &Stmt, r: Reported) {
         let mut names = Vec::new();
         liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
         for n in names {
             if !matches!(self.lookup(&n), Some(Binding::Value(_)) | Some(Binding::Attr { .. }))
                 || self.scopes.len() == 1
             {
-                self.bind(&n, Binding::Poison);
+                self.bind(&n, Binding::Poison(r));
             }
         }
     }
@@ -2036,7 +2031,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         .primary(span, format!("{} here", actual.describe()))
         .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
         .help(help);
-        self.push(d);
+        self.diags.push(d);
         Ok(())
     }
 
@@ -2141,7 +2136,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn new(
         env: &'a ModuleEnv<'m>,
         diags: &'a mut Diagnostics,
-        function_domains: &'a [crate::sema::calls::Callee],
+        calls: &'a Calls,
         lines: &'a LineIndex,
         facts: Option<&'a mut Vec<Fact>>,
     ) -> Self {
@@ -2149,11 +2144,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             lines,
             facts,
             params: HashMap::new(),
-            reported_no_opset: false,
+            reported_no_opset: None,
             types: HashMap::new(),
             env,
             diags,
-            function_domains,
+            calls,
             used_names: HashSet::new(),
             counter: 0,
             scopes: vec![Scope::default()],
@@ -2195,7 +2190,7 @@ fn describe_global(g: &Global) -> &'static str {
         Global::Lib(_) => "a module, class or function of Python's libraries",
         Global::Function(_) => "a function",
         Global::Opaque(_) => "an import onnxsc does not model",
-        Global::Poison | Global::Deferred(_) => "an invalid definition",
+        Global::Poison(_) | Global::Deferred(_) => "an invalid definition",
     }
 }
 
@@ -2271,23 +2266,23 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>
     })
 }
 
-/// Lowers one function of a module. Returns `None` when it had errors (already reported).
+/// Lowers one function of a module; `Err` when it had errors (reported).
 pub fn lower_function(
     env: &ModuleEnv,
     f: &FunctionDef,
     deco: &Decoration,
-    function_domains: &[crate::sema::calls::Callee],
+    calls: &Calls,
     lines: &LineIndex,
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<Fact>>,
-) -> Option<Function> {
-    let mut l = Lowerer::new(env, diags, function_domains, lines, facts);
+) -> Result<Function, Reported> {
+    let mut l = Lowerer::new(env, diags, calls, lines, facts);
     l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
     }
-    let mut ok = true;
+    let mut ok = Ok(());
 
     // Signature.
     let mut inputs = Vec::new();
@@ -2316,15 +2311,17 @@ pub fn lower_function(
                     .primary(p.name.span, "needs a default")
                     .secondary(first, "first default here")
                     .help(help);
-                    l.push(d);
-                    ok = false;
+                    ok = Err(l.push(d));
                 }
                 _ => {}
             }
         }
         if p.kind != ParamKind::Normal {
-            l.unsupported(p.span, unsupported_parameter(p.kind), "list each input and attribute as a plain parameter");
-            ok = false;
+            ok = Err(l.unsupported(
+                p.span,
+                unsupported_parameter(p.kind),
+                "list each input and attribute as a plain parameter",
+            ));
             continue;
         }
         if let Some(first) = seen.insert(&p.name.name, p.name.span) {
@@ -2335,20 +2332,19 @@ pub fn lower_function(
             )
             .primary(p.name.span, "declared again here")
             .secondary(first, "first declared here");
-            l.push(d);
-            ok = false;
+            ok = Err(l.push(d));
             continue;
         }
         let ty = match &p.annotation {
             None => ParamType::Input { ty: None, optional: false },
             Some(a) => match env::param_type(env, a) {
                 Ok(t) => t,
-                Err(_) if mentions_poison(env, a) => {
-                    l.bind(&p.name.name, Binding::Poison);
-                    ok = false;
-                    continue;
-                }
                 Err((span, why)) => {
+                    if let Some(r) = mentions_poison(env, a) {
+                        l.bind(&p.name.name, Binding::Poison(r));
+                        ok = Err(r);
+                        continue;
+                    }
                     let mut d = Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
                         .primary(span, "not a tensor or attribute type")
                         .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
@@ -2373,9 +2369,9 @@ pub fn lower_function(
                             };
                         }
                     }
-                    l.push(d);
-                    l.bind(&p.name.name, Binding::Poison);
-                    ok = false;
+                    let r = l.push(d);
+                    l.bind(&p.name.name, Binding::Poison(r));
+                    ok = Err(r);
                     continue;
                 }
             },
@@ -2432,8 +2428,7 @@ pub fn lower_function(
                                     ),
                                 )
                                 .primary(d.span, format!("expected {} value", with_article(ty.python_name())));
-                                l.push(d);
-                                ok = false;
+                                ok = Err(l.push(d));
                             }
                         },
                         Err(ConstError::NotConstant(span)) => {
@@ -2443,14 +2438,10 @@ pub fn lower_function(
                                 format!("the default of `{}` must be a constant", p.name.name),
                             )
                             .primary(span, "not a constant");
-                            l.push(d);
-                            ok = false;
+                            ok = Err(l.push(d));
                         }
-                        Err(ConstError::Poisoned) => ok = false,
-                        Err(ConstError::Reported(d)) => {
-                            l.push(*d);
-                            ok = false;
-                        }
+                        Err(ConstError::Poisoned(r)) => ok = Err(r),
+                        Err(ConstError::Failed(d)) => ok = Err(l.push_const_error(*d)),
                     }
                 }
                 l.bind(&p.name.name, Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() });
@@ -2479,23 +2470,29 @@ pub fn lower_function(
         None => None,
         Some(r) => match env::return_types(env, r) {
             Ok(ts) => Some(ts),
-            Err(_) if mentions_poison(env, r) => {
-                ok = false;
-                None
-            }
             Err((span, why)) => {
-                let mut d =
-                    Diagnostic::error(codes::BAD_ANNOTATION, env.file, format!("invalid return annotation: {why}"))
+                ok = Err(match mentions_poison(env, r) {
+                    Some(poisoned) => poisoned,
+                    None => {
+                        let mut d = Diagnostic::error(
+                            codes::BAD_ANNOTATION,
+                            env.file,
+                            format!("invalid return annotation: {why}"),
+                        )
                         .primary(span, "not a tensor type");
-                if let ExprKind::Name(n) = &r.kind {
-                    if env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
-                        d = d
-                            .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
-                            .fix(format!("Import `{n}` from onnxscript"), vec![env::import_edit(env, "onnxscript", n)]);
+                        if let ExprKind::Name(n) = &r.kind {
+                            if env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                                d = d
+                                    .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
+                                    .fix(
+                                        format!("Import `{n}` from onnxscript"),
+                                        vec![env::import_edit(env, "onnxscript", n)],
+                                    );
+                            }
+                        }
+                        l.push(d)
                     }
-                }
-                l.push(d);
-                ok = false;
+                });
                 None
             }
         },
@@ -2515,13 +2512,10 @@ pub fn lower_function(
     let Body { doc, outputs, mut ok } = l.lower_body(f, declared_outputs.as_deref(), ok);
     if l.exporter_bound {
         if let Some((version, span)) = l.imports.get("").copied().filter(|(v, _)| *v != EXPORTER_OPSET) {
-            l.push(exporter_opset_mismatch(env, version, span, &deco.torch_ops));
-            ok = false;
+            ok = Err(l.push(super::exporter::opset_mismatch(env.file, version, span, &deco.torch_ops)));
         }
     }
-    if !ok {
-        return None;
-    }
+    ok?;
     let output_types = match declared_outputs {
         Some(ts) if ts.len() == outputs.len() => ts,
         _ => vec![None; outputs.len()],
@@ -2544,7 +2538,7 @@ pub fn lower_function(
     // A private helper is not registered for export (as torchlib does).
     let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
     let torch_ops = registered.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
-    Some(Function {
+    Ok(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
         source_file: String::new(),
@@ -2565,34 +2559,23 @@ pub fn lower_function(
     })
 }
 
-/// E0513: a translation that imports another ONNX opset than the one the exporter builds at.
-fn exporter_opset_mismatch(env: &ModuleEnv, version: i64, span: Span, ops: &[TorchBinding]) -> Diagnostic {
-    let mut d = Diagnostic::error(
-        codes::EXPORTER_OPSET,
-        env.file,
-        format!("this translation uses opset {version}, but torch.onnx.export builds translations at opset {EXPORTER_OPSET}"),
-    )
-    .primary(span, format!("opset {version} here"));
-    if let Some(b) = ops.first() {
-        d = d.secondary(b.span, "translated for the exporter");
-    }
-    d.help(format!(
-        "the exporter inlines translations into an opset-{EXPORTER_OPSET} graph and refuses other versions: import `opset{EXPORTER_OPSET}` (`from onnxscript import opset{EXPORTER_OPSET} as op`) and write newer operators with opset-{EXPORTER_OPSET} ones"
-    ))
-}
-
 /// What lowering a function body gives.
 struct Body {
     doc: Option<String>,
     outputs: Vec<String>,
     /// No errors, in the body or (as passed in) before it.
-    ok: bool,
+    ok: Result<(), Reported>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
     /// Lowers the statements of a function, module-level or nested, through its final `return`.
     /// `ok` is false when the signature had errors; a return count mismatch is then not reported.
-    fn lower_body(&mut self, f: &FunctionDef, declared_outputs: Option<&[Option<String>]>, mut ok: bool) -> Body {
+    fn lower_body(
+        &mut self,
+        f: &FunctionDef,
+        declared_outputs: Option<&[Option<String>]>,
+        mut ok: Result<(), Reported>,
+    ) -> Body {
         let mut doc = None;
         let mut outputs: Vec<String> = Vec::new();
         let mut returned = false;
@@ -2601,8 +2584,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 let d = Diagnostic::error(codes::UNREACHABLE, self.file(), "code after `return` never runs")
                     .primary(s.span, "unreachable")
                     .help("remove it, or move the `return` to the end");
-                self.push(d);
-                ok = false;
+                ok = Err(self.push(d));
                 break;
             }
             match &s.kind {
@@ -2622,8 +2604,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         let d = Diagnostic::error(codes::NO_RETURN_VALUE, self.file(), message)
                             .primary(span, label)
                             .help("an ONNX function must return at least one tensor");
-                        self.push(d);
-                        ok = false;
+                        ok = Err(self.push(d));
                         continue;
                     };
                     let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
@@ -2633,32 +2614,32 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                             Ok(mut v) => {
                                 let declared = declared_outputs.and_then(|d| d.get(k).cloned().flatten());
                                 if let Some(declared) = declared {
-                                    if self.check_return_type(&v, &declared, e.span, f).is_err() {
-                                        ok = false;
+                                    if let Err(r) = self.check_return_type(&v, &declared, e.span, f) {
+                                        ok = Err(r);
                                     }
                                 }
-                                if self.check_returned(&v, e.span).is_err() {
-                                    ok = false;
+                                if let Err(r) = self.check_returned(&v, e.span) {
+                                    ok = Err(r);
                                 }
                                 if !self.scope().produced.contains(&v) {
                                     // An input or outer value cannot also be an output (it breaks ORT and inliners).
                                     match self.copy(&v, &hint, e.span) {
                                         Ok(c) => v = c,
-                                        Err(_) => ok = false,
+                                        Err(r) => ok = Err(r),
                                     }
                                 } else if outputs.contains(&v) {
                                     match self.copy(&v, &format!("{v}_copy"), e.span) {
                                         Ok(c) => v = c,
-                                        Err(_) => ok = false,
+                                        Err(r) => ok = Err(r),
                                     }
                                 }
                                 outputs.push(v);
                             }
-                            Err(_) => ok = false,
+                            Err(r) => ok = Err(r),
                         }
                     }
                     if let Some(declared) = declared_outputs {
-                        if declared.len() != items.len() && ok {
+                        if declared.len() != items.len() && ok.is_ok() {
                             let d = Diagnostic::error(
                                 codes::RETURN_COUNT,
                                 self.file(),
@@ -2674,20 +2655,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                 format!("{} value{} returned", items.len(), if items.len() == 1 { "" } else { "s" }),
                             )
                             .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here");
-                            self.push(d);
-                            ok = false;
+                            ok = Err(self.push(d));
                         }
                     }
                 }
                 _ => {
-                    if self.lower_stmt(s).is_err() {
-                        self.poison_assigned(s);
-                        ok = false;
+                    if let Err(r) = self.lower_stmt(s) {
+                        self.poison_assigned(s, r);
+                        ok = Err(r);
                     }
                 }
             }
         }
-        if !returned && ok {
+        if !returned && ok.is_ok() {
             let d = Diagnostic::error(
                 codes::NO_RETURN_VALUE,
                 self.file(),
@@ -2695,8 +2675,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             )
             .primary(f.name.span, "no `return` at the end of this function")
             .help("an ONNX function must return at least one tensor: end it with `return ...`");
-            self.push(d);
-            ok = false;
+            ok = Err(self.push(d));
         }
         Body { doc, outputs, ok }
     }
@@ -2727,11 +2706,14 @@ fn declared_ty(env: &ModuleEnv, name: &str) -> Option<Ty> {
     }
 }
 
-/// Whether an annotation uses a global whose definition already failed.
-fn mentions_poison(env: &ModuleEnv, e: &Expr) -> bool {
+/// Whether an annotation uses a global whose definition already failed: the proof of its report.
+fn mentions_poison(env: &ModuleEnv, e: &Expr) -> Option<Reported> {
     let mut names = liveness::Live::new();
     liveness::used_vars(e, &mut names);
-    names.iter().any(|n| matches!(env.get(n), Some(Global::Poison)))
+    names.iter().find_map(|n| match env.get(n) {
+        Some(Global::Poison(r)) => Some(*r),
+        _ => None,
+    })
 }
 
 /// onnxscript's default opset when the decorator names none: the first ONNX opset whose op the

@@ -1,7 +1,7 @@
 //! Lowering: checked AST to the IR of ONNX nodes ([`ir`]).
 
+pub mod exporter;
 pub mod function;
 pub mod ir;
-pub mod liveness;
 
 pub use function::{lower_function, DEFAULT_FUNCTION_DOMAIN};

@@ -10,8 +10,8 @@ use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
 use crate::lower::function::TorchBinding;
-use crate::lower::liveness;
 use crate::sema::env::{self, eval_const, ModuleEnv};
+use crate::sema::liveness;
 use crate::sema::types::{AttrKind, ParamType};
 use crate::sema::value::PyValue;
 use crate::source::Span;
@@ -247,66 +247,6 @@ pub fn check_function(
             None => unknown_op(env, b, registry, diags),
         }
     }
-}
-
-/// E0513 for a translation that calls (directly or not) a function of another ONNX opset than
-/// the exporter's: the exporter inlines the callee into its opset-18 graph too.
-pub fn check_translation_callees(functions: &[crate::lower::ir::Function], diags: &mut Diagnostics) {
-    use std::collections::HashMap;
-    let by_name: HashMap<(&str, &str), &crate::lower::ir::Function> =
-        functions.iter().map(|f| ((f.domain.as_str(), f.name.as_str()), f)).collect();
-    for f in functions.iter().filter(|f| !f.torch_ops.is_empty()) {
-        if f.opset_imports.get("").is_some_and(|v| *v != crate::aten::EXPORTER_OPSET) {
-            continue; // reported at the translation itself
-        }
-        let mut seen = vec![(f.domain.as_str(), f.name.as_str())];
-        let mut queue = vec![f];
-        while let Some(g) = queue.pop() {
-            for n in all_nodes(&g.nodes) {
-                let Some(callee) = by_name.get(&(n.domain.as_str(), n.op_type.as_str())) else { continue };
-                if seen.contains(&(callee.domain.as_str(), callee.name.as_str())) {
-                    continue;
-                }
-                seen.push((callee.domain.as_str(), callee.name.as_str()));
-                if let Some(v) = callee.opset_imports.get("").filter(|v| **v != crate::aten::EXPORTER_OPSET) {
-                    diags.push(
-                        Diagnostic::error(
-                            codes::EXPORTER_OPSET,
-                            f.file,
-                            format!(
-                                "this translation calls `{}`, which uses opset {v}, but torch.onnx.export builds translations at opset {}",
-                                callee.name,
-                                crate::aten::EXPORTER_OPSET
-                            ),
-                        )
-                        .primary(f.name_span, format!("calls `{}`", callee.name))
-                        .help(format!(
-                            "the exporter inlines `{name}` into an opset-{opset} graph too: make it import `opset{opset}`",
-                            name = callee.name,
-                            opset = crate::aten::EXPORTER_OPSET
-                        )),
-                    );
-                    queue.clear();
-                    break;
-                }
-                queue.push(callee);
-            }
-        }
-    }
-}
-
-/// The nodes of a function body and of its subgraphs.
-fn all_nodes(nodes: &[crate::lower::ir::Node]) -> Vec<&crate::lower::ir::Node> {
-    let mut out = Vec::new();
-    for n in nodes {
-        out.push(n);
-        for a in &n.attrs {
-            if let crate::lower::ir::AttrValue::Graph(g) = &a.value {
-                out.extend(all_nodes(&g.nodes));
-            }
-        }
-    }
-    out
 }
 
 fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags: &mut Diagnostics) {

@@ -5,12 +5,13 @@
 //! Functions are numbered across the compilation (see [`Global::Function`]); [`Callee`] is what
 //! a call needs to know of the function it calls, whichever module defines it.
 
-use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::schema::AttrType;
 use crate::sema::env::{self, Global, ModuleEnv};
 use crate::sema::types::ParamType;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
+use std::collections::HashMap;
 
 /// A function as its callers see it.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,14 +140,32 @@ fn calls_in_stmts<'a>(env: &ModuleEnv, stmts: &'a [Stmt], out: &mut Vec<Call<'a>
     }
 }
 
+/// The functions of a compilation as their callers see them, and the calls between them that
+/// were reported as not matching their callee's signature.
+#[derive(Default)]
+pub struct Calls {
+    /// `callees[id]` describes the function with that id.
+    pub callees: Vec<Callee>,
+    /// The calls (by file and span) whose arguments do not bind, with the proof of the report.
+    mismatched: HashMap<(FileId, Span), Reported>,
+}
+
+impl Calls {
+    /// The proof that the call at `span` of `file` was reported as not binding, if it was.
+    pub fn reported_mismatch(&self, file: FileId, span: Span) -> Option<Reported> {
+        self.mismatched.get(&(file, span)).copied()
+    }
+}
+
 /// Checks every call between the functions of the compilation against its callee's signature,
 /// and reports recursion, within a module or across modules. `callees[id]` describes the
 /// function with that id.
-pub fn check_calls(envs: &[ModuleEnv], callees: &[Callee], diags: &mut Diagnostics) {
+pub fn check_calls(envs: &[ModuleEnv], callees: Vec<Callee>, diags: &mut Diagnostics) -> Calls {
     // The calls of each function, by id, with the module it is in.
     let total = envs.iter().map(|e| e.first_function + e.functions.len()).max().unwrap_or(0);
     let mut calls: Vec<Vec<Call>> = (0..total).map(|_| Vec::new()).collect();
     let mut owner: Vec<Option<usize>> = vec![None; total];
+    let mut mismatched = HashMap::new();
     for (m, env) in envs.iter().enumerate() {
         for (k, f) in env.functions.iter().enumerate() {
             let id = env.first_function + k;
@@ -154,25 +173,33 @@ pub fn check_calls(envs: &[ModuleEnv], callees: &[Callee], diags: &mut Diagnosti
             calls_in_stmts(env, &f.body, &mut out);
             for c in &out {
                 if let Some(callee) = callees.get(c.callee) {
-                    check_arguments(env, callee, c, diags);
+                    if let Err(d) = bind_arguments(callee, env.file, c.span, c.args) {
+                        mismatched.insert((env.file, c.span), diags.push_error(*d));
+                    }
                 }
             }
             calls[id] = out;
             owner[id] = Some(m);
         }
     }
-    report_cycles(envs, &owner, &calls, callees, diags);
+    report_cycles(envs, &owner, &calls, &callees, diags);
+    Calls { callees, mismatched }
 }
 
 /// Python's binding of arguments to parameters, as onnxscript applies it to a function's
-/// signature: positional arguments fill the parameters in order, keywords by name.
-fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Diagnostics) {
-    let file = env.file;
+/// signature: positional arguments fill the parameters in order, keywords by name. For each
+/// parameter, the argument it receives; `Err` is what does not bind (E0409), in file `file`.
+pub fn bind_arguments<'a>(
+    callee: &Callee,
+    file: FileId,
+    call_span: Span,
+    args: &'a [Arg],
+) -> Result<Vec<Option<&'a Arg>>, Box<Diagnostic>> {
     let same_file = callee.file == file;
     let params = &callee.params;
     let name = &callee.name;
     let defined_here = |d: Diagnostic| if same_file { d.secondary(callee.name_span, "defined here") } else { d };
-    let positional: Vec<&Arg> = call.args.iter().filter(|a| a.keyword.is_none() && a.kind == ArgKind::Plain).collect();
+    let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none() && a.kind == ArgKind::Plain).collect();
     if positional.len() > params.len() {
         let extra = positional[params.len()];
         let d = Diagnostic::error(
@@ -186,17 +213,16 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
             ),
         )
         .primary(extra.span, "unexpected argument");
-        diags.push(defined_here(d).help(format!("its signature is {}", callee.signature())));
-        return;
+        return Err(Box::new(defined_here(d).help(format!("its signature is {}", callee.signature()))));
     }
-    let mut given: Vec<bool> = vec![false; params.len()];
-    for g in given.iter_mut().take(positional.len()) {
-        *g = true;
+    let mut bound: Vec<Option<&Arg>> = vec![None; params.len()];
+    for (slot, a) in bound.iter_mut().zip(&positional) {
+        *slot = Some(a);
     }
-    for a in call.args.iter().filter(|a| a.keyword.is_some()) {
-        let k = a.keyword.as_ref().expect("filtered");
+    for a in args.iter().filter(|a| a.keyword.is_some()) {
+        let Some(k) = a.keyword.as_ref() else { continue };
         match params.iter().position(|p| p.name == k.name) {
-            Some(i) if given[i] && i < positional.len() => {
+            Some(i) if bound[i].is_some() && i < positional.len() => {
                 let d = Diagnostic::error(
                     codes::FUNCTION_CALL_ARGUMENTS,
                     file,
@@ -204,10 +230,9 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
                 )
                 .primary(k.span, "given again by keyword")
                 .secondary(positional[i].span, "given here by position");
-                diags.push(d.help(format!("its signature is {}", callee.signature())));
-                return;
+                return Err(Box::new(d.help(format!("its signature is {}", callee.signature()))));
             }
-            Some(i) => given[i] = true,
+            Some(i) => bound[i] = Some(a),
             None => {
                 let mut d = Diagnostic::error(
                     codes::FUNCTION_CALL_ARGUMENTS,
@@ -220,13 +245,12 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
                     Some(s) => d.help(format!("did you mean `{s}`?")),
                     None => d.help(format!("its signature is {}", callee.signature())),
                 };
-                diags.push(d);
-                return;
+                return Err(Box::new(d));
             }
         }
     }
-    for (i, p) in params.iter().enumerate() {
-        if given[i] || p.has_default {
+    for (p, a) in params.iter().zip(&bound) {
+        if a.is_some() || p.has_default {
             continue;
         }
         let what = if p.attr.is_some() { "attribute" } else { "input" };
@@ -235,13 +259,13 @@ fn check_arguments(env: &ModuleEnv, callee: &Callee, call: &Call, diags: &mut Di
             file,
             format!("call to `{name}` is missing its {what} `{}`", p.name),
         )
-        .primary(call.span, format!("`{}` not given", p.name));
+        .primary(call_span, format!("`{}` not given", p.name));
         if same_file {
             d = d.secondary(p.span, "declared here");
         }
-        diags.push(d.help(format!("its signature is {}", callee.signature())));
-        return;
+        return Err(Box::new(d.help(format!("its signature is {}", callee.signature()))));
     }
+    Ok(bound)
 }
 
 /// Finds each cycle in the call graph once and reports it at the call that closes it.

@@ -12,7 +12,7 @@ use super::constlib::{self, Args, LibError, Member};
 use super::env::{resolve_dotted, Global, ModuleEnv};
 use super::ndarray;
 use super::value::{format_float, PyValue, MAX_CONSTANT_ELEMENTS};
-use crate::diagnostics::{codes, Diagnostic};
+use crate::diagnostics::{codes, Diagnostic, Reported};
 use crate::onnx::ElemType;
 use crate::source::Span;
 use crate::syntax::ast::*;
@@ -24,10 +24,10 @@ pub enum ConstError {
     /// what it needed there. The span is of the part that is not constant.
     NotConstant(Span),
     /// It uses a name whose definition failed (already reported).
-    Poisoned,
-    /// It cannot be evaluated (an unsupported call, a Python error, a limit): a complete
-    /// diagnostic, to report as it is.
-    Reported(Box<Diagnostic>),
+    Poisoned(Reported),
+    /// It cannot be evaluated (an unsupported call, a Python error, a limit): a complete error,
+    /// for the caller to report as it is (with [`ModuleEnv::report`]).
+    Failed(Box<Diagnostic>),
 }
 
 impl ConstError {
@@ -95,7 +95,7 @@ impl Eval<'_, '_> {
     }
 
     fn report(&self, d: Diagnostic) -> ConstError {
-        ConstError::Reported(Box::new(d))
+        ConstError::Failed(Box::new(d))
     }
 
     /// E0112: a construct or a library member outside what onnxsc evaluates.
@@ -186,11 +186,11 @@ impl Eval<'_, '_> {
             Global::Const(v) => Value::Py(v),
             Global::Lib(p) => Value::Lib(p),
             Global::TensorType(t) => Value::TensorType(t),
-            Global::Poison => return Err(ConstError::Poisoned),
+            Global::Poison(r) => return Err(ConstError::Poisoned(r)),
             Global::Deferred(d) => {
                 return Err(match self.env.deferred_use(&d, span) {
-                    Some(d) => self.report(d),
-                    None => ConstError::Poisoned,
+                    Ok(d) => self.report(d),
+                    Err(r) => ConstError::Poisoned(r),
                 })
             }
             Global::Opaque(path) => {
@@ -355,7 +355,7 @@ impl Eval<'_, '_> {
         let shown = func.dotted_name().unwrap_or_else(|| "this call".to_string());
         let callee = match self.eval(func) {
             // `np.linalg.norm(...)`: name the function called, not the first unknown part.
-            Err(ConstError::Reported(d)) if d.code == codes::UNSUPPORTED_CONSTANT && func.dotted_name().is_some() => {
+            Err(ConstError::Failed(d)) if d.code == codes::UNSUPPORTED_CONSTANT && func.dotted_name().is_some() => {
                 let mut d = *d;
                 d.message = format!("onnxsc cannot evaluate `{shown}` at compile time");
                 d.labels = vec![crate::diagnostics::Label {

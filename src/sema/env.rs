@@ -11,7 +11,7 @@ use super::value::PyValue;
 
 /// Constants are evaluated by `sema::consteval`; re-exported for the passes that read defaults.
 pub use super::consteval::eval_const;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
@@ -65,7 +65,7 @@ pub enum Global {
     /// module whose functions never read it still compiles.
     Deferred(Box<Diagnostic>),
     /// A global whose definition failed (already reported): uses stay silent.
-    Poison,
+    Poison(Reported),
 }
 
 pub struct GlobalDef {
@@ -98,7 +98,7 @@ pub struct ModuleEnv<'m> {
     /// end of the module.
     view: std::cell::Cell<u32>,
     /// The [`Global::Deferred`] constants already reported at a use (by their error's span).
-    deferred_reported: std::cell::RefCell<HashSet<(usize, u32)>>,
+    deferred_reported: std::cell::RefCell<HashMap<(usize, u32), Reported>>,
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
@@ -112,7 +112,7 @@ pub struct Namespace {
     /// Shared with the module's exports: importing a module does not copy its names.
     pub names: Arc<BTreeMap<String, Global>>,
     /// The module did not parse (already reported): every name of it is poison.
-    pub broken: bool,
+    pub broken: Option<Reported>,
 }
 
 /// What a module named by an import is, as the driver resolved it.
@@ -139,7 +139,7 @@ pub struct ModuleInterface {
     /// importer is part of an import cycle with it): then only its functions are visible.
     pub exports: Option<Exports>,
     /// The file did not parse (already reported): every name imported from it is poison.
-    pub broken: bool,
+    pub broken: Option<Reported>,
 }
 
 /// The global names of a built module, and the namespaces they refer to.
@@ -183,6 +183,11 @@ pub struct CustomOpDecl {
     pub schema_is_verbatim: bool,
 }
 
+/// What identifies the error of a [`Global::Deferred`] constant, at each of its uses.
+fn deferred_key(d: &Diagnostic) -> (usize, u32) {
+    (d.file, d.primary_span().map(|s| s.start).unwrap_or(0))
+}
+
 impl<'m> ModuleEnv<'m> {
     /// The meaning of a global name, as seen from the current view (by default, the end of the
     /// module).
@@ -208,15 +213,24 @@ impl<'m> ModuleEnv<'m> {
         self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
     }
 
-    /// The error of a [`Global::Deferred`] constant used at `span`, the first time one of its
-    /// uses is reported (later uses stay silent).
-    pub fn deferred_use(&self, d: &Diagnostic, span: Span) -> Option<Diagnostic> {
-        let key = (d.file, d.primary_span().map(|s| s.start).unwrap_or(0));
-        if !self.deferred_reported.borrow_mut().insert(key) {
-            return None;
+    /// The error of a [`Global::Deferred`] constant used at `span`, until one of its uses is
+    /// reported ([`ModuleEnv::report`]); then the proof of that report, and the later uses stay
+    /// silent.
+    pub fn deferred_use(&self, d: &Diagnostic, span: Span) -> Result<Diagnostic, Reported> {
+        if let Some(r) = self.deferred_reported.borrow().get(&deferred_key(d)) {
+            return Err(*r);
         }
         let used = Diagnostic::secondary(d.clone(), span, "used here");
-        Some(if d.file == self.file { used } else { d.clone() })
+        Ok(if d.file == self.file { used } else { d.clone() })
+    }
+
+    /// Reports an error found while evaluating a constant; when it is the error of a
+    /// [`Global::Deferred`] constant, its later uses stay silent.
+    pub fn report(&self, diags: &mut Diagnostics, d: Diagnostic) -> Reported {
+        let key = deferred_key(&d);
+        let r = diags.push_error(d);
+        self.deferred_reported.borrow_mut().entry(key).or_insert(r);
+        r
     }
 
     /// Looks names up as a decorated function at byte offset `at` sees them: `@script()`
@@ -342,9 +356,9 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                             }
                         }
                         missing => {
-                            diags.push(module_not_found(file, &dotted, a.name.span, &missing));
+                            let r = diags.push_error(module_not_found(file, &dotted, a.name.span, &missing));
                             let bound = a.alias.as_ref().unwrap_or(&a.name.parts[0]);
-                            define(&mut env, bound, Global::Poison);
+                            define(&mut env, bound, Global::Poison(r));
                         }
                     }
                 }
@@ -370,11 +384,11 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                     match imported(&module_name, &name.name) {
                         Ok(g) => define(&mut env, bound, g),
                         Err(msg) => {
-                            diags.push(
+                            let r = diags.push_error(
                                 Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, msg)
                                     .primary(name.span, "not found in this module"),
                             );
-                            define(&mut env, bound, Global::Poison);
+                            define(&mut env, bound, Global::Poison(r));
                         }
                     }
                 }
@@ -392,7 +406,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                     diags.push(module_stmt_error(file, stmt.span));
                     continue;
                 };
-                let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                let g = global_from_assignment(&env, value, diags).unwrap_or_else(Global::Poison);
                 for ident in &names {
                     define(&mut env, ident, g.clone());
                 }
@@ -408,13 +422,13 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                     continue;
                 };
                 let ident = Ident { name: name.clone(), span: targets[0].span };
-                let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                let g = global_from_assignment(&env, value, diags).unwrap_or_else(Global::Poison);
                 define(&mut env, &ident, g);
             }
             StmtKind::AnnAssign { target, value: Some(value), .. } => {
                 if let ExprKind::Name(name) = &target.kind {
                     let ident = Ident { name: name.clone(), span: target.span };
-                    let g = global_from_assignment(&env, value, diags).unwrap_or(Global::Poison);
+                    let g = global_from_assignment(&env, value, diags).unwrap_or_else(Global::Poison);
                     define(&mut env, &ident, g);
                 } else {
                     diags.push(module_stmt_error(file, stmt.span));
@@ -458,8 +472,8 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
 impl Namespace {
     /// The meaning of `module.name`.
     pub fn get(&self, name: &str) -> Option<Global> {
-        if self.broken {
-            return Some(Global::Poison);
+        if let Some(r) = self.broken {
+            return Some(Global::Poison(r));
         }
         self.names.get(name).cloned()
     }
@@ -473,7 +487,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(*i).unwrap_or(&none);
             let names = match &iface.exports {
-                _ if iface.broken => Arc::default(),
+                _ if iface.broken.is_some() => Arc::default(),
                 Some(ex) => {
                     link_namespaces(env, &ex.namespaces);
                     ex.globals.clone()
@@ -481,8 +495,11 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
                 // The module imports this one, directly or not, and is not built yet.
                 None => Arc::new(iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect()),
             };
-            let ns = Namespace { display: shown.to_string(), names, broken: false };
-            let ns = Arc::new(if iface.broken { poisoned(ns) } else { ns });
+            let ns = Namespace { display: shown.to_string(), names, broken: None };
+            let ns = Arc::new(match iface.broken {
+                Some(r) => poisoned(ns, r),
+                None => ns,
+            });
             merge_namespace(&mut env.namespaces, &key, &ns);
             merge_namespace(&mut env.linked.borrow_mut(), &key, &ns);
             key
@@ -519,9 +536,9 @@ fn merge_namespace(table: &mut HashMap<String, Arc<Namespace>>, key: &str, ns: &
 }
 
 /// A namespace whose module did not parse: its names are unknown, and their uses stay silent.
-fn poisoned(mut ns: Namespace) -> Namespace {
+fn poisoned(mut ns: Namespace, r: Reported) -> Namespace {
     ns.names = Arc::default();
-    ns.broken = true;
+    ns.broken = Some(r);
     ns
 }
 
@@ -552,9 +569,9 @@ fn import_from_onnxs(
         );
     }
     if !matches!(lookup, ModuleLookup::Onnxs(_) | ModuleLookup::Package) {
-        diags.push(module_not_found(file, &shown, module_span, &lookup));
+        let r = diags.push_error(module_not_found(file, &shown, module_span, &lookup));
         for a in names {
-            define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison);
+            define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison(r));
         }
         return;
     }
@@ -565,8 +582,8 @@ fn import_from_onnxs(
         if let ModuleLookup::Onnxs(i) = lookup {
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(i).unwrap_or(&none);
-            if iface.broken {
-                define(env, bound, Global::Poison);
+            if let Some(r) = iface.broken {
+                define(env, bound, Global::Poison(r));
                 continue;
             }
             let found = match &iface.exports {
@@ -607,8 +624,8 @@ fn import_from_onnxs(
             },
             _ => module_not_found(file, &format!("{dots}{sub}"), name.span, &sub_lookup),
         };
-        diags.push(d);
-        define(env, bound, Global::Poison);
+        let r = diags.push_error(d);
+        define(env, bound, Global::Poison(r));
     }
 }
 
@@ -913,64 +930,55 @@ fn unpack_constants(env: &mut ModuleEnv, names: &[Expr], value: &Expr, span: Spa
         return;
     };
     let values = match global_from_assignment(env, value, diags) {
-        Some(Global::Const(v)) => match v.items().map(|items| items.to_vec()) {
-            Some(items) if items.len() == idents.len() => Some(items),
-            Some(items) => {
-                diags.push(
-                    Diagnostic::error(
-                        codes::CONSTANT_ERROR,
-                        env.file,
-                        format!(
-                            "this constant raises `ValueError` in Python: {} values to unpack into {} names",
-                            items.len(),
-                            idents.len()
-                        ),
-                    )
-                    .primary(value.span, format!("{} values", items.len()))
-                    .help("unpack as many names as the sequence has values"),
-                );
-                None
-            }
-            None => {
-                diags.push(
-                    Diagnostic::error(
-                        codes::CONSTANT_ERROR,
-                        env.file,
-                        format!("this constant raises `TypeError` in Python: cannot unpack a {}", v.type_name()),
-                    )
-                    .primary(value.span, "not a sequence"),
-                );
-                None
-            }
+        Ok(Global::Const(v)) => match v.items().map(|items| items.to_vec()) {
+            Some(items) if items.len() == idents.len() => Ok(items),
+            Some(items) => Err(diags.push_error(
+                Diagnostic::error(
+                    codes::CONSTANT_ERROR,
+                    env.file,
+                    format!(
+                        "this constant raises `ValueError` in Python: {} values to unpack into {} names",
+                        items.len(),
+                        idents.len()
+                    ),
+                )
+                .primary(value.span, format!("{} values", items.len()))
+                .help("unpack as many names as the sequence has values"),
+            )),
+            None => Err(diags.push_error(
+                Diagnostic::error(
+                    codes::CONSTANT_ERROR,
+                    env.file,
+                    format!("this constant raises `TypeError` in Python: cannot unpack a {}", v.type_name()),
+                )
+                .primary(value.span, "not a sequence"),
+            )),
         },
-        Some(Global::Deferred(d)) => {
+        Ok(Global::Deferred(d)) => {
             for ident in &idents {
                 define(env, ident, Global::Deferred(d.clone()));
             }
             return;
         }
-        Some(_) => {
-            diags.push(module_stmt_error(env.file, span));
-            None
-        }
-        None => None,
+        Ok(_) => Err(diags.push_error(module_stmt_error(env.file, span))),
+        Err(r) => Err(r),
     };
     match values {
-        Some(values) => {
+        Ok(values) => {
             for (ident, v) in idents.iter().zip(values) {
                 define(env, ident, Global::Const(v));
             }
         }
-        None => {
+        Err(r) => {
             for ident in &idents {
-                define(env, ident, Global::Poison);
+                define(env, ident, Global::Poison(r));
             }
         }
     }
 }
 
 /// The meaning of `NAME = value` at module level.
-fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics) -> Option<Global> {
+fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics) -> Result<Global, Reported> {
     let file = env.file;
     if let ExprKind::Call { func, args } = &value.kind {
         match resolve_dotted(env, func) {
@@ -990,28 +998,25 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
         if let Some(mut types) = tensor_types(env, value) {
             types.sort();
             types.dedup();
-            return Some(Global::TypeUnion(types));
+            return Ok(Global::TypeUnion(types));
         }
     }
     if let Some(g) = resolve_dotted(env, value) {
         // An alias such as `op = opset18` or `F = FLOAT`.
         if !matches!(g, Global::Function(_)) {
-            return Some(g);
+            return Ok(g);
         }
     }
     match super::consteval::eval_global(env, value) {
-        Ok(g) => Some(g),
-        Err(super::consteval::ConstError::NotConstant(span)) => {
-            diags.push(
-                Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "module-level values must be constants")
-                    .primary(span, "not a compile-time constant")
-                    .help("module constants are computed when the module is compiled: numbers, strings, lists, tensors (`np.array`, `make_tensor`, `ir.tensor`) and arithmetic on them; an op call computes at run time"),
-            );
-            None
-        }
-        Err(super::consteval::ConstError::Poisoned) => None,
+        Ok(g) => Ok(g),
+        Err(super::consteval::ConstError::NotConstant(span)) => Err(diags.push_error(
+            Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "module-level values must be constants")
+                .primary(span, "not a compile-time constant")
+                .help("module constants are computed when the module is compiled: numbers, strings, lists, tensors (`np.array`, `make_tensor`, `ir.tensor`) and arithmetic on them; an op call computes at run time"),
+        )),
+        Err(super::consteval::ConstError::Poisoned(r)) => Err(r),
         // Python computes it: an error only if a function reads it.
-        Err(super::consteval::ConstError::Reported(d))
+        Err(super::consteval::ConstError::Failed(d))
             if matches!(
                 d.code,
                 codes::UNSUPPORTED_CONSTANT
@@ -1020,16 +1025,13 @@ fn global_from_assignment(env: &ModuleEnv, value: &Expr, diags: &mut Diagnostics
                     | codes::INTEGER_OVERFLOW
             ) =>
         {
-            Some(Global::Deferred(d))
+            Ok(Global::Deferred(d))
         }
-        Err(super::consteval::ConstError::Reported(d)) => {
-            diags.push(*d);
-            None
-        }
+        Err(super::consteval::ConstError::Failed(d)) => Err(env.report(diags, *d)),
     }
 }
 
-fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Option<Opset> {
+fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Result<Opset, Reported> {
     let file = env.file;
     let mut domain = None;
     let mut version = None;
@@ -1040,12 +1042,11 @@ fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diag
             (None, 0) => 0,
             (None, 1) => 1,
             _ => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_OPSET, file, "unexpected argument to `Opset`")
                         .primary(arg.span, "`Opset` takes a domain and a version")
                         .help("write `Opset(domain=\"com.microsoft\", version=1)`"),
-                );
-                return None;
+                ));
             }
         };
         let v = eval_const(env, &arg.value).ok();
@@ -1053,47 +1054,41 @@ fn opset_declaration(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diag
             (0, Some(PyValue::Str(s))) => domain = Some(s),
             (1, Some(PyValue::Int(n))) if i64::try_from(n).is_ok() => version = i64::try_from(n).ok(),
             (0, _) => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_OPSET, file, "the opset domain must be a string")
                         .primary(arg.value.span, "expected a string"),
-                );
-                return None;
+                ));
             }
             _ => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_OPSET, file, "the opset version must be an integer")
                         .primary(arg.value.span, "expected an integer"),
-                );
-                return None;
+                ));
             }
         }
     }
     match (domain, version) {
         (Some(domain), Some(version)) => {
             let domain = if domain == "ai.onnx" { String::new() } else { domain };
-            Some(Opset { domain, version })
+            Ok(Opset { domain, version })
         }
-        _ => {
-            diags.push(
-                Diagnostic::error(codes::BAD_OPSET, file, "`Opset` needs both a domain and a version")
-                    .primary(span, "incomplete opset declaration")
-                    .help("write `Opset(domain=\"com.microsoft\", version=1)`"),
-            );
-            None
-        }
+        _ => Err(diags.push_error(
+            Diagnostic::error(codes::BAD_OPSET, file, "`Opset` needs both a domain and a version")
+                .primary(span, "incomplete opset declaration")
+                .help("write `Opset(domain=\"com.microsoft\", version=1)`"),
+        )),
     }
 }
 
-fn type_var(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Option<Global> {
+fn type_var(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) -> Result<Global, Reported> {
     let file = env.file;
     let name = match args.first().map(|a| &a.value.kind) {
         Some(ExprKind::Str(s)) => s.clone(),
         _ => {
-            diags.push(
+            return Err(diags.push_error(
                 Diagnostic::error(codes::BAD_ANNOTATION, file, "`TypeVar` needs its name as the first argument")
                     .primary(span, "expected `TypeVar(\"T\", ...)`"),
-            );
-            return None;
+            ));
         }
     };
     let mut allowed = Vec::new();
@@ -1105,18 +1100,17 @@ fn type_var(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) 
         match tensor_types(env, &arg.value) {
             Some(ts) => allowed.extend(ts),
             None => {
-                diags.push(
+                return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_ANNOTATION, file, "a `TypeVar` bound must be tensor types")
                         .primary(arg.value.span, "not a tensor type or a union of tensor types")
                         .help("write `TypeVar(\"T\", bound=Union[FLOAT, DOUBLE])`"),
-                );
-                return None;
+                ));
             }
         }
     }
     allowed.sort();
     allowed.dedup();
-    Some(Global::TypeVar { name, allowed })
+    Ok(Global::TypeVar { name, allowed })
 }
 
 /// `FLOAT`, `FLOAT[...]`, `Union[FLOAT, DOUBLE]`, or a TypeVar: the element types allowed.

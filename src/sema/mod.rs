@@ -10,6 +10,7 @@ pub mod convert;
 pub mod env;
 pub mod facts;
 pub mod infer;
+pub mod liveness;
 pub mod ndarray;
 pub mod types;
 pub mod value;

@@ -16,7 +16,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Ok(())
             }
             Err(e) => {
-                self.bind(&f.name.name, Binding::Poison);
+                self.bind(&f.name.name, Binding::Poison(e));
                 Err(e)
             }
         }
@@ -42,15 +42,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The inputs, docstring and outputs of a nested function, lowered in its own scope.
     fn nested_graph_in_scope(&mut self, f: &FunctionDef) -> R<(Vec<GraphInput>, Option<String>, Vec<String>)> {
-        let mut ok = true;
+        let mut ok = Ok(());
         let mut inputs = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
         for p in &f.params {
             match self.graph_input(p, &mut seen) {
                 Ok(i) => inputs.push(i),
-                Err(_) => {
-                    self.bind(&p.name.name, Binding::Poison);
-                    ok = false;
+                Err(r) => {
+                    self.bind(&p.name.name, Binding::Poison(r));
+                    ok = Err(r);
                 }
             }
         }
@@ -58,27 +58,25 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             None => None,
             Some(r) => match env::return_types(self.env, r) {
                 Ok(ts) => Some(ts),
-                Err(_) if mentions_poison(self.env, r) => {
-                    ok = false;
-                    None
-                }
                 Err((span, why)) => {
-                    let d = Diagnostic::error(
-                        codes::BAD_ANNOTATION,
-                        self.file(),
-                        format!("invalid return annotation: {why}"),
-                    )
-                    .primary(span, "not a tensor type");
-                    self.push(d);
-                    ok = false;
+                    ok = Err(match mentions_poison(self.env, r) {
+                        Some(poisoned) => poisoned,
+                        None => {
+                            let d = Diagnostic::error(
+                                codes::BAD_ANNOTATION,
+                                self.file(),
+                                format!("invalid return annotation: {why}"),
+                            )
+                            .primary(span, "not a tensor type");
+                            self.push(d)
+                        }
+                    });
                     None
                 }
             },
         };
         let body = self.lower_body(f, declared.as_deref(), ok);
-        if !body.ok {
-            return Err(Reported);
-        }
+        body.ok?;
         Ok((inputs, body.doc, body.outputs))
     }
 
@@ -129,8 +127,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     .help("annotate graph inputs with a tensor type such as `FLOAT[...]`, or leave them unannotated");
                     return Err(self.push(d));
                 }
-                Err(_) if mentions_poison(self.env, a) => return Err(Reported),
                 Err((span, why)) => {
+                    if let Some(poisoned) = mentions_poison(self.env, a) {
+                        return Err(poisoned);
+                    }
                     let d = Diagnostic::error(
                         codes::BAD_ANNOTATION,
                         self.file(),
@@ -205,7 +205,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         for (var, then) in &g.captures {
             match self.lookup(var) {
                 Some(now) if now == then => {}
-                Some(Binding::Poison) => return Err(Reported),
+                Some(Binding::Poison(r)) => return Err(*r),
                 _ => {
                     let d = Diagnostic::error(
                         codes::UNSUPPORTED_EXPR,

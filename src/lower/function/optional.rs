@@ -161,11 +161,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     Some(Ok(constant))
                 }
             },
-            Some(Binding::Poison) => return Err(Reported),
+            Some(Binding::Poison(r)) => return Err(r),
             Some(Binding::Graph(_)) => return Err(self.not_a_value(operand)),
             None => match self.env.get(n) {
                 Some(Global::Const(v)) => Some(Err(*v == PyValue::None)),
-                Some(Global::Poison) => return Err(Reported),
+                Some(Global::Poison(r)) => return Err(*r),
                 Some(_) => return Err(self.not_a_value(operand)),
                 None => return Err(self.undefined(n, operand.span)),
             },
@@ -262,7 +262,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// `a and b`, `a or b` on conditions each call decides: `And`/`Or` of their scalars.
     pub(super) fn lower_bool_op(&mut self, op: BoolOp, values: &[Expr], span: Span, target: Option<&str>) -> R<String> {
         let op_type = if op == BoolOp::And { "And" } else { "Or" };
-        let (first, rest) = values.split_first().ok_or(Reported)?;
+        let Some((first, rest)) = values.split_first() else {
+            return Err(self.unsupported(span, "an empty boolean operation is", ""));
+        };
         let mut acc = self.lower_expr(first, None)?;
         let mut acc_span = first.span;
         for (k, v) in rest.iter().enumerate() {
