@@ -27,11 +27,7 @@ const LAYERS: &[&[&str]] = &[
 /// Edges against the order that exist today, each with the work that removes it. Whoever
 /// removes an edge deletes its line here: the test fails on an allowance that is no longer
 /// needed.
-const ALLOWED: &[(&str, &str)] = &[
-    // sema::binding uses lower::function::TorchBinding, lower::liveness and lower::ir. Issue 12
-    // part A moves decorators and liveness queries into sema; whoever lands second deletes this.
-    ("sema", "lower"),
-];
+const ALLOWED: &[(&str, &str)] = &[];
 
 /// Edges the layers would allow but that must not exist, and why.
 const FORBIDDEN: &[(&str, &str, &str)] = &[(

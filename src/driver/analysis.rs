@@ -7,9 +7,9 @@
 use super::modules::Modules;
 use crate::aten::AtenRegistry;
 use crate::diagnostics::Diagnostic;
-use crate::lower::function::Decoration;
 use crate::sema::binding;
 use crate::sema::calls::Callee;
+use crate::sema::decorators::Decoration;
 use crate::sema::env::{Global, ModuleEnv, ModuleLookup, Namespace};
 use crate::sema::facts::Fact;
 use crate::source::{FileId, SourceMap, Span};

@@ -16,6 +16,7 @@ use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::lower::{self, ir::Function};
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
+use crate::sema::decorators::{self, Decoration};
 use crate::sema::env::{self, ModuleEnv};
 use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
@@ -267,16 +268,16 @@ fn pipeline(
     custom_ops.dedup();
 
     // Decorators first: a call to another function needs the callee's domain and signature.
-    let decorations: Vec<Vec<Option<lower::function::Decoration>>> = envs
+    let decorations: Vec<Vec<Option<Decoration>>> = envs
         .iter()
-        .map(|env| env.functions.iter().map(|f| lower::function::decoration(env, f, &mut diags).ok()).collect())
+        .map(|env| env.functions.iter().map(|f| decorators::decoration(env, f, &mut diags).ok()).collect())
         .collect();
     let mut callees: Vec<Callee> = Vec::new();
     for (env, decos) in envs.iter().zip(&decorations) {
         for (f, deco) in env.functions.iter().zip(decos) {
             let (domain, version) = match deco {
                 Some(d) => (d.domain.clone(), d.domain_version),
-                None => (lower::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
+                None => (decorators::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
             };
             callees.push(Callee::new(env, f, domain, version));
         }
@@ -302,10 +303,7 @@ fn pipeline(
             continue;
         };
         let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
-        let mut check = |f: &syntax::ast::FunctionDef,
-                         deco: &lower::function::Decoration,
-                         d: &mut Diagnostics,
-                         learned: &mut Vec<_>| {
+        let mut check = |f: &syntax::ast::FunctionDef, deco: &Decoration, d: &mut Diagnostics, learned: &mut Vec<_>| {
             // An editor keeps no function: what checking it reported is all it needs.
             let _ = compile_function(env, f, deco, &calls, lines, &registry, &invalid, d, Some(learned));
         };
@@ -407,7 +405,7 @@ fn parse_input(
 /// cannot tell apart (onnx.checker rejects a model that holds both, and the library is one).
 fn report_duplicate_functions(
     envs: &[ModuleEnv],
-    decorations: &[Vec<Option<lower::function::Decoration>>],
+    decorations: &[Vec<Option<Decoration>>],
     callees: &[Callee],
     sources: &SourceMap,
     diags: &mut Diagnostics,
@@ -442,11 +440,7 @@ fn report_duplicate_functions(
 pub const MAX_LIBRARY_FUNCTIONS: usize = 10_000;
 
 /// E1003 at the first function past [`MAX_LIBRARY_FUNCTIONS`]: the library would be refused.
-fn report_too_many_functions(
-    envs: &[ModuleEnv],
-    decorations: &[Vec<Option<lower::function::Decoration>>],
-    diags: &mut Diagnostics,
-) {
+fn report_too_many_functions(envs: &[ModuleEnv], decorations: &[Vec<Option<Decoration>>], diags: &mut Diagnostics) {
     let compiled = envs.iter().zip(decorations).flat_map(|(env, decos)| {
         env.functions.iter().zip(decos).filter(|(_, d)| d.is_some()).map(move |(f, _)| (env.file, *f))
     });
@@ -493,7 +487,7 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// decorators were read is compiled, or has errors: the proof of their report.
 fn compile_module(
     env: &ModuleEnv,
-    decorations: &[Option<lower::function::Decoration>],
+    decorations: &[Option<Decoration>],
     calls: &Calls,
     lines: &LineIndex,
     registry: &AtenRegistry,
@@ -513,7 +507,7 @@ fn compile_module(
 fn compile_function(
     env: &ModuleEnv,
     f: &syntax::ast::FunctionDef,
-    deco: &lower::function::Decoration,
+    deco: &Decoration,
     calls: &Calls,
     lines: &LineIndex,
     registry: &AtenRegistry,

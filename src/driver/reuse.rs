@@ -9,8 +9,8 @@
 //! function is never kept, so moving it is exact.
 
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::lower::function::Decoration;
 use crate::sema::calls::Callee;
+use crate::sema::decorators::Decoration;
 use crate::sema::env::ModuleEnv;
 use crate::sema::facts::Fact;
 use crate::source::Span;

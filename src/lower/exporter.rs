@@ -5,7 +5,7 @@
 use super::ir::{AttrValue, Function, Node};
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
-use crate::lower::function::TorchBinding;
+use crate::sema::decorators::TorchBinding;
 use crate::source::{FileId, Span};
 use std::collections::HashMap;
 

@@ -4,4 +4,4 @@ pub mod exporter;
 pub mod function;
 pub mod ir;
 
-pub use function::{lower_function, DEFAULT_FUNCTION_DOMAIN};
+pub use function::lower_function;

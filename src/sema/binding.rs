@@ -9,7 +9,7 @@
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
-use crate::lower::function::TorchBinding;
+use crate::sema::decorators::TorchBinding;
 use crate::sema::env::{self, eval_const, ModuleEnv};
 use crate::sema::liveness;
 use crate::sema::types::{AttrKind, ParamType};

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod consteval;
 pub mod constlib;
 pub mod convert;
+pub mod decorators;
 pub mod env;
 pub mod facts;
 pub mod infer;
