@@ -1,0 +1,803 @@
+//! Calls: ops through an opset (arguments bound to the schema's inputs and attributes by
+//! [`bind_op_arguments`]), functions of the compilation, and attribute arguments.
+
+use super::*;
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    /// Lowers `opset.Op(...)` (or a call to another function of the module) into one node
+    /// whose outputs are `outputs`.
+    pub(super) fn lower_call(&mut self, func: &Expr, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        for a in args {
+            if a.kind != ArgKind::Plain {
+                let what = if a.kind == ArgKind::Star { "`*args` in calls is" } else { "`**kwargs` in calls is" };
+                return Err(self.unsupported(a.span, what, "pass each input and attribute explicitly"));
+            }
+        }
+        if let Some(idx) = self.module_function(func)? {
+            return self.lower_function_call(idx, "", args, span, outputs);
+        }
+        let (opset, op_name, op_span) = match &func.kind {
+            ExprKind::Attribute { value, attr } => match value.as_ref() {
+                Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
+                    Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
+                    Some(Global::Poison(r)) => return Err(*r),
+                    Some(Global::Lib(_)) => {
+                        // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
+                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}.{}` is a Python function, not an op", attr.name))
+                            .primary(func.span, "called where a tensor is computed")
+                            .help(format!("compute the value in a module constant (`C = {n}.{}(...)`) and use `C`, as onnxscript requires", attr.name));
+                        return Err(self.push(d));
+                    }
+                    Some(_) => {
+                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
+                            .primary(value.span, "expected an opset such as `op`")
+                            .help("call ops through an opset: `from onnxscript import opset18 as op`, then `op.Add(x, y)`");
+                        return Err(self.push(d));
+                    }
+                    None => return Err(self.undefined(n, value.span)),
+                },
+                _ => {
+                    let d = Diagnostic::error(
+                        codes::UNKNOWN_CALLEE,
+                        self.file(),
+                        "ops must be called through an opset name",
+                    )
+                    .primary(func.span, "not of the form `opset.Op`")
+                    .help("import the opset under a name: `from onnxscript import opset18 as op`");
+                    return Err(self.push(d));
+                }
+            },
+            ExprKind::Name(n) => match (self.lookup(n), self.env.get(n)) {
+                (None, Some(Global::Function(idx))) => {
+                    let idx = *idx;
+                    return self.lower_function_call(idx, n, args, span, outputs);
+                }
+                // A bare op name is an op of the default opset, as onnxscript resolves it.
+                (None, None) => match self.default_opset.clone() {
+                    Some(o) => (o, n.clone(), func.span),
+                    None => return Err(self.undefined(n, func.span)),
+                },
+                // An import that failed (already reported).
+                (None, Some(Global::Poison(r))) => return Err(*r),
+                (Some(Binding::Graph(_)), _) => {
+                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
+                        .primary(func.span, "a `@graph()` function")
+                        .help(format!("pass it as a graph attribute of an op, e.g. `op.Scan(..., body={n})`; to reuse code, call a module-level function"));
+                    return Err(self.push(d));
+                }
+                (Some(Binding::Poison(r)), _) => return Err(*r),
+                _ => {
+                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
+                        .primary(func.span, "not an op or a function")
+                        .help("call ONNX ops through an opset, e.g. `op.Add(x, y)`");
+                    return Err(self.push(d));
+                }
+            },
+            _ => {
+                let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "this cannot be called")
+                    .primary(func.span, "not an op or a function");
+                return Err(self.push(d));
+            }
+        };
+        if opset.domain.is_empty() && self.default_opset.is_none() {
+            self.default_opset = Some(opset.clone());
+        }
+        let registry = schema::registry();
+        let schema = match registry.resolve(&opset.domain, &op_name, opset.version) {
+            Resolution::Found(s) => Some(s),
+            Resolution::NotYet { first_version } => {
+                let d = Diagnostic::error(
+                    codes::OP_NOT_IN_OPSET,
+                    self.file(),
+                    format!("`{op_name}` is not available in opset {}", opset.version),
+                )
+                .primary(op_span, format!("introduced in opset {first_version}"))
+                .help(if self.exporter_bound && opset.domain.is_empty() {
+                    format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}: write `{op_name}` with opset-{EXPORTER_OPSET} operators (`onnxsc explain E0513` shows how for `Gelu`)")
+                } else {
+                    format!("import `opset{first_version}` or later to use `{op_name}`")
+                });
+                return Err(self.push(d));
+            }
+            Resolution::Unknown if registry.known_domain(&opset.domain) => {
+                let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
+                let mut d =
+                    Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
+                        .primary(op_span, "unknown operator");
+                if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain)) {
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
+                }
+                return Err(self.push(d));
+            }
+            Resolution::Unknown => None,
+        };
+        if let Some(s) = schema {
+            if s.runtime_only {
+                self.diags.push(
+                    Diagnostic::warning(
+                        codes::RUNTIME_ONLY_OP,
+                        self.file(),
+                        format!("`{op_name}` is an ONNX Runtime operator, not an ONNX one"),
+                    )
+                    .primary(op_span, "defined by ONNX Runtime in the ONNX domain")
+                    .help("ONNX Runtime runs it, but onnx.checker and other runtimes do not know it"),
+                );
+            }
+            if s.deprecated {
+                // onnx.checker refuses a model that uses it: an error, not a warning.
+                self.diags.push(
+                    Diagnostic::error(
+                        codes::DEPRECATED_OP,
+                        self.file(),
+                        format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
+                    )
+                    .primary(op_span, "deprecated operator")
+                    .help(format!(
+                        "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
+                    )),
+                );
+            }
+        }
+
+        // Split arguments into inputs and attributes, as onnxscript does with a schema.
+        let OpArguments { inputs: input_exprs, attributes: attr_exprs } =
+            bind_op_arguments(self.file(), &op_name, schema, args, span).map_err(|d| self.push(*d))?;
+        if let Some(s) = schema {
+            if outputs.len() > s.max_output as usize {
+                let d = Diagnostic::error(
+                    codes::OUTPUT_COUNT,
+                    self.file(),
+                    format!(
+                        "`{op_name}` has at most {} output{}, but {} are unpacked",
+                        s.max_output,
+                        if s.max_output == 1 { "" } else { "s" },
+                        outputs.len()
+                    ),
+                )
+                .primary(span, "too many names on the left");
+                return Err(self.push(d));
+            }
+            if opset.domain.is_empty() && op_name == "Split" {
+                self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
+            }
+        }
+        // Inputs are translated before attributes, in argument order, as onnxscript does.
+        let mut inputs = Vec::new();
+        for e in &input_exprs {
+            inputs.push(match e {
+                Some(e) => self.lower_opt_expr(e)?,
+                None => None,
+            });
+        }
+        let mut attrs = Vec::new();
+        for (k, e, ty) in attr_exprs {
+            if let Some(a) = self.lower_attr(&op_name, &k, e, ty)? {
+                attrs.push(a);
+            }
+        }
+        let inputs = self.autocast(schema, inputs, span)?;
+        if let Some(schema) = schema {
+            let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
+            self.check_input_types(schema, &inputs, &spans)?;
+            for a in &attrs {
+                let at =
+                    args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
+                self.check_required_attribute(schema, a, at)?;
+            }
+        }
+        // Trailing omitted inputs are dropped, as ONNX allows.
+        let mut inputs = inputs;
+        while inputs.last().is_some_and(|i| i.is_none()) {
+            inputs.pop();
+        }
+        self.emit(&opset, &op_name, inputs, outputs, attrs, span)
+    }
+
+    /// `Split` makes as many outputs as `num_outputs` says, or as its constant `split` input (an
+    /// attribute before opset 13) has entries: a call that unpacks another number builds a
+    /// model that fails at load (E0408).
+    fn check_split_outputs(
+        &mut self,
+        schema: &OpSchema,
+        input_exprs: &[Option<&Expr>],
+        attr_exprs: &[(Ident, &Expr, Option<AttrType>)],
+        unpacked: usize,
+        span: Span,
+    ) -> R<()> {
+        let attr = |name: &str| attr_exprs.iter().find(|(k, _, _)| k.name == name).map(|(_, e, _)| *e);
+        let split_input =
+            schema.inputs.iter().position(|f| f.name == "split").and_then(|i| input_exprs.get(i).copied().flatten());
+        // Only values known at compile time count; a tensor `split` is checked by ONNX Runtime.
+        let constant = |e: &Expr| eval_const(self.env, e).ok();
+        let (count, why, at) = if let Some(e) = attr("num_outputs") {
+            match constant(e).and_then(|v| v.as_i64()) {
+                Some(n) => (n, format!("num_outputs={n}"), e.span),
+                None => return Ok(()),
+            }
+        } else if let Some(e) = split_input.or_else(|| attr("split")).filter(|e| !matches!(e.kind, ExprKind::None)) {
+            match constant(e).as_ref().and_then(|v| v.items().map(|i| i.len())) {
+                Some(n) => (n as i64, format!("its `split` has {n} entr{}", if n == 1 { "y" } else { "ies" }), e.span),
+                None => return Ok(()),
+            }
+        } else {
+            return Ok(());
+        };
+        if count == unpacked as i64 {
+            return Ok(());
+        }
+        let d = Diagnostic::error(
+            codes::OUTPUT_COUNT,
+            self.file(),
+            format!(
+                "`Split` produces {count} output{} ({why}), but {unpacked} {} unpacked",
+                if count == 1 { "" } else { "s" },
+                if unpacked == 1 { "is" } else { "are" }
+            ),
+        )
+        .primary(span, format!("{unpacked} name{} on the left", if unpacked == 1 { "" } else { "s" }))
+        .secondary(at, format!("{count} output{} here", if count == 1 { "" } else { "s" }))
+        .help("unpack one name per output; the model would fail to load");
+        Err(self.push(d))
+    }
+
+    /// Python's own rules for the arguments of a call (see [`argument_order_error`]).
+    fn check_argument_order(&mut self, args: &[Arg]) -> R<()> {
+        match argument_order_error(self.file(), args) {
+            Some(d) => Err(self.push(d)),
+            None => Ok(()),
+        }
+    }
+
+    /// `mylib.f` where `mylib` is an imported `.onnxs` module: the id of its function `f`.
+    /// `None` when the callee is not of that form (an op, a function named directly).
+    fn module_function(&mut self, func: &Expr) -> R<Option<usize>> {
+        let ExprKind::Attribute { value, attr } = &func.kind else { return Ok(None) };
+        // The root of `a.b.f` must be a global, not a local variable.
+        let mut root = value.as_ref();
+        while let ExprKind::Attribute { value, .. } = &root.kind {
+            root = value;
+        }
+        match &root.kind {
+            ExprKind::Name(n) if self.lookup(n).is_none() => {}
+            _ => return Ok(None),
+        }
+        let Some(Global::Module(key)) = resolve_dotted(self.env, value) else { return Ok(None) };
+        let Some(ns) = self.env.namespace(&key) else { return Ok(None) };
+        match ns.get(&attr.name) {
+            Some(Global::Function(idx)) => Ok(Some(idx)),
+            Some(Global::Poison(r)) => Err(r),
+            Some(_) => Ok(None),
+            None => {
+                let mut d = Diagnostic::error(
+                    codes::UNDEFINED_NAME,
+                    self.file(),
+                    format!("module `{}` has no `{}`", ns.display, attr.name),
+                )
+                .primary(attr.span, "not defined in that module");
+                if let Some(s) = did_you_mean(&attr.name, ns.names.keys().map(String::as_str)) {
+                    d = d
+                        .help(format!("did you mean `{s}`?"))
+                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(attr.span, &s)]);
+                }
+                Err(self.push(d))
+            }
+        }
+    }
+
+    /// A call to a function of the compilation (function id `idx`): a node in the callee's
+    /// domain, named as the callee is defined. As onnxscript does with the callee's signature,
+    /// arguments bind to parameters by position, then by keyword; those that bind to attribute
+    /// parameters become the node's attributes (typed as the parameter), the rest its inputs,
+    /// in parameter order. An omitted optional input before a given one is `""` (onnxscript
+    /// drops it and shifts the later inputs: not copied). A literal passed for an input typed by
+    /// a TypeVar is `CastLike`d to another argument of that TypeVar.
+    fn lower_function_call(
+        &mut self,
+        idx: usize,
+        _name: &str,
+        args: &[Arg],
+        span: Span,
+        outputs: Vec<String>,
+    ) -> R<()> {
+        self.check_argument_order(args)?;
+        let Some(callee) = self.calls.callees.get(idx).cloned() else {
+            let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "this function cannot be called")
+                .primary(span, "not a function of the compilation");
+            return Err(self.push(d));
+        };
+        if let Some(n) = callee.outputs {
+            if n != outputs.len() {
+                let used = if outputs.len() == 1 {
+                    "it is used as one value".to_string()
+                } else {
+                    format!("{} are unpacked", outputs.len())
+                };
+                let d = Diagnostic::error(
+                    codes::OUTPUT_COUNT,
+                    self.file(),
+                    format!("`{}` returns {n} output{}, but {used}", callee.name, if n == 1 { "" } else { "s" }),
+                )
+                .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+                .help(format!("assign its outputs to {n} name{}", if n == 1 { "" } else { "s" }));
+                return Err(self.push(d));
+            }
+        }
+        // `sema::calls` reported a mismatch when it checked the call; a call it did not check
+        // (the callee's name means another function where the call is) is reported here.
+        let bound = match calls::bind_arguments(&callee, self.file(), span, args) {
+            Ok(bound) => bound,
+            Err(d) => return Err(self.calls.reported_mismatch(self.file(), span).unwrap_or_else(|| self.push(*d))),
+        };
+        let mut inputs: Vec<Option<String>> = Vec::new();
+        let mut type_vars: Vec<Option<String>> = Vec::new();
+        let mut attrs = Vec::new();
+        let mut failed = Ok(());
+        for (p, a) in callee.params.iter().zip(&bound) {
+            match (p.attr, a) {
+                (Some(ty), Some(a)) => {
+                    let key =
+                        Ident { name: p.name.clone(), span: a.keyword.as_ref().map(|k| k.span).unwrap_or(a.span) };
+                    match self.lower_attr(&callee.name, &key, &a.value, Some(ty)) {
+                        Ok(Some(at)) => attrs.push(at),
+                        Ok(None) => {}
+                        Err(r) => failed = Err(r),
+                    }
+                }
+                (Some(_), None) => {}
+                (None, a) => {
+                    let value = match a {
+                        Some(a) => match self.lower_opt_expr(&a.value) {
+                            Ok(Some(v)) if !p.optional => {
+                                let place = format!("`{}` requires its input `{}`", callee.name, p.name);
+                                match self.require_present(&v, a.value.span, &place) {
+                                    Ok(()) => Some(v),
+                                    Err(r) => {
+                                        failed = Err(r);
+                                        None
+                                    }
+                                }
+                            }
+                            Ok(v) => v,
+                            Err(r) => {
+                                failed = Err(r);
+                                None
+                            }
+                        },
+                        None => None,
+                    };
+                    inputs.push(value);
+                    type_vars.push(p.type_var.clone());
+                }
+            }
+        }
+        failed?;
+        // Trailing omitted inputs are left out.
+        while inputs.last().is_some_and(|i| i.is_none()) {
+            inputs.pop();
+            type_vars.pop();
+        }
+        // onnxscript's autocast: the last non-literal argument of each TypeVar is the target.
+        let mut targets: HashMap<&str, String> = HashMap::new();
+        for (i, tv) in inputs.iter().zip(&type_vars) {
+            if let (Some(i), Some(tv)) = (i, tv) {
+                if !self.castable.contains(i) {
+                    targets.insert(tv.as_str(), i.clone());
+                }
+            }
+        }
+        let mut cast_inputs = Vec::with_capacity(inputs.len());
+        for (i, tv) in inputs.iter().zip(&type_vars) {
+            match (i, tv.as_deref().and_then(|t| targets.get(t))) {
+                (Some(i), Some(like)) if self.castable.contains(i) => {
+                    let cast = self.fresh(&format!("{i}_cast"));
+                    self.emit_default(
+                        "CastLike",
+                        vec![Some(i.clone()), Some(like.clone())],
+                        vec![cast.clone()],
+                        vec![],
+                        span,
+                    )?;
+                    cast_inputs.push(Some(cast));
+                }
+                (i, _) => cast_inputs.push(i.clone()),
+            }
+        }
+        self.emit(
+            &Opset { domain: callee.domain.clone(), version: callee.version },
+            &callee.name,
+            cast_inputs,
+            outputs,
+            attrs,
+            span,
+        )
+    }
+
+    /// An attribute argument: a reference to an attribute parameter, or a script-time constant.
+    fn lower_attr(&mut self, op: &str, key: &Ident, e: &Expr, expected: Option<AttrType>) -> R<Option<Attr>> {
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(b) = self.lookup(n).cloned() {
+                self.note(n, e.span, &b);
+            }
+            match self.lookup(n).cloned() {
+                Some(Binding::Attr { name, ty, .. }) => {
+                    if let Some(exp) = expected {
+                        if exp != ty {
+                            let d = Diagnostic::error(
+                                codes::ATTRIBUTE_TYPE,
+                                self.file(),
+                                format!(
+                                    "attribute `{}` of `{op}` is {}, but `{n}` is {}",
+                                    key.name,
+                                    exp.name(),
+                                    ty.name()
+                                ),
+                            )
+                            .primary(e.span, format!("{} attribute", with_article(ty.name())))
+                            .help(format!("annotate `{n}` with a type that ONNX carries as `{}`", exp.name()));
+                            return Err(self.push(d));
+                        }
+                    }
+                    return Ok(Some(Attr { name: key.name.clone(), value: AttrValue::Ref { name, ty } }));
+                }
+                Some(Binding::Poison(r)) => return Err(r),
+                Some(Binding::Graph(g)) => return self.graph_attr(op, key, n, *g, e.span, expected).map(Some),
+                Some(Binding::Value(_)) => {
+                    let d = Diagnostic::error(codes::ATTRIBUTE_TYPE, self.file(), format!("attribute `{}` needs a script-time value, but `{n}` is a tensor", key.name))
+                        .primary(e.span, "a tensor computed at run time")
+                        .help("attributes are constants or attribute parameters of the function (annotated `float`, `int`, ...)");
+                    return Err(self.push(d));
+                }
+                None => {}
+            }
+        }
+        let value = match eval_const(self.env, e) {
+            Ok(v) => v,
+            Err(ConstError::NotConstant(span)) => {
+                let d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!("attribute `{}` must be a constant or an attribute parameter", key.name),
+                )
+                .primary(span, "not known when the function is compiled")
+                .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
+                return Err(self.push(d));
+            }
+            Err(ConstError::Poisoned(r)) => return Err(r),
+            Err(ConstError::Failed(d)) => return Err(self.push_const_error(*d)),
+        };
+        if value == PyValue::None {
+            return Ok(None);
+        }
+        let ty = match expected.or_else(|| value.inferred_attr_type()) {
+            Some(t) => t,
+            None => {
+                let d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!("cannot tell the type of attribute `{}`", key.name),
+                )
+                .primary(e.span, "empty or mixed list")
+                .help("give the list at least one element, all of one type");
+                return Err(self.push(d));
+            }
+        };
+        match attr_value(&value, ty) {
+            Ok(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),
+            Err(why) => {
+                let mut d = Diagnostic::error(
+                    codes::ATTRIBUTE_TYPE,
+                    self.file(),
+                    format!(
+                        "attribute `{}` of `{op}` is {}, but the value is {}",
+                        key.name,
+                        ty.name(),
+                        with_article(value.type_name())
+                    ),
+                )
+                .primary(e.span, format!("expected {}", ty.name()));
+                if let Some(why) = why {
+                    d = d.note(why);
+                }
+                Err(self.push(d))
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Statements
+}
+
+/// The arguments of an op call bound to the op's schema.
+#[derive(Debug)]
+pub(super) struct OpArguments<'e> {
+    /// By input position; `None` where an input before a given one is omitted.
+    pub(super) inputs: Vec<Option<&'e Expr>>,
+    /// In argument order, typed as the schema declares them (`None` without a schema).
+    pub(super) attributes: Vec<(Ident, &'e Expr, Option<AttrType>)>,
+}
+
+/// Binds the arguments of a call to `op_name` (of `schema`, when known) as onnxscript does:
+/// positional arguments fill the inputs, then (past a non-variadic last input) the attributes in
+/// schema order; keyword arguments name an input or an attribute. Checks the counts, the required
+/// inputs and the required attributes. Without a schema, positional arguments are inputs and
+/// keyword ones attributes. The error is returned, for the caller to push.
+pub(super) fn bind_op_arguments<'e>(
+    file: usize,
+    op_name: &str,
+    schema: Option<&OpSchema>,
+    args: &'e [Arg],
+    span: Span,
+) -> Result<OpArguments<'e>, Box<Diagnostic>> {
+    let mut input_exprs: Vec<Option<&Expr>> = Vec::new();
+    let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::new();
+    if let Some(d) = argument_order_error(file, args) {
+        return Err(Box::new(d));
+    }
+    let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
+    let input_slots = match schema {
+        Some(s) if s.inputs.last().is_some_and(|l| l.option != FormalOption::Variadic) => s.inputs.len(),
+        _ => usize::MAX,
+    };
+    for a in positional.iter().take(input_slots) {
+        input_exprs.push(Some(&a.value));
+    }
+    if let Some(s) = schema {
+        // onnxscript binds extra positional arguments to the attributes, in schema order.
+        for (a, attr) in positional.iter().skip(input_slots).zip(&s.attributes) {
+            attr_exprs.push((Ident { name: attr.name.clone(), span: a.span }, &a.value, Some(attr.ty)));
+        }
+        if positional.len() > input_slots.saturating_add(s.attributes.len()) {
+            let extra = positional[input_slots + s.attributes.len()];
+            let d = Diagnostic::error(
+                codes::BAD_ARGUMENT,
+                file,
+                format!(
+                    "`{op_name}` takes {} inputs and {} attributes, but {} positional arguments were given",
+                    s.inputs.len(),
+                    s.attributes.len(),
+                    positional.len()
+                ),
+            )
+            .primary(extra.span, "unexpected argument")
+            .help("pass attributes by keyword");
+            return Err(Box::new(d));
+        }
+    }
+    for a in args.iter().filter(|a| a.keyword.is_some()) {
+        let k = a.keyword.as_ref().expect("filtered");
+        match schema {
+            Some(s) => {
+                if let Some(pos) = s.inputs.iter().position(|f| f.name == k.name) {
+                    if input_exprs.len() <= pos {
+                        input_exprs.resize(pos + 1, None);
+                    }
+                    if input_exprs[pos].is_some() {
+                        let d =
+                            Diagnostic::error(codes::BAD_ARGUMENT, file, format!("input `{}` is given twice", k.name))
+                                .primary(a.span, "given again by name");
+                        return Err(Box::new(d));
+                    }
+                    input_exprs[pos] = Some(&a.value);
+                } else if let Some(attr) = s.attribute(&k.name) {
+                    attr_exprs.push((k.clone(), &a.value, Some(attr.ty)));
+                } else {
+                    let names =
+                        s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
+                    let mut d = Diagnostic::error(
+                        codes::UNKNOWN_ATTRIBUTE,
+                        file,
+                        format!("`{op_name}` has no attribute `{}`", k.name),
+                    )
+                    .primary(k.span, "unknown attribute");
+                    if let Some(sug) = did_you_mean(&k.name, names) {
+                        d = d
+                            .help(format!("did you mean `{sug}`?"))
+                            .fix(format!("Replace with `{sug}`"), vec![Edit::replace(k.span, &sug)]);
+                    } else if s.attributes.is_empty() {
+                        d = d.help(format!("`{op_name}` takes no attributes"));
+                    } else {
+                        let all: Vec<String> = s.attributes.iter().map(|a| format!("`{}`", a.name)).collect();
+                        d = d.help(format!("its attributes are {}", all.join(", ")));
+                    }
+                    return Err(Box::new(d));
+                }
+            }
+            None => attr_exprs.push((k.clone(), &a.value, None)),
+        }
+    }
+    if let Some(s) = schema {
+        let max = s.max_input as usize;
+        if input_exprs.len() > max {
+            let extra = args.iter().filter(|a| a.keyword.is_none()).nth(max).map(|a| a.span).unwrap_or(span);
+            let d = Diagnostic::error(
+                codes::BAD_ARGUMENT,
+                file,
+                format!(
+                    "`{op_name}` takes at most {max} input{}, but {} were given",
+                    if max == 1 { "" } else { "s" },
+                    input_exprs.len()
+                ),
+            )
+            .primary(extra, "unexpected input");
+            return Err(Box::new(d));
+        }
+        let given = input_exprs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
+        if let Some(last) = s.inputs.last().filter(|l| l.option == FormalOption::Variadic) {
+            let before = s.inputs.len() - 1;
+            let variadic_given = input_exprs.len().saturating_sub(before);
+            if variadic_given < last.min_arity as usize {
+                let d = Diagnostic::error(
+                    codes::BAD_ARGUMENT,
+                    file,
+                    format!(
+                        "`{op_name}` needs at least {} `{}` input{}, but {variadic_given} were given",
+                        last.min_arity,
+                        last.name,
+                        if last.min_arity == 1 { "" } else { "s" }
+                    ),
+                )
+                .primary(span, "too few inputs")
+                .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
+                return Err(Box::new(d));
+            }
+        }
+        let required: Vec<&str> =
+            s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
+        for (i, f) in s.inputs.iter().enumerate() {
+            if f.option == FormalOption::Single {
+                let present = input_exprs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
+                if !present {
+                    let d = Diagnostic::error(
+                        codes::BAD_ARGUMENT,
+                        file,
+                        format!("`{op_name}` is missing its required input `{}`", f.name),
+                    )
+                    .primary(span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
+                    .help(format!(
+                        "`{op_name}` requires {}",
+                        required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                    ));
+                    return Err(Box::new(d));
+                }
+            }
+        }
+        for a in &s.attributes {
+            if a.required && !attr_exprs.iter().any(|(k, _, _)| k.name == a.name) {
+                let d = Diagnostic::error(
+                    codes::MISSING_ATTRIBUTE,
+                    file,
+                    format!("`{op_name}` requires the attribute `{}`", a.name),
+                )
+                .primary(span, "missing attribute")
+                .help(format!("pass it by keyword: `{}=...`", a.name));
+                return Err(Box::new(d));
+            }
+        }
+    }
+    Ok(OpArguments { inputs: input_exprs, attributes: attr_exprs })
+}
+
+/// Python's own rules: no positional argument after a keyword one, no keyword given twice.
+fn argument_order_error(file: usize, args: &[Arg]) -> Option<Diagnostic> {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    let mut keyword_seen = false;
+    for a in args {
+        match &a.keyword {
+            Some(k) => {
+                keyword_seen = true;
+                if let Some(first) = seen.insert(&k.name, k.span) {
+                    let d = Diagnostic::error(
+                        codes::BAD_ARGUMENT,
+                        file,
+                        format!("keyword argument `{}` is repeated", k.name),
+                    )
+                    .primary(k.span, "given again here")
+                    .secondary(first, "first given here");
+                    return Some(d);
+                }
+            }
+            None if keyword_seen => {
+                let d = Diagnostic::error(codes::BAD_ARGUMENT, file, "positional argument follows keyword argument")
+                    .primary(a.span, "positional argument after a keyword argument")
+                    .help("put the inputs first, then the attributes by keyword");
+                return Some(d);
+            }
+            None => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parser::parse;
+
+    /// The arguments of the call that is the only statement of `source`.
+    fn call_args(source: &str) -> Vec<Arg> {
+        let module = parse(0, source).module.expect("a valid call");
+        match module.body.into_iter().next().map(|s| s.kind) {
+            Some(StmtKind::Expr(Expr { kind: ExprKind::Call { args, .. }, .. })) => args,
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
+    fn onnx_op(name: &str) -> &'static OpSchema {
+        match schema::registry().resolve("", name, 18) {
+            Resolution::Found(s) => s,
+            _ => panic!("ONNX has `{name}` at opset 18"),
+        }
+    }
+
+    fn bind(op: &str, schema: Option<&OpSchema>, source: &str) -> Result<(Vec<Option<String>>, Vec<String>), String> {
+        let args = call_args(source);
+        let name = |e: &Expr| match &e.kind {
+            ExprKind::Name(n) => n.clone(),
+            other => format!("{other:?}"),
+        };
+        match bind_op_arguments(0, op, schema, &args, Span::new(0, 0)) {
+            Ok(b) => Ok((
+                b.inputs.iter().map(|e| e.map(name)).collect(),
+                b.attributes.iter().map(|(k, e, ty)| format!("{}={}:{ty:?}", k.name, name(e))).collect(),
+            )),
+            Err(d) => Err(format!("{} {}", d.code, d.message)),
+        }
+    }
+
+    fn some(names: &[&str]) -> Vec<Option<String>> {
+        names.iter().map(|n| Some(n.to_string())).collect()
+    }
+
+    #[test]
+    fn positional_arguments_past_the_inputs_bind_to_attributes_in_schema_order() {
+        let gemm = onnx_op("Gemm");
+        let first = &gemm.attributes[0];
+        let (inputs, attrs) = bind("Gemm", Some(gemm), "op.Gemm(a, b, c, s)\n").unwrap();
+        assert_eq!(inputs, some(&["a", "b", "c"]));
+        assert_eq!(attrs, vec![format!("{}=s:Some({:?})", first.name, first.ty)]);
+    }
+
+    #[test]
+    fn a_keyword_input_leaves_the_inputs_before_it_omitted() {
+        let (inputs, attrs) = bind("Clip", Some(onnx_op("Clip")), "op.Clip(x, max=m)\n").unwrap();
+        assert_eq!(inputs, vec![Some("x".into()), None, Some("m".into())]);
+        assert!(attrs.is_empty());
+    }
+
+    #[test]
+    fn without_a_schema_positional_arguments_are_inputs_and_keywords_attributes() {
+        let (inputs, attrs) = bind("Custom", None, "ext.Custom(x, y, k=z)\n").unwrap();
+        assert_eq!(inputs, some(&["x", "y"]));
+        assert_eq!(attrs, vec!["k=z:None".to_string()]);
+    }
+
+    #[test]
+    fn each_binding_error_is_returned_with_its_code() {
+        let add = Some(onnx_op("Add"));
+        let cases = [
+            ("Add", add, "op.Add(a)\n", "E0404 `Add` is missing its required input `B`"),
+            (
+                "Add",
+                add,
+                "op.Add(a, b, c)\n",
+                "E0404 `Add` takes 2 inputs and 0 attributes, but 3 positional arguments were given",
+            ),
+            ("Add", add, "op.Add(a, b, alpha=c)\n", "E0405 `Add` has no attribute `alpha`"),
+            ("Add", add, "op.Add(a, B=b, B=c)\n", "E0404 keyword argument `B` is repeated"),
+            ("Add", add, "op.Add(a, A=b)\n", "E0404 input `A` is given twice"),
+            ("Add", add, "op.Add(A=a, b)\n", "E0404 positional argument follows keyword argument"),
+            ("Cast", Some(onnx_op("Cast")), "op.Cast(x)\n", "E0407 `Cast` requires the attribute `to`"),
+            (
+                "Concat",
+                Some(onnx_op("Concat")),
+                "op.Concat(axis=0)\n",
+                "E0404 `Concat` needs at least 1 `inputs` input, but 0 were given",
+            ),
+        ];
+        for (op, schema, source, expected) in cases {
+            assert_eq!(bind(op, schema, source), Err(expected.to_string()), "{source}");
+        }
+    }
+}

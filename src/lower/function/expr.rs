@@ -1,0 +1,387 @@
+//! Expressions: names, literals, Python operators (`+`, `==`, `not`...) and the `CastLike` of
+//! literals that meet a tensor (autocast), as onnxscript lowers them.
+
+use super::*;
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    fn is_literal(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::FString(_) => true,
+            ExprKind::List(items) => items.iter().all(Self::is_literal),
+            ExprKind::UnaryOp { op: UnaryOp::Neg | UnaryOp::Pos, operand } => {
+                matches!(operand.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn lower_opt_expr(&mut self, e: &Expr) -> R<Option<String>> {
+        if matches!(e.kind, ExprKind::None) {
+            return Ok(None);
+        }
+        self.lower_expr(e, None).map(Some)
+    }
+
+    pub(super) fn lower_expr(&mut self, e: &Expr, target: Option<&str>) -> R<String> {
+        match &e.kind {
+            _ if Self::is_literal(e) => {
+                let value = self.const_value(e)?;
+                self.emit_const(&value, target, e.span)
+            }
+            ExprKind::Name(n) => self.lower_name(n, e.span, target),
+            ExprKind::Call { func, args } => {
+                let out = target.unwrap_or("tmp");
+                let name = self.fresh(out);
+                self.lower_call(func, args, e.span, vec![name.clone()])?;
+                Ok(name)
+            }
+            ExprKind::BinOp { op, left, right } => self.lower_binop(*op, left, right, e.span, target),
+            ExprKind::UnaryOp { op, operand } => self.lower_unary(*op, operand, e.span, target),
+            ExprKind::Compare { left, comparisons } => match self.lower_none_test(e, target) {
+                Some(tested) => tested,
+                None => self.lower_compare(left, comparisons, e.span, target),
+            },
+            ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
+                Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i128), target, e.span),
+                _ => Err(self.not_a_value(e)),
+            },
+            ExprKind::Attribute { .. } => Err(self.not_a_value(e)),
+            ExprKind::None => Err(self.push(
+                Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "`None` is not a tensor")
+                    .primary(e.span, "`None` here")
+                    .help("`None` may only stand for an omitted optional input of an op call"),
+            )),
+            ExprKind::List(_) => Err(self.push(
+                Diagnostic::error(codes::UNSUPPORTED_EXPR, self.file(), "a list of tensors is not a value")
+                    .primary(e.span, "list with non-constant items")
+                    .help("build the tensor with `op.Concat` or the sequence with `op.SequenceConstruct`"),
+            )),
+            ExprKind::Subscript { value, index } => self.lower_subscript(e, value, index, target),
+            // Conditions on what each call decides (None tests, attributes) are scalars.
+            ExprKind::BoolOp { op, values } if self.decided_per_call(e) => {
+                self.lower_bool_op(*op, values, e.span, target)
+            }
+            ExprKind::BoolOp { op, .. } => {
+                let (word, sym) = if *op == BoolOp::And { ("and", "&") } else { ("or", "|") };
+                Err(self.unsupported(
+                    e.span,
+                    &format!("`{word}` on tensors is"),
+                    &format!(
+                        "combine boolean tensors with `{sym}` (ONNX `{}`); `{word}` combines only conditions on attributes and `is None` tests",
+                        if sym == "&" { "And" } else { "Or" }
+                    ),
+                ))
+            }
+            ExprKind::IfExp { .. } => Err(self.unsupported(
+                e.span,
+                "conditional expressions (`a if c else b`) are",
+                "use an `if` statement, or `op.Where(c, a, b)`",
+            )),
+            ExprKind::Dict(_) => Err(self.unsupported(e.span, "dictionaries are", "ONNX functions compute on tensors")),
+            ExprKind::Set(_) => Err(self.unsupported(e.span, "sets are", "ONNX functions compute on tensors")),
+            ExprKind::Tuple(_) => Err(self.unsupported(
+                e.span,
+                "tuples as values are",
+                "return several values with `return a, b`, or unpack them with `a, b = ...`",
+            )),
+            ExprKind::Starred(_) => {
+                Err(self.unsupported(e.span, "starred expressions are", "pass each input explicitly"))
+            }
+            ExprKind::Slice { .. }
+            | ExprKind::Ellipsis
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::FString(_) => Err(self.unsupported(e.span, "this expression is", "")),
+        }
+    }
+
+    /// The value of a constant expression; a failure is reported (E0311 when part of it is not
+    /// constant).
+    fn const_value(&mut self, e: &Expr) -> R<PyValue> {
+        eval_const(self.env, e).map_err(|err| match err {
+            ConstError::NotConstant(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
+            ConstError::Poisoned(r) => r,
+            ConstError::Failed(d) => self.push_const_error(*d),
+        })
+    }
+
+    pub(super) fn not_a_value(&mut self, e: &Expr) -> Reported {
+        self.err(codes::NOT_A_VALUE, e.span, "this is not a tensor value", "cannot be used as a tensor")
+    }
+
+    pub(super) fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
+        self.names_read.insert((span.start, span.end), n.to_string());
+        match self.lookup(n).cloned() {
+            Some(b) => {
+                self.note(n, span, &b);
+                self.binding_value(n, b, target.unwrap_or(n), span)
+            }
+            None => match self.env.get(n).cloned() {
+                Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
+                Some(Global::Poison(r)) => Err(r),
+                Some(Global::Deferred(d)) => match self.env.deferred_use(&d, span) {
+                    Ok(d) => Err(self.push_const_error(d)),
+                    Err(r) => Err(r),
+                },
+                Some(other) => {
+                    let what = describe_global(&other);
+                    let d = Diagnostic::error(
+                        codes::NOT_A_VALUE,
+                        self.file(),
+                        format!("`{n}` is {what}, not a tensor value"),
+                    )
+                    .primary(span, "used as a value here");
+                    Err(self.push(d))
+                }
+                None => Err(self.undefined(n, span)),
+            },
+        }
+    }
+
+    /// The tensor that a variable's binding stands for; an attribute parameter becomes a
+    /// `Constant` named after `hint`.
+    pub(super) fn binding_value(&mut self, var: &str, b: Binding, hint: &str, span: Span) -> R<String> {
+        match b {
+            Binding::Value(v) => Ok(v),
+            Binding::Poison(r) => Err(r),
+            Binding::Attr { name, ty, as_bool } => self.attr_as_tensor(&name, ty, as_bool, hint, span),
+            Binding::Graph(_) => {
+                let d = Diagnostic::error(
+                    codes::NOT_A_VALUE,
+                    self.file(),
+                    format!("`{var}` is a nested function, not a tensor value"),
+                )
+                .primary(span, "used as a value here")
+                .help(format!(
+                    "a `@graph()` function can only be passed as a graph attribute, e.g. `op.Scan(..., body={var})`"
+                ));
+                Err(self.push(d))
+            }
+        }
+    }
+
+    pub(super) fn undefined(&mut self, n: &str, span: Span) -> Reported {
+        let candidates = self.scopes.iter().flat_map(|s| s.vars.keys()).chain(self.env.globals.keys());
+        let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`"))
+            .primary(span, "not defined");
+        if self.assigned_anywhere.contains(n) {
+            d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
+        } else if let Some(s) = did_you_mean(n, candidates.map(String::as_str)) {
+            d = d
+                .help(format!("did you mean `{s}`?"))
+                .fix(format!("Replace with `{s}`"), vec![Edit::replace(span, &s)]);
+        }
+        self.push(d)
+    }
+
+    fn lower_binop(&mut self, op: BinOp, left: &Expr, right: &Expr, span: Span, target: Option<&str>) -> R<String> {
+        let op_type = match op {
+            BinOp::Add => "Add",
+            BinOp::Sub => "Sub",
+            BinOp::Mult => "Mul",
+            BinOp::Div => "Div",
+            BinOp::Mod => "Mod",
+            BinOp::Pow => "Pow",
+            BinOp::MatMult => "MatMul",
+            BinOp::BitAnd => "And",
+            BinOp::BitOr => "Or",
+            BinOp::FloorDiv | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
+                let help = match op {
+                    BinOp::FloorDiv => "write `op.Floor(a / b)` for floats, or `op.Div` for integers",
+                    BinOp::BitXor => "write `op.Xor` for booleans or `op.BitwiseXor` for integers",
+                    _ => "write `op.BitShift` with the `direction` attribute",
+                };
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(span, "no ONNX mapping")
+                .help(help);
+                return Err(self.push(d));
+            }
+        };
+        let mut attrs = vec![];
+        if op == BinOp::Mod && Self::is_literal(right) {
+            if let Ok(PyValue::Float(_)) = eval_const(self.env, right) {
+                attrs.push(Attr { name: "fmod".into(), value: AttrValue::Int(1) });
+            }
+        }
+        let l = self.lower_expr(left, None)?;
+        let r = self.lower_expr(right, None)?;
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], &[left.span, right.span], span)?;
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, args, vec![name.clone()], attrs, span)?;
+        Ok(name)
+    }
+
+    fn lower_unary(&mut self, op: UnaryOp, operand: &Expr, span: Span, target: Option<&str>) -> R<String> {
+        let op_type = match op {
+            UnaryOp::Neg => "Neg",
+            UnaryOp::Not => "Not",
+            UnaryOp::Pos | UnaryOp::Invert => {
+                let sym = if op == UnaryOp::Pos { "+" } else { "~" };
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the unary operator `{sym}` is not part of the ONNX Script language"),
+                )
+                .primary(span, "no ONNX mapping")
+                .help(if op == UnaryOp::Pos {
+                    "drop the `+`"
+                } else {
+                    "write `op.Not` for booleans or `op.BitwiseNot` for integers"
+                });
+                return Err(self.push(d));
+            }
+        };
+        let x = self.lower_expr(operand, None)?;
+        if let Some(schema) = self.default_schema(op_type) {
+            self.check_input_types(schema, &[Some(x.clone())], &[operand.span])?;
+        }
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, vec![Some(x)], vec![name.clone()], vec![], span)?;
+        Ok(name)
+    }
+
+    fn lower_compare(
+        &mut self,
+        left: &Expr,
+        comparisons: &[(CmpOp, Expr)],
+        span: Span,
+        target: Option<&str>,
+    ) -> R<String> {
+        if comparisons.len() != 1 {
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED_EXPR,
+                self.file(),
+                "chained comparisons are not part of the ONNX Script language",
+            )
+            .primary(span, "more than one comparison")
+            .help("compare twice and combine with `&`: `(a < b) & (b < c)`");
+            return Err(self.push(d));
+        }
+        let (op, right) = (&comparisons[0].0, &comparisons[0].1);
+        if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+            if let Some(compared) = self.lower_string_attribute_compare(left, right, *op == CmpOp::NotEq, span, target)
+            {
+                return compared;
+            }
+        }
+        let op_type = match op {
+            CmpOp::Eq | CmpOp::NotEq => "Equal",
+            CmpOp::Lt => "Less",
+            CmpOp::LtE => "LessOrEqual",
+            CmpOp::Gt => "Greater",
+            CmpOp::GtE => "GreaterOrEqual",
+            CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => {
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_OPERATOR,
+                    self.file(),
+                    format!("the operator `{}` is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(span, "no ONNX mapping")
+                .help("compare tensors with `==`, `!=`, `<`, `<=`, `>` or `>=`; test optional values with `x is None`");
+                return Err(self.push(d));
+            }
+        };
+        let l = self.lower_expr(left, None)?;
+        let r = self.lower_expr(right, None)?;
+        let args = self.autocast_default(op_type, vec![Some(l), Some(r)], &[left.span, right.span], span)?;
+        if *op == CmpOp::NotEq {
+            let tmp = self.fresh("tmp");
+            self.emit_default("Equal", args, vec![tmp.clone()], vec![], span)?;
+            let name = self.fresh(target.unwrap_or("tmp"));
+            self.emit_default("Not", vec![Some(tmp)], vec![name.clone()], vec![], span)?;
+            return Ok(name);
+        }
+        let name = self.fresh(target.unwrap_or("tmp"));
+        self.emit_default(op_type, args, vec![name.clone()], vec![], span)?;
+        Ok(name)
+    }
+
+    /// The operands of a Python operator, autocast and type-checked (at `arg_spans`) against
+    /// the default opset's `op_type`.
+    pub(super) fn autocast_default(
+        &mut self,
+        op_type: &str,
+        args: Vec<Option<String>>,
+        arg_spans: &[Span],
+        span: Span,
+    ) -> R<Vec<Option<String>>> {
+        self.default_opset(span)?;
+        let schema = self.default_schema(op_type);
+        let args = self.autocast(schema, args, span)?;
+        if let Some(schema) = schema {
+            self.check_input_types(schema, &args, arg_spans)?;
+        }
+        Ok(args)
+    }
+
+    /// onnxscript's autocast: a literal (or promoted attribute) operand that shares a type
+    /// variable with a tensor operand is wrapped in `CastLike(literal, tensor)`.
+    pub(super) fn autocast(
+        &mut self,
+        schema: Option<&OpSchema>,
+        args: Vec<Option<String>>,
+        span: Span,
+    ) -> R<Vec<Option<String>>> {
+        let Some(schema) = schema else { return Ok(args) };
+        if schema.inputs.is_empty() {
+            return Ok(args);
+        }
+        let mut bindings: HashMap<String, String> = HashMap::new();
+        let mut typevars: Vec<Option<String>> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let formal = match schema.inputs.get(i) {
+                Some(f) => f,
+                None => {
+                    let last = schema.inputs.last().expect("checked non-empty");
+                    if last.option != FormalOption::Variadic {
+                        typevars.push(None);
+                        continue;
+                    }
+                    if !last.is_homogeneous {
+                        typevars.push(None);
+                        continue;
+                    }
+                    last
+                }
+            };
+            if formal.option == FormalOption::Variadic && !formal.is_homogeneous && i >= schema.inputs.len() - 1 {
+                typevars.push(None);
+                continue;
+            }
+            let tv = formal.type_str.clone();
+            if !tv.contains('(') {
+                if let Some(a) = a {
+                    if !self.castable.contains(a) {
+                        bindings.insert(tv.clone(), a.clone());
+                    }
+                }
+                typevars.push(Some(tv));
+            } else {
+                typevars.push(None);
+            }
+        }
+        let mut out = Vec::with_capacity(args.len());
+        for (a, tv) in args.into_iter().zip(typevars) {
+            match (a, tv.and_then(|t| bindings.get(&t).cloned())) {
+                (Some(a), Some(like)) if self.castable.contains(&a) => {
+                    let cast = self.fresh(&format!("{a}_cast"));
+                    let presence = self.presence(&a);
+                    self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
+                    self.derive_presence(&cast, presence);
+                    out.push(Some(cast));
+                }
+                (a, _) => out.push(a),
+            }
+        }
+        Ok(out)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Calls
+}

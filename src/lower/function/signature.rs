@@ -1,0 +1,275 @@
+//! The signature of a module-level function: its parameters (annotations to inputs or
+//! attributes, defaults, optionality) and declared outputs, bound in the lowerer's scope.
+
+use super::*;
+
+/// What a function's signature gives lowering.
+pub(super) struct LoweredSignature {
+    pub(super) inputs: Vec<InputParam>,
+    pub(super) attributes: Vec<AttrParam>,
+    pub(super) declared_outputs: Option<Vec<Option<String>>>,
+    /// No errors in the signature.
+    pub(super) ok: Result<(), Reported>,
+}
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    /// Binds the parameters of `f` and reads its return annotation.
+    pub(super) fn lower_signature(&mut self, f: &FunctionDef, deco: &Decoration) -> LoweredSignature {
+        let mut ok = Ok(());
+        let mut inputs = Vec::new();
+        let mut attributes = Vec::new();
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut default_seen: Option<(Span, &str)> = None;
+        for p in &f.params {
+            if p.kind == ParamKind::Normal {
+                match (&p.default, default_seen) {
+                    (Some(d), None) => default_seen = Some((d.span, p.name.name.as_str())),
+                    (None, Some((first, first_name))) => {
+                        // A translation's parameters follow its schema's order: never move them.
+                        let help = if deco.torch_ops.is_empty() {
+                            "move parameters without defaults before those with defaults".to_string()
+                        } else {
+                            format!(
+                                "keep the schema's order: give `{}` a default too, or remove the default of `{first_name}` (`Optional[...]` alone makes a parameter optional)",
+                                p.name.name
+                            )
+                        };
+                        let d = Diagnostic::error(
+                            codes::BAD_DEFAULT,
+                            self.env.file,
+                            format!("parameter `{}` without a default follows a parameter with one", p.name.name),
+                        )
+                        .primary(p.name.span, "needs a default")
+                        .secondary(first, "first default here")
+                        .help(help);
+                        ok = Err(self.push(d));
+                    }
+                    _ => {}
+                }
+            }
+            if p.kind != ParamKind::Normal {
+                ok = Err(self.unsupported(
+                    p.span,
+                    unsupported_parameter(p.kind),
+                    "list each input and attribute as a plain parameter",
+                ));
+                continue;
+            }
+            if let Some(first) = seen.insert(&p.name.name, p.name.span) {
+                let d = Diagnostic::error(
+                    codes::DUPLICATE_PARAMETER,
+                    self.env.file,
+                    format!("parameter `{}` is declared twice", p.name.name),
+                )
+                .primary(p.name.span, "declared again here")
+                .secondary(first, "first declared here");
+                ok = Err(self.push(d));
+                continue;
+            }
+            let ty = match &p.annotation {
+                None => ParamType::Input { ty: None, optional: false },
+                Some(a) => match env::param_type(self.env, a) {
+                    Ok(t) => t,
+                    Err((span, why)) => {
+                        if let Some(r) = mentions_poison(self.env, a) {
+                            self.bind(&p.name.name, Binding::Poison(r));
+                            ok = Err(r);
+                            continue;
+                        }
+                        let mut d = Diagnostic::error(codes::BAD_ANNOTATION, self.env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
+                            .primary(span, "not a tensor or attribute type")
+                            .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
+                        if let ExprKind::Name(n) = &a.kind {
+                            if self.env.get(n).is_none() {
+                                d = Diagnostic::error(
+                                    codes::UNDEFINED_NAME,
+                                    self.env.file,
+                                    format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
+                                )
+                                .primary(a.span, "not defined");
+                                d = match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                                    // `FLOAT` itself: import it; `float32` and the like: the type they mean.
+                                    Some(t) if t.script_name() == n => {
+                                        d.help(format!("import it: `from onnxscript import {n}`")).fix(
+                                            format!("Import `{n}` from onnxscript"),
+                                            vec![env::import_edit(self.env, "onnxscript", n)],
+                                        )
+                                    }
+                                    Some(t) => {
+                                        d.help(format!("import it: `from onnxscript import {}`", t.script_name()))
+                                    }
+                                    None => {
+                                        d.help("import the type from onnxscript, e.g. `from onnxscript import FLOAT`")
+                                    }
+                                };
+                            }
+                        }
+                        let r = self.push(d);
+                        self.bind(&p.name.name, Binding::Poison(r));
+                        ok = Err(r);
+                        continue;
+                    }
+                },
+            };
+            match ty {
+                ParamType::Input { ty, optional } => {
+                    self.used_names.insert(p.name.name.clone());
+                    self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
+                    if let Some(t) = ty.as_deref().and_then(|t| declared_ty(self.env, t)) {
+                        // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
+                        let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
+                        self.types.insert(p.name.name.clone(), t);
+                    }
+                    let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                    let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
+                    self.params.insert(p.name.name.clone(), note);
+                    self.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
+                    if optional {
+                        self.declare_optional_input(&p.name.name);
+                    }
+                    let default_repr =
+                        p.default.as_ref().map(|d| eval_const(self.env, d).map(|v| v.to_json()).unwrap_or_default());
+                    inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
+                }
+                ParamType::Attr { ty, optional } => {
+                    let onnx_ty = ty.onnx_type();
+                    let defaults_to_none = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                    if (optional && p.default.is_none()) || defaults_to_none {
+                        self.declare_optional_attribute(&p.name.name);
+                    }
+                    let optional = optional || defaults_to_none;
+                    let mut default = None;
+                    let mut default_repr = None;
+                    if let Some(d) = &p.default {
+                        match eval_const(self.env, d) {
+                            Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
+                            Ok(v) => match attr_value(&v, onnx_ty) {
+                                Ok(av)
+                                    if !(matches!(ty, crate::sema::types::AttrKind::Int)
+                                        && matches!(v, PyValue::Float(_))) =>
+                                {
+                                    default_repr = Some(v.to_json());
+                                    default = Some(av);
+                                }
+                                _ => {
+                                    let d = Diagnostic::error(
+                                        codes::BAD_DEFAULT,
+                                        self.env.file,
+                                        format!(
+                                            "the default of `{}` is {}, but its type is `{}`",
+                                            p.name.name,
+                                            with_article(v.type_name()),
+                                            ty.python_name()
+                                        ),
+                                    )
+                                    .primary(d.span, format!("expected {} value", with_article(ty.python_name())));
+                                    ok = Err(self.push(d));
+                                }
+                            },
+                            Err(ConstError::NotConstant(span)) => {
+                                let d = Diagnostic::error(
+                                    codes::BAD_DEFAULT,
+                                    self.env.file,
+                                    format!("the default of `{}` must be a constant", p.name.name),
+                                )
+                                .primary(span, "not a constant");
+                                ok = Err(self.push(d));
+                            }
+                            Err(ConstError::Poisoned(r)) => ok = Err(r),
+                            Err(ConstError::Failed(d)) => ok = Err(self.push_const_error(*d)),
+                        }
+                    }
+                    self.bind(
+                        &p.name.name,
+                        Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() },
+                    );
+                    let shown = p.default.as_ref().and_then(|d| eval_const(self.env, d).ok()).map(|v| v.repr());
+                    let note = ParamNote {
+                        declared: p.name.span,
+                        optional: false,
+                        python: Some(ty.python_name()),
+                        default: shown,
+                    };
+                    self.params.insert(p.name.name.clone(), note);
+                    let binding = Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() };
+                    self.note(&p.name.name, p.name.span, &binding);
+                    attributes.push(AttrParam {
+                        name: p.name.name.clone(),
+                        ty: onnx_ty,
+                        kind: ty,
+                        default,
+                        default_repr,
+                        optional,
+                    });
+                }
+            }
+        }
+        let declared_outputs = match &f.returns {
+            None => None,
+            Some(r) => match env::return_types(self.env, r) {
+                Ok(ts) => Some(ts),
+                Err((span, why)) => {
+                    ok = Err(match mentions_poison(self.env, r) {
+                        Some(poisoned) => poisoned,
+                        None => {
+                            let mut d = Diagnostic::error(
+                                codes::BAD_ANNOTATION,
+                                self.env.file,
+                                format!("invalid return annotation: {why}"),
+                            )
+                            .primary(span, "not a tensor type");
+                            if let ExprKind::Name(n) = &r.kind {
+                                if self.env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                                    d = d
+                                        .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
+                                        .fix(
+                                            format!("Import `{n}` from onnxscript"),
+                                            vec![env::import_edit(self.env, "onnxscript", n)],
+                                        );
+                                }
+                            }
+                            self.push(d)
+                        }
+                    });
+                    None
+                }
+            },
+        };
+        LoweredSignature { inputs, attributes, declared_outputs, ok }
+    }
+}
+
+/// How diagnostics name a parameter form outside the language (`*args`, `**kwargs`, `*`, `/`).
+pub(super) fn unsupported_parameter(kind: ParamKind) -> &'static str {
+    match kind {
+        ParamKind::VarArgs => "`*args` parameters are",
+        ParamKind::KwArgs => "`**kwargs` parameters are",
+        ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
+        _ => "positional-only parameters (`/`) are",
+    }
+}
+
+/// What an annotation's type name says of a value: a tensor type, a TypeVar of the module, or a
+/// sequence of either (`Sequence[FLOAT]`, as `env::param_type` spells it).
+pub(super) fn declared_ty(env: &ModuleEnv, name: &str) -> Option<Ty> {
+    if let Some(inner) = name.strip_prefix("Sequence[").and_then(|r| r.strip_suffix(']')) {
+        return Some(Ty::seq(declared_ty(env, inner).filter(Ty::is_tensor)));
+    }
+    if let Some(t) = ElemType::from_script_name(name) {
+        return Some(Ty::Elem(t));
+    }
+    match env.get(name) {
+        Some(Global::TypeVar { name, allowed }) => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
+        _ => None,
+    }
+}
+
+/// Whether an annotation uses a global whose definition already failed: the proof of its report.
+pub(super) fn mentions_poison(env: &ModuleEnv, e: &Expr) -> Option<Reported> {
+    let mut names = liveness::Live::new();
+    liveness::used_vars(e, &mut names);
+    names.iter().find_map(|n| match env.get(n) {
+        Some(Global::Poison(r)) => Some(*r),
+        _ => None,
+    })
+}

@@ -1,0 +1,381 @@
+//! Statements: assignments, `if` (static, or `If` with its branches as subgraphs), and the
+//! blocks and scopes of branches and bodies.
+
+use super::*;
+
+impl<'a, 'm> Lowerer<'a, 'm> {
+    pub(super) fn is_static_if(&self, s: &Stmt) -> Option<bool> {
+        let StmtKind::If { test, .. } = &s.kind else { return None };
+        if let Some(taken) = self.static_none_test(test) {
+            return Some(taken);
+        }
+        let ExprKind::Name(n) = &test.kind else { return None };
+        if self.assigned_anywhere.contains(n) {
+            return None;
+        }
+        match self.env.get(n)? {
+            Global::Const(v) => Some(consteval::is_truthy(v)),
+            // Lowered as a condition, which reports why the constant has no value.
+            Global::Function(_) | Global::Deferred(_) => None,
+            _ => Some(true),
+        }
+    }
+
+    pub(super) fn lower_block(&mut self, stmts: &[Stmt]) -> R<()> {
+        let mut result = Ok(());
+        for s in stmts {
+            if let Err(e) = self.lower_stmt(s) {
+                self.poison_assigned(s, e);
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    /// After a statement failed, the names it would have assigned are poisoned, so their later
+    /// uses do not report the same mistake again as "undefined name".
+    pub(super) fn poison_assigned(&mut self, s: &Stmt, r: Reported) {
+        let mut names = Vec::new();
+        liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
+        for n in names {
+            if !matches!(self.lookup(&n), Some(Binding::Value(_)) | Some(Binding::Attr { .. }))
+                || self.scopes.len() == 1
+            {
+                self.bind(&n, Binding::Poison(r));
+            }
+        }
+    }
+
+    pub(super) fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => {
+                if targets.len() != 1 {
+                    let d = Diagnostic::error(
+                        codes::UNSUPPORTED_STMT,
+                        self.file(),
+                        "chained assignment (`a = b = ...`) is not part of the ONNX Script language",
+                    )
+                    .primary(s.span, "more than one `=`")
+                    .help("assign once, then copy: `b = ...` and `a = b`");
+                    return Err(self.push(d));
+                }
+                self.lower_assign(&targets[0], value)
+            }
+            StmtKind::AnnAssign { target, annotation, value } => {
+                if let Err((span, why)) = env::param_type(self.env, annotation) {
+                    let d = Diagnostic::error(
+                        codes::BAD_ANNOTATION,
+                        self.file(),
+                        format!("invalid type annotation: {why}"),
+                    )
+                    .primary(span, "not a tensor type");
+                    return Err(self.push(d));
+                }
+                match value {
+                    Some(v) => self.lower_assign(target, v),
+                    None => {
+                        let d = Diagnostic::error(
+                            codes::UNSUPPORTED_STMT,
+                            self.file(),
+                            "a declaration without a value is not supported",
+                        )
+                        .primary(s.span, "no value assigned");
+                        Err(self.push(d))
+                    }
+                }
+            }
+            StmtKind::AugAssign { target, op, .. } => {
+                let t = target.dotted_name().unwrap_or_else(|| "x".into());
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    format!("augmented assignment (`{}=`) is not part of the ONNX Script language", op.symbol()),
+                )
+                .primary(s.span, "not supported")
+                .help(format!("write `{t} = {t} {} ...`", op.symbol()));
+                Err(self.push(d))
+            }
+            StmtKind::If { test, body, orelse } => self.lower_if(s, test, body, orelse),
+            StmtKind::Return(_) => {
+                let d = Diagnostic::error(
+                    codes::MISPLACED_RETURN,
+                    self.file(),
+                    "`return` inside a control-flow block is not supported",
+                )
+                .primary(s.span, "return inside a block")
+                .help("assign the result to a variable in each branch and return it after the block");
+                Err(self.push(d))
+            }
+            StmtKind::Expr(e) => match &e.kind {
+                // A string is a comment; docstrings are taken by the caller.
+                ExprKind::Str(_) => Ok(()),
+                ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "print") => Ok(()),
+                _ => {
+                    let d = Diagnostic::error(
+                        codes::UNUSED_EXPRESSION,
+                        self.file(),
+                        "the value of this expression is never used",
+                    )
+                    .primary(e.span, "computed and discarded")
+                    .help("assign it to a variable, or remove it: ONNX functions have no side effects");
+                    Err(self.push(d))
+                }
+            },
+            StmtKind::Pass => Ok(()),
+            StmtKind::Break | StmtKind::Continue => {
+                let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
+                if self.loop_depth == 0 {
+                    return Err(self.err(
+                        codes::BREAK_OUTSIDE_LOOP,
+                        s.span,
+                        format!("`{word}` outside a loop"),
+                        format!("`{word}` must be inside a `for` or `while` loop"),
+                    ));
+                }
+                Err(self.misplaced_loop_exit(s))
+            }
+            StmtKind::For { target, iter, body, orelse } => self.lower_for(s, target, iter, body, orelse),
+            StmtKind::While { test, body, orelse } => self.lower_while(s, test, body, orelse),
+            StmtKind::FunctionDef(f) => self.lower_nested_function(f),
+            StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "imports belong at module level")
+                    .primary(s.span, "import inside a function")
+                    .help("move the import to the top of the file");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    fn lower_assign(&mut self, target: &Expr, value: &Expr) -> R<()> {
+        match (&target.kind, &value.kind) {
+            (ExprKind::Name(n), _) => {
+                let v = self.lower_expr(value, Some(n))?;
+                self.bind(n, Binding::Value(v.clone()));
+                self.note(n, target.span, &Binding::Value(v));
+                Ok(())
+            }
+            (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Tuple(vs)) => {
+                if ts.len() != vs.len() {
+                    let d = Diagnostic::error(
+                        codes::UNPACK_COUNT,
+                        self.file(),
+                        format!("{} names on the left but {} values on the right", ts.len(), vs.len()),
+                    )
+                    .primary(target.span, "unpacked here");
+                    return Err(self.push(d));
+                }
+                for (t, v) in ts.iter().zip(vs) {
+                    self.lower_assign(t, v)?;
+                }
+                Ok(())
+            }
+            (ExprKind::Tuple(ts) | ExprKind::List(ts), ExprKind::Call { func, args }) => {
+                let mut names = Vec::new();
+                for t in ts {
+                    match &t.kind {
+                        ExprKind::Name(n) => names.push(n.clone()),
+                        _ => {
+                            let d = Diagnostic::error(
+                                codes::UNSUPPORTED_STMT,
+                                self.file(),
+                                "only names can be unpacked into",
+                            )
+                            .primary(t.span, "not a simple name");
+                            return Err(self.push(d));
+                        }
+                    }
+                }
+                let outputs: Vec<String> = names.iter().map(|n| self.fresh(n)).collect();
+                self.lower_call(func, args, value.span, outputs.clone())?;
+                for ((n, o), t) in names.iter().zip(outputs).zip(ts) {
+                    self.bind(n, Binding::Value(o.clone()));
+                    self.note(n, t.span, &Binding::Value(o));
+                }
+                Ok(())
+            }
+            (ExprKind::Tuple(_) | ExprKind::List(_), _) => {
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    "only an op call's outputs or a tuple of values can be unpacked",
+                )
+                .primary(value.span, "cannot be unpacked")
+                .help("unpack a multi-output op: `values, indices = op.TopK(x, k)`");
+                Err(self.push(d))
+            }
+            (ExprKind::Subscript { .. }, _) | (ExprKind::Attribute { .. }, _) => {
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    "tensors are immutable: only names can be assigned",
+                )
+                .primary(target.span, "assignment to a part of a value")
+                .help("compute a new tensor, e.g. with `op.ScatterND` or `op.Where`, and assign it to a name");
+                Err(self.push(d))
+            }
+            _ => {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "cannot assign to this")
+                    .primary(target.span, "not a name");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    fn lower_if(&mut self, s: &Stmt, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> R<()> {
+        if let Some(taken) = self.is_static_if(s) {
+            return self.lower_block(if taken { body } else { orelse });
+        }
+        let live = self.live_out.get(&s.span.start).cloned().unwrap_or_default();
+        let mut assigned = Vec::new();
+        let is_static = |st: &Stmt| self.is_static_if(st);
+        liveness::assigned_in_order(std::slice::from_ref(s), &is_static, &mut assigned);
+        let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
+        self.check_nesting(s.span)?;
+        let cond = self.lower_expr(test, Some("cond"))?;
+        let line = self.line_of(s.span);
+        let per_call = self.decided_per_call(test);
+        let (then_facts, else_facts) = (self.facts_when(test, true), self.facts_when(test, false));
+        let then_graph = self.lower_branch(body, &outputs, &format!("thenGraph_{line}"), s.span, then_facts, per_call);
+        let else_graph =
+            self.lower_branch(orelse, &outputs, &format!("elseGraph_{line}"), s.span, else_facts, per_call);
+        let ((then_graph, then_presence), (else_graph, else_presence)) = (then_graph?, else_graph?);
+        if outputs.is_empty() {
+            let d = Diagnostic::error(
+                codes::IF_WITHOUT_OUTPUT,
+                self.file(),
+                "this `if` computes nothing that is used afterwards",
+            )
+            .primary(s.span, "no variable assigned here is used later")
+            .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
+            return Err(self.push(d));
+        }
+        let names: Vec<String> = outputs.iter().map(|o| self.fresh(o)).collect();
+        let attrs = vec![
+            Attr { name: "then_branch".into(), value: AttrValue::Graph(then_graph) },
+            Attr { name: "else_branch".into(), value: AttrValue::Graph(else_graph) },
+        ];
+        self.emit_default("If", vec![Some(cond)], names.clone(), attrs, s.span)?;
+        self.merge_branch_presence(&names, &then_presence, &else_presence);
+        for (o, n) in outputs.iter().zip(names) {
+            self.bind(o, Binding::Value(n));
+        }
+        Ok(())
+    }
+
+    /// A returned value whose inferred element type contradicts the annotation (W0601). A
+    /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
+    pub(super) fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
+        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else {
+            return Ok(());
+        };
+        if !infer::contradicts(&actual, &want) {
+            return Ok(());
+        }
+        let help = match (actual.is_tensor(), want.is_tensor(), &want) {
+            (true, true, Ty::Elem(t)) => {
+                format!("cast the result, e.g. `op.Cast(x, to={}.dtype)`, or fix the annotation", t.script_name())
+            }
+            (true, true, _) => "cast the result, e.g. `op.Cast(x, to=FLOAT.dtype)`, or fix the annotation".to_string(),
+            (false, true, _) => {
+                "fix the annotation, or return a tensor, e.g. `op.ConcatFromSequence(seq, axis=0)`".to_string()
+            }
+            (true, false, _) => "fix the annotation, or return a sequence, e.g. `op.SequenceConstruct(x)`".to_string(),
+            (false, false, _) => "fix the annotation".to_string(),
+        };
+        let d = Diagnostic::warning(
+            codes::RETURN_TYPE_MISMATCH,
+            self.file(),
+            format!("this returns {}, but the function is annotated to return {}", actual.describe(), want.describe()),
+        )
+        .primary(span, format!("{} here", actual.describe()))
+        .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
+        .help(help);
+        self.diags.push(d);
+        Ok(())
+    }
+
+    /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
+    /// the subgraph did not compute it (an outer value or a graph input) or when it is already an
+    /// output (outputs are distinct names). `None` when `var` has no value at all.
+    pub(super) fn subgraph_output(&mut self, var: &str, span: Span, outs: &[String]) -> R<Option<String>> {
+        let local = self.scope().vars.contains_key(var);
+        let Some(b) = self.lookup(var).cloned() else { return Ok(None) };
+        let v = self.binding_value(var, b, var, span)?;
+        if local && self.scope().produced.contains(&v) && !outs.contains(&v) {
+            return Ok(Some(v));
+        }
+        self.copy(&v, var, span).map(Some)
+    }
+
+    /// Opens the scope of a subgraph (a branch, a loop body, a nested function), unless it would
+    /// nest subgraphs deeper than an ONNX file can hold (E1001).
+    pub(super) fn enter_subgraph(&mut self, span: Span, scope: Scope) -> R<()> {
+        self.check_nesting(span)?;
+        self.scopes.push(scope);
+        Ok(())
+    }
+
+    /// E1001 if a subgraph opened here would be nested too deep.
+    fn check_nesting(&mut self, span: Span) -> R<()> {
+        if self.scopes.len() > liveness::MAX_NESTING {
+            let d = Diagnostic::error(
+                codes::NESTING_TOO_DEEP,
+                self.file(),
+                format!("control flow nested more than {} levels deep", liveness::MAX_NESTING),
+            )
+            .primary(span, format!("level {} starts here", self.scopes.len()))
+            .help(format!(
+                "ONNX holds each `if` branch and loop body as a graph inside the node that runs it, and protobuf \
+                 readers (onnx, ONNX Runtime) refuse messages nested more than 100 deep, which allows {} levels: \
+                 flatten the conditions (an `elif` chain nests one level per branch), or move the inner part into \
+                 a function of its own",
+                liveness::MAX_NESTING
+            ));
+            return Err(self.push(d));
+        }
+        Ok(())
+    }
+
+    /// One branch of an `if`, knowing `facts` of optional values; with the presence of each
+    /// output (`per_call`: the condition is decided by each call, see `optional`).
+    fn lower_branch(
+        &mut self,
+        stmts: &[Stmt],
+        outputs: &[String],
+        name: &str,
+        if_span: Span,
+        facts: Vec<(String, Presence)>,
+        per_call: bool,
+    ) -> R<(Graph, Vec<Presence>)> {
+        self.enter_subgraph(if_span, Scope { facts: facts.into_iter().collect(), ..Scope::default() })?;
+        let mut result = self.lower_block(stmts);
+        let mut outs = Vec::new();
+        let mut presence = Vec::new();
+        for var in outputs {
+            let out = match self.subgraph_output(var, if_span, &outs) {
+                Ok(Some(o)) => self.branch_output_presence(&o, var, if_span, per_call).map(|p| {
+                    presence.push(p);
+                    o
+                }),
+                Ok(None) => {
+                    let d = Diagnostic::error(
+                        codes::CONDITIONALLY_DEFINED,
+                        self.file(),
+                        format!("`{var}` is assigned in only one branch of this `if`"),
+                    )
+                    .primary(if_span, format!("`{var}` has no value when the other branch runs"))
+                    .help(format!("assign `{var}` before the `if`, or in every branch"));
+                    Err(self.push(d))
+                }
+                Err(e) => Err(e),
+            };
+            match out {
+                Ok(o) => outs.push(o),
+                Err(e) => result = Err(e),
+            }
+        }
+        let scope = self.scopes.pop().expect("pushed above");
+        result?;
+        Ok((Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() }, presence))
+    }
+}
