@@ -18,6 +18,7 @@ use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
 use crate::sema::env::{self, ModuleEnv};
+use crate::sema::signature::Signature;
 use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
 use std::path::{Path, PathBuf};
@@ -279,7 +280,7 @@ fn pipeline(
                 Some(d) => (d.domain.clone(), d.domain_version),
                 None => (decorators::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
             };
-            callees.push(Callee::new(env, f, domain, version));
+            callees.push(Callee::new(env.file, &Signature::of(env, f), domain, version));
         }
     }
     report_duplicate_functions(&envs, &decorations, &callees, &sources, &mut diags);
@@ -516,13 +517,13 @@ fn compile_function(
     facts: Option<&mut Vec<crate::sema::facts::Fact>>,
 ) -> Result<Function, Reported> {
     // Private helpers are compiled but not registered for export: no binding to check.
+    let sig = Signature::of(env, f);
     if !deco.private {
-        binding::check_function(env, f, &deco.torch_ops, registry, invalid, diags);
+        binding::check_function(env, &sig, &deco.torch_ops, registry, invalid, diags);
     }
     // A decorated function is compiled with the globals of the moment its decorator runs.
-    let view = if f.decorators.is_empty() { u32::MAX } else { f.header_span.start.min(f.name.span.start) };
-    let previous = env.view_at(view);
-    let lowered = lower::lower_function(env, f, deco, calls, lines, diags, facts);
+    let previous = env.view_at(ModuleEnv::definition_view(f));
+    let lowered = lower::lower_function(env, &sig, deco, calls, lines, diags, facts);
     env.view_at(previous);
     let mut function = lowered?;
     // The exporter needs each bound operator's output count, annotation or not.

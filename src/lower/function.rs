@@ -18,6 +18,7 @@ use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
+use crate::sema::annotations::{self, ParamType, ValueType};
 use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
@@ -26,7 +27,8 @@ use crate::sema::env::{self, resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::infer::{self, AttrFacts, Ty};
 use crate::sema::liveness;
-use crate::sema::types::{ElemType, ParamType};
+use crate::sema::signature::{Param as SigParam, Signature};
+use crate::sema::types::ElemType;
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;
@@ -42,7 +44,7 @@ mod stmt;
 mod subscripts;
 
 use optional::Presence;
-use signature::{declared_ty, mentions_poison, unsupported_parameter, LoweredSignature};
+use signature::{mentions_poison, unsupported_parameter, LoweredSignature};
 
 type R<T> = Result<T, Reported>;
 
@@ -598,20 +600,21 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>
 /// Lowers one function of a module; `Err` when it had errors (reported).
 pub fn lower_function(
     env: &ModuleEnv,
-    f: &FunctionDef,
+    sig: &Signature,
     deco: &Decoration,
     calls: &Calls,
     lines: &LineIndex,
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<Fact>>,
 ) -> Result<Function, Reported> {
+    let f = sig.def;
     let mut l = Lowerer::new(env, diags, calls, lines, facts);
     l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
         l.default_opset = first_onnx_opset(env, &f.body);
     }
-    let LoweredSignature { inputs, attributes, declared_outputs, ok } = l.lower_signature(f, deco);
+    let LoweredSignature { inputs, attributes, declared_outputs, ok } = l.lower_signature(f, sig, deco);
 
     // Body analysis.
     let mut assigned = Vec::new();
@@ -631,25 +634,29 @@ pub fn lower_function(
         }
     }
     ok?;
-    let output_types = match declared_outputs {
+    let output_types: Vec<Option<ValueType>> = match declared_outputs {
         Some(ts) if ts.len() == outputs.len() => ts,
         _ => vec![None; outputs.len()],
     };
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
     let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
-    let parameters = f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.clone()).collect();
-    let type_vars = inputs
-        .iter()
-        .filter_map(|i| i.ty.as_deref())
-        .chain(output_types.iter().flatten().map(String::as_str))
-        .filter_map(|t| match declared_ty(env, t) {
-            Some(Ty::Var { name, allowed }) => {
-                Some((name, allowed.iter().map(|t| t.script_name().to_string()).collect()))
+    let parameters = sig.plain().map(|p| p.name().to_string()).collect();
+    let input_types = sig.plain().filter_map(|p| match &p.ty {
+        Ok(ParamType::Input { ty, .. }) => ty.as_ref(),
+        _ => None,
+    });
+    let type_vars = input_types
+        .chain(output_types.iter().flatten())
+        .filter_map(|t| match t {
+            ValueType::Var { name, allowed } => {
+                Some((name.clone(), allowed.iter().map(|t| t.script_name().to_string()).collect()))
             }
             _ => None,
         })
         .collect();
+    // The signature JSON spells types as the source does.
+    let output_types = output_types.iter().map(|t| t.as_ref().map(ToString::to_string)).collect();
     // A private helper is not registered for export (as torchlib does).
     let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
     let torch_ops = registered.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
@@ -688,7 +695,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_body(
         &mut self,
         f: &FunctionDef,
-        declared_outputs: Option<&[Option<String>]>,
+        declared_outputs: Option<&[Option<ValueType>]>,
         mut ok: Result<(), Reported>,
     ) -> Body {
         let mut doc = None;

@@ -9,10 +9,12 @@
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
+use crate::sema::annotations::ParamType;
 use crate::sema::decorators::TorchBinding;
 use crate::sema::env::{self, eval_const, ModuleEnv};
 use crate::sema::liveness;
-use crate::sema::types::{AttrKind, ParamType};
+use crate::sema::signature::Signature;
+use crate::sema::types::AttrKind;
 use crate::sema::value::PyValue;
 use crate::source::Span;
 use crate::syntax::ast::*;
@@ -40,40 +42,37 @@ enum Kind {
     Unknown,
 }
 
-fn translation_params<'f>(env: &ModuleEnv, f: &'f FunctionDef) -> Vec<TParam<'f>> {
-    let mut out = Vec::new();
-    for p in f.params.iter().filter(|p| p.kind == ParamKind::Normal) {
-        let default = p.default.as_ref().and_then(|d| eval_const(env, d).ok());
-        let defaults_to_none = matches!(default, Some(PyValue::None));
-        let mut input_type = None;
-        let kind = match &p.annotation {
-            None => Kind::Input { optional: defaults_to_none },
-            Some(a) => match env::param_type(env, a) {
-                Ok(ParamType::Input { optional, ty }) => {
-                    input_type = ty;
-                    Kind::Input { optional: optional || defaults_to_none }
+/// The translation's parameters, from its signature.
+fn translation_params<'f>(env: &ModuleEnv, sig: &Signature<'f>) -> Vec<TParam<'f>> {
+    sig.plain()
+        .map(|p| {
+            let mut input_type = None;
+            let kind = match &p.ty {
+                Ok(ParamType::Input { ty, .. }) => {
+                    input_type = ty.as_ref().map(ToString::to_string);
+                    Kind::Input { optional: p.optional }
                 }
-                Ok(ParamType::Attr { ty, optional }) => Kind::Attr(ty, optional || defaults_to_none),
+                Ok(ParamType::Attr { ty, .. }) => Kind::Attr(*ty, p.optional),
                 Err(_) => Kind::Unknown,
-            },
-        };
-        out.push(TParam {
-            name: &p.name.name,
-            span: p.name.span,
-            kind,
-            input_type,
-            default,
-            has_default: p.default.is_some(),
-            default_span: p.default.as_ref().map(|d| d.span),
-        });
-    }
-    out
+            };
+            TParam {
+                name: p.name(),
+                span: p.def.name.span,
+                kind,
+                input_type,
+                default: p.def.default.as_ref().and_then(|d| eval_const(env, d).ok()),
+                has_default: p.has_default(),
+                default_span: p.def.default.as_ref().map(|d| d.span),
+            }
+        })
+        .collect()
 }
 
 /// How many outputs the translation has: its return annotation, else its final `return`.
-fn translation_outputs(env: &ModuleEnv, f: &FunctionDef) -> Option<(usize, Span)> {
+fn translation_outputs(sig: &Signature) -> Option<(usize, Span)> {
+    let f = sig.def;
     if let Some(r) = &f.returns {
-        return env::return_types(env, r).ok().map(|t| (t.len(), r.span));
+        return sig.declared_outputs().map(|n| (n, r.span));
     }
     f.body.iter().rev().find_map(|s| match &s.kind {
         StmtKind::Return(Some(v)) => Some(match &v.kind {
@@ -229,7 +228,7 @@ fn attribute_holds(kind: AttrKind, ty: &Type) -> bool {
 /// `invalid` names custom operators whose declaration failed (already reported).
 pub fn check_function(
     env: &ModuleEnv,
-    f: &FunctionDef,
+    sig: &Signature,
     bindings: &[TorchBinding],
     registry: &AtenRegistry,
     invalid: &[String],
@@ -238,8 +237,9 @@ pub fn check_function(
     if bindings.is_empty() {
         return;
     }
-    let params = translation_params(env, f);
-    let outputs = translation_outputs(env, f);
+    let f = sig.def;
+    let params = translation_params(env, sig);
+    let outputs = translation_outputs(sig);
     for b in bindings {
         match registry.lookup(&b.qualname) {
             Some(schema) => check_against(env, f, &params, outputs, b, schema, diags),
@@ -371,7 +371,8 @@ pub fn receiving_parameters(
     f: &FunctionDef,
     schema: &FunctionSchema,
 ) -> Vec<(String, Option<String>)> {
-    let params = translation_params(env, f);
+    let sig = Signature::of(env, f);
+    let params = translation_params(env, &sig);
     let (receivers, _) = match_arguments(&params, schema);
     receivers
         .into_iter()

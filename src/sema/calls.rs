@@ -8,7 +8,7 @@
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::schema::AttrType;
 use crate::sema::env::{self, Global, ModuleEnv};
-use crate::sema::types::ParamType;
+use crate::sema::signature::Signature;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::collections::HashMap;
@@ -46,37 +46,22 @@ pub struct CalleeParam {
 }
 
 impl Callee {
-    /// The callee view of `f`, a function of `env`, in `domain` at `version`.
-    pub fn new(env: &ModuleEnv, f: &FunctionDef, domain: String, version: i64) -> Callee {
-        let params = f
-            .params
-            .iter()
-            .filter(|p| p.kind == ParamKind::Normal)
-            .map(|p| {
-                let ty = p.annotation.as_ref().and_then(|a| env::param_type(env, a).ok());
-                let attr = match ty {
-                    Some(ParamType::Attr { ty, .. }) => Some(ty.onnx_type()),
-                    _ => None,
-                };
-                let type_var = match p.annotation.as_ref().and_then(|a| env::resolve_dotted(env, a)) {
-                    Some(Global::TypeVar { name, .. }) if attr.is_none() => Some(name),
-                    _ => None,
-                };
-                let optional = matches!(
-                    ty,
-                    Some(ParamType::Attr { optional: true, .. } | ParamType::Input { optional: true, .. })
-                ) || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
-                CalleeParam {
-                    name: p.name.name.clone(),
-                    span: p.name.span,
-                    attr,
-                    has_default: p.default.is_some(),
-                    optional,
-                    type_var,
-                }
+    /// The callee view of the function of signature `sig` (in file `file`), in `domain` at
+    /// `version`.
+    pub fn new(file: FileId, sig: &Signature, domain: String, version: i64) -> Callee {
+        let f = sig.def;
+        let params = sig
+            .plain()
+            .map(|p| CalleeParam {
+                name: p.name().to_string(),
+                span: p.def.name.span,
+                attr: p.attr_kind().map(|k| k.onnx_type()),
+                has_default: p.has_default(),
+                optional: p.optional,
+                type_var: p.type_var.clone(),
             })
             .collect();
-        let declared = f.returns.as_ref().and_then(|r| env::return_types(env, r).ok()).map(|ts| ts.len());
+        let declared = sig.declared_outputs();
         let returned = match f.body.last().map(|s| &s.kind) {
             Some(StmtKind::Return(Some(Expr { kind: ExprKind::Tuple(items), .. }))) => Some(items.len()),
             Some(StmtKind::Return(Some(_))) => Some(1),
@@ -88,7 +73,7 @@ impl Callee {
             version,
             params,
             outputs: declared.or(returned),
-            file: env.file,
+            file,
             name_span: f.name.span,
         }
     }

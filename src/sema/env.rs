@@ -6,7 +6,7 @@
 //! `sema::consteval`; names of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
 
 use super::constlib;
-use super::types::{AttrKind, ElemType, ParamType};
+use super::types::ElemType;
 use super::value::PyValue;
 
 /// Constants are evaluated by `sema::consteval`; re-exported for the passes that read defaults.
@@ -240,6 +240,16 @@ impl<'m> ModuleEnv<'m> {
         self.view.replace(at)
     }
 
+    /// The view [`ModuleEnv::view_at`] in which `f` is compiled: a decorated function sees the
+    /// globals bound before its decorator runs, an undecorated one all of them.
+    pub fn definition_view(f: &FunctionDef) -> u32 {
+        if f.decorators.is_empty() {
+            u32::MAX
+        } else {
+            f.header_span.start.min(f.name.span.start)
+        }
+    }
+
     /// The index into [`ModuleEnv::functions`] of a function id, if the function is this module's.
     pub fn local_function(&self, id: usize) -> Option<usize> {
         id.checked_sub(self.first_function).filter(|i| *i < self.functions.len())
@@ -284,8 +294,6 @@ pub fn function_defs(module: &Module) -> Vec<&FunctionDef> {
     }
     out
 }
-
-const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 
 /// Builds the environment of a module compiled on its own: imports of other `.onnxs` modules
 /// are not resolved (they are opaque).
@@ -1142,137 +1150,5 @@ fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
             Global::TypeUnion(ts) => Some(ts),
             _ => None,
         },
-    }
-}
-
-/// The meaning of a parameter annotation. `Err` carries the span and a reason.
-pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, (Span, String)> {
-    let bad = |why: &str| Err((e.span, why.to_string()));
-    // Builtin Python types, unless shadowed by a global.
-    if let ExprKind::Name(n) = &e.kind {
-        if PY_BUILTIN_TYPES.contains(&n.as_str()) && env.get(n).is_none() {
-            let kind = match n.as_str() {
-                "float" => AttrKind::Float,
-                "int" => AttrKind::Int,
-                "str" => AttrKind::Str,
-                _ => AttrKind::Bool,
-            };
-            return Ok(ParamType::Attr { ty: kind, optional: false });
-        }
-    }
-    if let ExprKind::Subscript { value, index } = &e.kind {
-        let head = match &value.kind {
-            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => {
-                Some(Global::Typing(n.clone()))
-            }
-            _ => resolve_dotted(env, value),
-        };
-        match head {
-            Some(Global::TensorType(t)) => {
-                return Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false })
-            }
-            Some(Global::Typing(t)) => match t.as_str() {
-                "Sequence" | "List" | "list" => {
-                    return match param_type(env, index)? {
-                        ParamType::Attr { ty, optional: false } => {
-                            let list = match ty {
-                                AttrKind::Float => AttrKind::Floats,
-                                AttrKind::Int => AttrKind::Ints,
-                                AttrKind::Str => AttrKind::Strs,
-                                AttrKind::Bool => AttrKind::Bools,
-                                _ => return bad("nested lists are not attribute types"),
-                            };
-                            Ok(ParamType::Attr { ty: list, optional: false })
-                        }
-                        ParamType::Attr { .. } => bad("a list of optional values is not an attribute type"),
-                        ParamType::Input { ty, .. } => Ok(ParamType::Input {
-                            ty: Some(format!("Sequence[{}]", ty.unwrap_or_else(|| "?".into()))),
-                            optional: false,
-                        }),
-                    };
-                }
-                "Optional" => {
-                    return Ok(match param_type(env, index)? {
-                        ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional: true },
-                        ParamType::Input { ty, .. } => ParamType::Input { ty, optional: true },
-                    });
-                }
-                "Union" => {
-                    let items: Vec<&Expr> = match &index.kind {
-                        ExprKind::Tuple(items) => items.iter().collect(),
-                        _ => vec![index.as_ref()],
-                    };
-                    let non_none: Vec<&Expr> =
-                        items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
-                    let optional = non_none.len() != items.len();
-                    if non_none.len() == 1 {
-                        return Ok(match param_type(env, non_none[0])? {
-                            ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional },
-                            ParamType::Input { ty, .. } => ParamType::Input { ty, optional },
-                        });
-                    }
-                    for i in &non_none {
-                        if let ParamType::Attr { .. } = param_type(env, i)? {
-                            return Err((i.span, "a union may not mix attribute types".into()));
-                        }
-                    }
-                    return Ok(ParamType::Input { ty: None, optional });
-                }
-                "Annotated" => {
-                    let first = match &index.kind {
-                        ExprKind::Tuple(items) => items.first(),
-                        _ => Some(index.as_ref()),
-                    };
-                    return match first {
-                        Some(f) => param_type(env, f),
-                        None => bad("empty `Annotated`"),
-                    };
-                }
-                _ => return bad("not a tensor or attribute type"),
-            },
-            _ => return bad("not a tensor or attribute type"),
-        }
-    }
-    match resolve_dotted(env, e) {
-        Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(t.script_name().into()), optional: false }),
-        Some(Global::TypeVar { name, .. }) => Ok(ParamType::Input { ty: Some(name), optional: false }),
-        // A named union (`RealType`): the signature names it, as it names a TypeVar.
-        Some(Global::TypeUnion(_)) => Ok(ParamType::Input {
-            ty: e.dotted_name().map(|n| n.rsplit('.').next().unwrap_or(&n).to_string()),
-            optional: false,
-        }),
-        _ => bad("not a tensor or attribute type"),
-    }
-}
-
-/// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
-/// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
-pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<String>>, (Span, String)> {
-    if let ExprKind::Tuple(items) = &e.kind {
-        if items.is_empty() {
-            return Err((e.span, "a function returns at least one tensor".into()));
-        }
-        return items.iter().map(|i| one_return(env, i)).collect();
-    }
-    if let ExprKind::Subscript { value, index } = &e.kind {
-        let is_tuple = match &value.kind {
-            ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,
-            _ => matches!(resolve_dotted(env, value), Some(Global::Typing(t)) if t == "Tuple"),
-        };
-        if is_tuple {
-            let items: Vec<&Expr> = match &index.kind {
-                ExprKind::Tuple(items) => items.iter().collect(),
-                _ => vec![index.as_ref()],
-            };
-            return items.into_iter().map(|i| one_return(env, i)).collect();
-        }
-    }
-    Ok(vec![one_return(env, e)?])
-}
-
-fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<String>, (Span, String)> {
-    match param_type(env, e)? {
-        ParamType::Input { ty, .. } => Ok(ty),
-        ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),
     }
 }

@@ -1,7 +1,8 @@
-//! Semantic analysis: the meaning of module-level names, annotations and constants (the constant
-//! evaluator `consteval`, its library `constlib`, numpy arithmetic `ndarray`, element conversions
-//! `convert`).
+//! Semantic analysis: the meaning of module-level names, annotations (`annotations`) and
+//! constants (the constant evaluator `consteval`, its library `constlib`, numpy arithmetic
+//! `ndarray`, element conversions `convert`), and each function's typed `signature`.
 
+pub mod annotations;
 pub mod binding;
 pub mod calls;
 pub mod consteval;
@@ -13,5 +14,6 @@ pub mod facts;
 pub mod infer;
 pub mod liveness;
 pub mod ndarray;
+pub mod signature;
 pub mod types;
 pub mod value;

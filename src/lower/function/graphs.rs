@@ -45,20 +45,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut ok = Ok(());
         let mut inputs = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
-        for p in &f.params {
+        let sig = Signature::in_current_view(self.env, f);
+        for p in &sig.params {
             match self.graph_input(p, &mut seen) {
                 Ok(i) => inputs.push(i),
                 Err(r) => {
-                    self.bind(&p.name.name, Binding::Poison(r));
+                    self.bind(p.name(), Binding::Poison(r));
                     ok = Err(r);
                 }
             }
         }
-        let declared = match &f.returns {
-            None => None,
-            Some(r) => match env::return_types(self.env, r) {
-                Ok(ts) => Some(ts),
-                Err((span, why)) => {
+        let declared = match (&f.returns, &sig.outputs) {
+            (Some(_), Some(Ok(ts))) => Some(ts.clone()),
+            (None, _) | (Some(_), None) => None,
+            (Some(r), Some(Err((span, why)))) => {
+                let span = *span;
+                {
                     ok = Err(match mentions_poison(self.env, r) {
                         Some(poisoned) => poisoned,
                         None => {
@@ -73,7 +75,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     });
                     None
                 }
-            },
+            }
         };
         let body = self.lower_body(f, declared.as_deref(), ok);
         body.ok?;
@@ -81,7 +83,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// One parameter of a nested function: a tensor input of the graph.
-    fn graph_input<'p>(&mut self, p: &'p Param, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
+    fn graph_input<'p>(&mut self, param: &SigParam<'p>, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
+        let p = param.def;
         if p.kind != ParamKind::Normal {
             return Err(self.unsupported(
                 p.span,
@@ -112,10 +115,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut ty = None;
         let mut declared = None;
         if let Some(a) = &p.annotation {
-            match env::param_type(self.env, a) {
-                Ok(ParamType::Input { ty: name, .. }) => {
+            match &param.ty {
+                Ok(ParamType::Input { ty: value_type, .. }) => {
                     ty = annotated_tensor(self.env, a);
-                    declared = name.as_deref().and_then(|n| declared_ty(self.env, n));
+                    declared = value_type.as_ref().and_then(ValueType::ty);
                 }
                 Ok(ParamType::Attr { .. }) => {
                     let d = Diagnostic::error(
@@ -136,7 +139,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         self.file(),
                         format!("invalid type annotation for `{}`: {why}", p.name.name),
                     )
-                    .primary(span, "not a tensor type");
+                    .primary(*span, "not a tensor type");
                     return Err(self.push(d));
                 }
             }

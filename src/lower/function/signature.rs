@@ -7,20 +7,21 @@ use super::*;
 pub(super) struct LoweredSignature {
     pub(super) inputs: Vec<InputParam>,
     pub(super) attributes: Vec<AttrParam>,
-    pub(super) declared_outputs: Option<Vec<Option<String>>>,
+    pub(super) declared_outputs: Option<Vec<Option<ValueType>>>,
     /// No errors in the signature.
     pub(super) ok: Result<(), Reported>,
 }
 
 impl<'a, 'm> Lowerer<'a, 'm> {
-    /// Binds the parameters of `f` and reads its return annotation.
-    pub(super) fn lower_signature(&mut self, f: &FunctionDef, deco: &Decoration) -> LoweredSignature {
+    /// Binds the parameters of `f` (of signature `sig`) and reports what is wrong with them.
+    pub(super) fn lower_signature(&mut self, f: &FunctionDef, sig: &Signature, deco: &Decoration) -> LoweredSignature {
         let mut ok = Ok(());
         let mut inputs = Vec::new();
         let mut attributes = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
         let mut default_seen: Option<(Span, &str)> = None;
-        for p in &f.params {
+        for param in &sig.params {
+            let p = param.def;
             if p.kind == ParamKind::Normal {
                 match (&p.default, default_seen) {
                     (Some(d), None) => default_seen = Some((d.span, p.name.name.as_str())),
@@ -66,12 +67,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ok = Err(self.push(d));
                 continue;
             }
-            let ty = match &p.annotation {
-                None => ParamType::Input { ty: None, optional: false },
-                Some(a) => match env::param_type(self.env, a) {
-                    Ok(t) => t,
-                    Err((span, why)) => {
-                        if let Some(r) = mentions_poison(self.env, a) {
+            let ty = match (&param.ty, &p.annotation) {
+                (Ok(t), _) => t.clone(),
+                (Err((span, why)), annotation) => {
+                    let span = *span;
+                    {
+                        if let Some(r) = annotation.as_ref().and_then(|a| mentions_poison(self.env, a)) {
                             self.bind(&p.name.name, Binding::Poison(r));
                             ok = Err(r);
                             continue;
@@ -79,7 +80,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         let mut d = Diagnostic::error(codes::BAD_ANNOTATION, self.env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
                             .primary(span, "not a tensor or attribute type")
                             .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
-                        if let ExprKind::Name(n) = &a.kind {
+                        if let Some(a @ Expr { kind: ExprKind::Name(n), .. }) = annotation {
                             if self.env.get(n).is_none() {
                                 d = Diagnostic::error(
                                     codes::UNDEFINED_NAME,
@@ -109,18 +110,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         ok = Err(r);
                         continue;
                     }
-                },
+                }
             };
             match ty {
                 ParamType::Input { ty, optional } => {
                     self.used_names.insert(p.name.name.clone());
                     self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
-                    if let Some(t) = ty.as_deref().and_then(|t| declared_ty(self.env, t)) {
+                    if let Some(t) = ty.as_ref().and_then(ValueType::ty) {
                         // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
                         let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
                         self.types.insert(p.name.name.clone(), t);
                     }
-                    let optional = optional || matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
+                    let optional = param.optional;
                     let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
                     self.params.insert(p.name.name.clone(), note);
                     self.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
@@ -129,15 +130,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     }
                     let default_repr =
                         p.default.as_ref().map(|d| eval_const(self.env, d).map(|v| v.to_json()).unwrap_or_default());
+                    let ty = ty.as_ref().map(ToString::to_string);
                     inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
                 }
                 ParamType::Attr { ty, optional } => {
                     let onnx_ty = ty.onnx_type();
-                    let defaults_to_none = matches!(p.default.as_ref().map(|d| &d.kind), Some(ExprKind::None));
-                    if (optional && p.default.is_none()) || defaults_to_none {
+                    if (optional && p.default.is_none()) || param.defaults_to_none {
                         self.declare_optional_attribute(&p.name.name);
                     }
-                    let optional = optional || defaults_to_none;
+                    let optional = param.optional;
                     let mut default = None;
                     let mut default_repr = None;
                     if let Some(d) = &p.default {
@@ -204,11 +205,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
         }
-        let declared_outputs = match &f.returns {
-            None => None,
-            Some(r) => match env::return_types(self.env, r) {
-                Ok(ts) => Some(ts),
-                Err((span, why)) => {
+        let declared_outputs = match (&f.returns, &sig.outputs) {
+            (Some(_), Some(Ok(ts))) => Some(ts.clone()),
+            (None, _) | (Some(_), None) => None,
+            (Some(r), Some(Err((span, why)))) => {
+                let span = *span;
+                {
                     ok = Err(match mentions_poison(self.env, r) {
                         Some(poisoned) => poisoned,
                         None => {
@@ -233,7 +235,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     });
                     None
                 }
-            },
+            }
         };
         LoweredSignature { inputs, attributes, declared_outputs, ok }
     }
@@ -246,21 +248,6 @@ pub(super) fn unsupported_parameter(kind: ParamKind) -> &'static str {
         ParamKind::KwArgs => "`**kwargs` parameters are",
         ParamKind::KwOnlyMarker => "keyword-only parameters (`*`) are",
         _ => "positional-only parameters (`/`) are",
-    }
-}
-
-/// What an annotation's type name says of a value: a tensor type, a TypeVar of the module, or a
-/// sequence of either (`Sequence[FLOAT]`, as `env::param_type` spells it).
-pub(super) fn declared_ty(env: &ModuleEnv, name: &str) -> Option<Ty> {
-    if let Some(inner) = name.strip_prefix("Sequence[").and_then(|r| r.strip_suffix(']')) {
-        return Some(Ty::seq(declared_ty(env, inner).filter(Ty::is_tensor)));
-    }
-    if let Some(t) = ElemType::from_script_name(name) {
-        return Some(Ty::Elem(t));
-    }
-    match env.get(name) {
-        Some(Global::TypeVar { name, allowed }) => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
-        _ => None,
     }
 }
 

@@ -62,7 +62,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.lower_assign(&targets[0], value)
             }
             StmtKind::AnnAssign { target, annotation, value } => {
-                if let Err((span, why)) = env::param_type(self.env, annotation) {
+                if let Err((span, why)) = annotations::param_type(self.env, annotation) {
                     let d = Diagnostic::error(
                         codes::BAD_ANNOTATION,
                         self.file(),
@@ -264,8 +264,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// A returned value whose inferred element type contradicts the annotation (W0601). A
     /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
-    pub(super) fn check_return_type(&mut self, value: &str, declared: &str, span: Span, f: &FunctionDef) -> R<()> {
-        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared_ty(self.env, declared)) else {
+    pub(super) fn check_return_type(
+        &mut self,
+        value: &str,
+        declared: &ValueType,
+        span: Span,
+        f: &FunctionDef,
+    ) -> R<()> {
+        let (Some(actual), Some(want)) = (self.types.get(value).cloned(), declared.ty()) else {
             return Ok(());
         };
         if !infer::contradicts(&actual, &want) {

@@ -1,0 +1,195 @@
+//! What a type annotation means: a tensor type ([`ValueType`]) for an input or output, or a
+//! Python type for an attribute ([`ParamType`]). `sema::signature` reads a function's
+//! annotations with these; the meaning of the names they use is the environment's (`sema::env`).
+
+use super::env::{resolve_dotted, Global, ModuleEnv};
+use super::infer::Ty;
+use super::types::{AttrKind, ElemType};
+use crate::source::Span;
+use crate::syntax::ast::*;
+use std::fmt;
+
+/// The type an annotation gives a tensor value (an input or an output).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueType {
+    /// A tensor type: `FLOAT`, `INT64[N]`.
+    Tensor(ElemType),
+    /// A TypeVar of the module (`TReal`), with the element types it allows (empty: any).
+    Var { name: String, allowed: Vec<ElemType> },
+    /// A named union of tensor types (`RealType = Union[FLOAT, DOUBLE]`), by its name.
+    Union(String),
+    /// A sequence of values (`Sequence[FLOAT]`); `None` when the item type is only loosely given.
+    Sequence(Option<Box<ValueType>>),
+}
+
+impl ValueType {
+    /// What the type says of a value's element type, for `sema::infer`.
+    pub fn ty(&self) -> Option<Ty> {
+        match self {
+            ValueType::Tensor(t) => Some(Ty::Elem(*t)),
+            ValueType::Var { name, allowed } => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
+            ValueType::Union(_) => None,
+            ValueType::Sequence(item) => Some(Ty::seq(item.as_ref().and_then(|t| t.ty()).filter(Ty::is_tensor))),
+        }
+    }
+}
+
+/// As the source spells it, and as the signature JSON records it: `FLOAT`, `TReal`,
+/// `Sequence[FLOAT]` (`Sequence[?]` for a loosely typed item).
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueType::Tensor(t) => f.write_str(t.script_name()),
+            ValueType::Var { name, .. } | ValueType::Union(name) => f.write_str(name),
+            ValueType::Sequence(Some(item)) => write!(f, "Sequence[{item}]"),
+            ValueType::Sequence(None) => f.write_str("Sequence[?]"),
+        }
+    }
+}
+
+/// What a parameter annotation makes of a parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamType {
+    /// A tensor (or sequence/optional) input. `None` when unannotated or only loosely typed.
+    Input { ty: Option<ValueType>, optional: bool },
+    /// An attribute of a Python type.
+    Attr { ty: AttrKind, optional: bool },
+}
+
+/// What is wrong with an annotation: where, and why.
+pub type AnnotationError = (Span, String);
+
+const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
+
+/// The meaning of a parameter annotation. `Err` carries the span and a reason.
+pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationError> {
+    let bad = |why: &str| Err((e.span, why.to_string()));
+    // Builtin Python types, unless shadowed by a global.
+    if let ExprKind::Name(n) = &e.kind {
+        if PY_BUILTIN_TYPES.contains(&n.as_str()) && env.get(n).is_none() {
+            let kind = match n.as_str() {
+                "float" => AttrKind::Float,
+                "int" => AttrKind::Int,
+                "str" => AttrKind::Str,
+                _ => AttrKind::Bool,
+            };
+            return Ok(ParamType::Attr { ty: kind, optional: false });
+        }
+    }
+    if let ExprKind::Subscript { value, index } = &e.kind {
+        let head = match &value.kind {
+            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => {
+                Some(Global::Typing(n.clone()))
+            }
+            _ => resolve_dotted(env, value),
+        };
+        match head {
+            Some(Global::TensorType(t)) => {
+                return Ok(ParamType::Input { ty: Some(ValueType::Tensor(t)), optional: false })
+            }
+            Some(Global::Typing(t)) => match t.as_str() {
+                "Sequence" | "List" | "list" => {
+                    return match param_type(env, index)? {
+                        ParamType::Attr { ty, optional: false } => {
+                            let list = match ty {
+                                AttrKind::Float => AttrKind::Floats,
+                                AttrKind::Int => AttrKind::Ints,
+                                AttrKind::Str => AttrKind::Strs,
+                                AttrKind::Bool => AttrKind::Bools,
+                                _ => return bad("nested lists are not attribute types"),
+                            };
+                            Ok(ParamType::Attr { ty: list, optional: false })
+                        }
+                        ParamType::Attr { .. } => bad("a list of optional values is not an attribute type"),
+                        ParamType::Input { ty, .. } => {
+                            Ok(ParamType::Input { ty: Some(ValueType::Sequence(ty.map(Box::new))), optional: false })
+                        }
+                    };
+                }
+                "Optional" => {
+                    return Ok(match param_type(env, index)? {
+                        ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional: true },
+                        ParamType::Input { ty, .. } => ParamType::Input { ty, optional: true },
+                    });
+                }
+                "Union" => {
+                    let items: Vec<&Expr> = match &index.kind {
+                        ExprKind::Tuple(items) => items.iter().collect(),
+                        _ => vec![index.as_ref()],
+                    };
+                    let non_none: Vec<&Expr> =
+                        items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
+                    let optional = non_none.len() != items.len();
+                    if non_none.len() == 1 {
+                        return Ok(match param_type(env, non_none[0])? {
+                            ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional },
+                            ParamType::Input { ty, .. } => ParamType::Input { ty, optional },
+                        });
+                    }
+                    for i in &non_none {
+                        if let ParamType::Attr { .. } = param_type(env, i)? {
+                            return Err((i.span, "a union may not mix attribute types".into()));
+                        }
+                    }
+                    return Ok(ParamType::Input { ty: None, optional });
+                }
+                "Annotated" => {
+                    let first = match &index.kind {
+                        ExprKind::Tuple(items) => items.first(),
+                        _ => Some(index.as_ref()),
+                    };
+                    return match first {
+                        Some(f) => param_type(env, f),
+                        None => bad("empty `Annotated`"),
+                    };
+                }
+                _ => return bad("not a tensor or attribute type"),
+            },
+            _ => return bad("not a tensor or attribute type"),
+        }
+    }
+    match resolve_dotted(env, e) {
+        Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(ValueType::Tensor(t)), optional: false }),
+        Some(Global::TypeVar { name, allowed }) => {
+            Ok(ParamType::Input { ty: Some(ValueType::Var { name, allowed }), optional: false })
+        }
+        // A named union (`RealType`): the signature names it, as it names a TypeVar.
+        Some(Global::TypeUnion(_)) => Ok(ParamType::Input {
+            ty: e.dotted_name().map(|n| ValueType::Union(n.rsplit('.').next().unwrap_or(&n).to_string())),
+            optional: false,
+        }),
+        _ => bad("not a tensor or attribute type"),
+    }
+}
+
+/// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
+/// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
+pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<ValueType>>, AnnotationError> {
+    if let ExprKind::Tuple(items) = &e.kind {
+        if items.is_empty() {
+            return Err((e.span, "a function returns at least one tensor".into()));
+        }
+        return items.iter().map(|i| one_return(env, i)).collect();
+    }
+    if let ExprKind::Subscript { value, index } = &e.kind {
+        let is_tuple = match &value.kind {
+            ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,
+            _ => matches!(resolve_dotted(env, value), Some(Global::Typing(t)) if t == "Tuple"),
+        };
+        if is_tuple {
+            let items: Vec<&Expr> = match &index.kind {
+                ExprKind::Tuple(items) => items.iter().collect(),
+                _ => vec![index.as_ref()],
+            };
+            return items.into_iter().map(|i| one_return(env, i)).collect();
+        }
+    }
+    Ok(vec![one_return(env, e)?])
+}
+
+fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<ValueType>, AnnotationError> {
+    match param_type(env, e)? {
+        ParamType::Input { ty, .. } => Ok(ty),
+        ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),
+    }
+}
