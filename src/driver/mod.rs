@@ -18,6 +18,7 @@ use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
 use crate::sema::env::{self, ModuleEnv};
+use crate::sema::imports;
 use crate::sema::signature::Signature;
 use crate::source::{LineIndex, SourceMap, Span};
 use crate::syntax;
@@ -250,7 +251,7 @@ fn pipeline(
         let unit = &mods.units[u];
         let Ok(module) = &unit.module else { continue };
         let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
-        let ctx = env::ImportContext {
+        let ctx = imports::ImportContext {
             first_function: firsts[u],
             resolve: &resolve,
             modules: &interfaces,
@@ -258,7 +259,7 @@ fn pipeline(
             linked: &linked,
         };
         let e = env::build_in(unit.file, module, &ctx, &mut diags);
-        interfaces[u].exports = Some(env::Exports::of(&e));
+        interfaces[u].exports = Some(imports::Exports::of(&e));
         built[u] = Some(e);
     }
     let envs: Vec<ModuleEnv> = built.into_iter().flatten().collect();

@@ -13,7 +13,8 @@
 //! inputs' order and the files' contents.
 
 use crate::diagnostics::{Diagnostics, Reported};
-use crate::sema::env::{self, ModuleLookup};
+use crate::sema::env;
+use crate::sema::imports::{ModuleInterface, ModuleLookup};
 use crate::source::{FileId, SourceMap};
 use crate::syntax::ast::{Module, StmtKind};
 use std::collections::{HashMap, HashSet};
@@ -384,7 +385,7 @@ impl Modules {
 
     /// The functions of each unit, numbered across the compilation in unit order, and the id
     /// of each unit's first function.
-    pub fn interfaces(&self) -> (Vec<env::ModuleInterface>, Vec<usize>) {
+    pub fn interfaces(&self) -> (Vec<ModuleInterface>, Vec<usize>) {
         let mut next = 0;
         let mut firsts = Vec::with_capacity(self.units.len());
         let interfaces = self
@@ -401,9 +402,9 @@ impl Modules {
                                 (f.name.name.clone(), next - 1)
                             })
                             .collect();
-                        env::ModuleInterface { functions, exports: None, broken: None }
+                        ModuleInterface { functions, exports: None, broken: None }
                     }
-                    Err(r) => env::ModuleInterface { functions: Vec::new(), exports: None, broken: Some(*r) },
+                    Err(r) => ModuleInterface { functions: Vec::new(), exports: None, broken: Some(*r) },
                 }
             })
             .collect();

@@ -193,3 +193,35 @@ fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<ValueType>, Annotation
         ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),
     }
 }
+
+/// `FLOAT`, `FLOAT[...]`, `Union[FLOAT, DOUBLE]`, or a TypeVar: the element types allowed.
+pub(super) fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
+    match &e.kind {
+        ExprKind::Subscript { value, index } => match resolve_dotted(env, value)? {
+            Global::TensorType(t) => Some(vec![t]),
+            Global::Typing(t) if t == "Union" => {
+                let items = match &index.kind {
+                    ExprKind::Tuple(items) => items.iter().collect::<Vec<_>>(),
+                    _ => vec![index.as_ref()],
+                };
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(tensor_types(env, item)?);
+                }
+                Some(out)
+            }
+            _ => None,
+        },
+        ExprKind::BinOp { op: BinOp::BitOr, left, right } => {
+            let mut l = tensor_types(env, left)?;
+            l.extend(tensor_types(env, right)?);
+            Some(l)
+        }
+        _ => match resolve_dotted(env, e)? {
+            Global::TensorType(t) => Some(vec![t]),
+            Global::TypeVar { allowed, .. } => Some(allowed),
+            Global::TypeUnion(ts) => Some(ts),
+            _ => None,
+        },
+    }
+}

@@ -2,16 +2,21 @@
 //!
 //! Module-level statements are imports, opset declarations, type variables, constants and
 //! functions. This pass gives each global a meaning ([`Global`]) so that function lowering can
-//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON`. Constants are computed by
-//! `sema::consteval`; names of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
+//! resolve `op.Add`, `FLOAT`, `TReal` or `EPSILON`. Imports are bound by `sema::imports` (what
+//! the names of known modules mean is `sema::known_names`), constants are computed by
+//! `sema::consteval`, `TypeVar` bounds and other annotations read by `sema::annotations`; names
+//! of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
 
+use super::annotations::tensor_types;
 use super::constlib;
+use super::imports::{import_modules, import_names, ImportContext, ModuleLookup};
+use super::known_names::imported;
 use super::types::ElemType;
 use super::value::PyValue;
 
 /// Constants are evaluated by `sema::consteval`; re-exported for the passes that read defaults.
 pub use super::consteval::eval_const;
-use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
@@ -113,63 +118,6 @@ pub struct Namespace {
     pub names: Arc<BTreeMap<String, Global>>,
     /// The module did not parse (already reported): every name of it is poison.
     pub broken: Option<Reported>,
-}
-
-/// What a module named by an import is, as the driver resolved it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ModuleLookup {
-    /// A `.onnxs` module of the compilation: an index into [`ImportContext::modules`].
-    Onnxs(usize),
-    /// A directory with no `.onnxs` file of its name: only its modules can be imported from it.
-    Package,
-    /// A module that is not compiled: onnxscript, typing, torch, the standard library.
-    External,
-    /// No such module; the paths tried, for the message.
-    NotFound { tried: Vec<String> },
-    /// Several input files could be the module.
-    Ambiguous { candidates: Vec<String> },
-}
-
-/// A `.onnxs` module as the modules that import it see it.
-#[derive(Clone, Debug, Default)]
-pub struct ModuleInterface {
-    /// Its functions with their compilation-wide ids, known before any environment is built.
-    pub functions: Vec<(String, usize)>,
-    /// Its global names once its environment is built; `None` while it is being built (the
-    /// importer is part of an import cycle with it): then only its functions are visible.
-    pub exports: Option<Exports>,
-    /// The file did not parse (already reported): every name imported from it is poison.
-    pub broken: Option<Reported>,
-}
-
-/// The global names of a built module, and the namespaces they refer to.
-#[derive(Clone, Debug, Default)]
-pub struct Exports {
-    pub globals: Arc<BTreeMap<String, Global>>,
-    /// The namespaces the module imports itself.
-    pub namespaces: HashMap<String, Arc<Namespace>>,
-}
-
-impl Exports {
-    pub fn of(env: &ModuleEnv) -> Exports {
-        Exports {
-            globals: Arc::new(env.globals.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()),
-            namespaces: env.namespaces.clone(),
-        }
-    }
-}
-
-/// What a module's imports of other `.onnxs` modules resolve to.
-pub struct ImportContext<'c> {
-    /// The compilation-wide id of the module's first function.
-    pub first_function: usize,
-    /// Resolves a module as written in this module: (number of leading dots, dotted name).
-    pub resolve: &'c dyn Fn(usize, &str) -> ModuleLookup,
-    pub modules: &'c [ModuleInterface],
-    /// The key of each module's namespace ([`Global::Module`]), unique in the compilation.
-    pub keys: &'c [String],
-    /// The namespaces of the compilation, filled as modules are built.
-    pub linked: &'c Linked,
 }
 
 /// `torch.library.define("mylibrary::add_and_round_op", "(Tensor input) -> Tensor")`.
@@ -329,77 +277,9 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
     let accepted: HashSet<*const FunctionDef> = function_defs(module).into_iter().map(|f| f as *const _).collect();
     for stmt in &module.body {
         match &stmt.kind {
-            StmtKind::Import(aliases) => {
-                for a in aliases {
-                    let dotted = a.name.dotted();
-                    match (ctx.resolve)(0, &dotted) {
-                        ModuleLookup::External => match &a.alias {
-                            Some(alias) => define(&mut env, alias, module_global(&dotted)),
-                            None => {
-                                let top = &a.name.parts[0];
-                                define(&mut env, top, module_global(&top.name));
-                            }
-                        },
-                        found @ (ModuleLookup::Onnxs(_) | ModuleLookup::Package) => {
-                            let key = bind_module(&mut env, ctx, &found, &dotted);
-                            match &a.alias {
-                                Some(alias) => define(&mut env, alias, Global::Module(key)),
-                                None => {
-                                    // `import a.b.c` binds `a`, whose `b` is `a.b`, whose `c` is the module.
-                                    let mut child = Global::Module(key);
-                                    for depth in (1..a.name.parts.len()).rev() {
-                                        let prefix: Vec<&str> =
-                                            a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
-                                        let prefix = prefix.join(".");
-                                        let ns_key = format!("package:{prefix}");
-                                        let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| {
-                                            Arc::new(Namespace { display: prefix.clone(), ..Default::default() })
-                                        });
-                                        Arc::make_mut(&mut Arc::make_mut(ns).names)
-                                            .insert(a.name.parts[depth].name.clone(), child);
-                                        child = Global::Module(ns_key);
-                                    }
-                                    define(&mut env, &a.name.parts[0], child);
-                                }
-                            }
-                        }
-                        missing => {
-                            let r = diags.push_error(module_not_found(file, &dotted, a.name.span, &missing));
-                            let bound = a.alias.as_ref().unwrap_or(&a.name.parts[0]);
-                            define(&mut env, bound, Global::Poison(r));
-                        }
-                    }
-                }
-            }
+            StmtKind::Import(aliases) => import_modules(&mut env, ctx, aliases, diags),
             StmtKind::ImportFrom { level, module: m, names, star } => {
-                let module_name = m.dotted();
-                let lookup =
-                    if *level == 0 { (ctx.resolve)(0, &module_name) } else { (ctx.resolve)(*level, &module_name) };
-                if lookup != ModuleLookup::External {
-                    import_from_onnxs(&mut env, ctx, stmt.span, *level, m, names, *star, lookup, diags);
-                    continue;
-                }
-                if *star {
-                    diags.push(
-                        Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, "`import *` is not supported")
-                            .primary(stmt.span, "star import")
-                            .help(format!("import the names you use: `from {module_name} import FLOAT, script`")),
-                    );
-                }
-                for a in names {
-                    let name = &a.name.parts[0];
-                    let bound = a.alias.as_ref().unwrap_or(name);
-                    match imported(&module_name, &name.name) {
-                        Ok(g) => define(&mut env, bound, g),
-                        Err(msg) => {
-                            let r = diags.push_error(
-                                Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, msg)
-                                    .primary(name.span, "not found in this module"),
-                            );
-                            define(&mut env, bound, Global::Poison(r));
-                        }
-                    }
-                }
+                import_names(&mut env, ctx, stmt.span, *level, m, names, *star, diags)
             }
             // `A = B = value` binds each name to the same value.
             StmtKind::Assign { targets, value } if targets.len() > 1 => {
@@ -487,182 +367,6 @@ impl Namespace {
     }
 }
 
-/// Binds the namespace of an imported `.onnxs` module (or directory) in `env`; returns its key.
-fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, shown: &str) -> String {
-    match lookup {
-        ModuleLookup::Onnxs(i) => {
-            let key = ctx.keys.get(*i).cloned().unwrap_or_else(|| format!("module:{shown}"));
-            let none = ModuleInterface::default();
-            let iface = ctx.modules.get(*i).unwrap_or(&none);
-            let names = match &iface.exports {
-                _ if iface.broken.is_some() => Arc::default(),
-                Some(ex) => {
-                    link_namespaces(env, &ex.namespaces);
-                    ex.globals.clone()
-                }
-                // The module imports this one, directly or not, and is not built yet.
-                None => Arc::new(iface.functions.iter().map(|(n, id)| (n.clone(), Global::Function(*id))).collect()),
-            };
-            let ns = Namespace { display: shown.to_string(), names, broken: None };
-            let ns = Arc::new(match iface.broken {
-                Some(r) => poisoned(ns, r),
-                None => ns,
-            });
-            merge_namespace(&mut env.namespaces, &key, &ns);
-            merge_namespace(&mut env.linked.borrow_mut(), &key, &ns);
-            key
-        }
-        _ => {
-            let key = format!("package:{shown}");
-            env.namespaces
-                .entry(key.clone())
-                .or_insert_with(|| Arc::new(Namespace { display: shown.to_string(), ..Default::default() }));
-            key
-        }
-    }
-}
-
-/// Makes the namespaces another module imports, which its globals refer to, known to the
-/// compilation (and so to `env`).
-fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Arc<Namespace>>) {
-    let mut linked = env.linked.borrow_mut();
-    for (k, ns) in from {
-        merge_namespace(&mut linked, k, ns);
-    }
-}
-
-/// Adds a namespace to a table. The same module may be known twice, once complete and once as
-/// the functions-only view of a module still being built (an import cycle): the fuller view
-/// wins, whatever the order.
-fn merge_namespace(table: &mut HashMap<String, Arc<Namespace>>, key: &str, ns: &Arc<Namespace>) {
-    match table.get(key) {
-        Some(have) if have.names.len() >= ns.names.len() => {}
-        _ => {
-            table.insert(key.to_string(), ns.clone());
-        }
-    }
-}
-
-/// A namespace whose module did not parse: its names are unknown, and their uses stay silent.
-fn poisoned(mut ns: Namespace, r: Reported) -> Namespace {
-    ns.names = Arc::default();
-    ns.broken = Some(r);
-    ns
-}
-
-/// `from MODULE import a, b` where MODULE is a `.onnxs` module or a directory of them (or was
-/// looked for as one and not found).
-#[allow(clippy::too_many_arguments)]
-fn import_from_onnxs(
-    env: &mut ModuleEnv,
-    ctx: &ImportContext,
-    stmt_span: Span,
-    level: usize,
-    m: &DottedName,
-    names: &[ImportAlias],
-    star: bool,
-    lookup: ModuleLookup,
-    diags: &mut Diagnostics,
-) {
-    let file = env.file;
-    let module_name = m.dotted();
-    let dots = ".".repeat(level);
-    let shown = format!("{dots}{module_name}");
-    let module_span = if m.parts.is_empty() { stmt_span } else { m.span };
-    if star {
-        diags.push(
-            Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, "`import *` is not supported")
-                .primary(stmt_span, "star import")
-                .help(format!("import the names you use: `from {shown} import f, g`")),
-        );
-    }
-    if !matches!(lookup, ModuleLookup::Onnxs(_) | ModuleLookup::Package) {
-        let r = diags.push_error(module_not_found(file, &shown, module_span, &lookup));
-        for a in names {
-            define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison(r));
-        }
-        return;
-    }
-    for a in names {
-        let name = &a.name.parts[0];
-        let bound = a.alias.as_ref().unwrap_or(name);
-        // A name the module defines.
-        if let ModuleLookup::Onnxs(i) = lookup {
-            let none = ModuleInterface::default();
-            let iface = ctx.modules.get(i).unwrap_or(&none);
-            if let Some(r) = iface.broken {
-                define(env, bound, Global::Poison(r));
-                continue;
-            }
-            let found = match &iface.exports {
-                Some(ex) => ex.globals.get(&name.name).cloned().inspect(|g| {
-                    if matches!(g, Global::Module(_)) {
-                        link_namespaces(env, &ex.namespaces);
-                    }
-                }),
-                None => iface.functions.iter().find(|(n, _)| *n == name.name).map(|(_, id)| Global::Function(*id)),
-            };
-            if let Some(g) = found {
-                define(env, bound, g);
-                continue;
-            }
-        }
-        // A module of the package: `from pkg import mod`, `from . import helpers`.
-        let sub = if module_name.is_empty() { name.name.clone() } else { format!("{module_name}.{}", name.name) };
-        let sub_lookup = (ctx.resolve)(level, &sub);
-        if matches!(sub_lookup, ModuleLookup::Onnxs(_)) {
-            let key = bind_module(env, ctx, &sub_lookup, &format!("{dots}{sub}"));
-            define(env, bound, Global::Module(key));
-            continue;
-        }
-        let d = match lookup {
-            ModuleLookup::Onnxs(i) => match ctx.modules.get(i).and_then(|m| m.exports.as_ref()) {
-                Some(ex) => {
-                    let mut d = Diagnostic::error(codes::UNDEFINED_NAME, file, format!("module `{shown}` has no `{}`", name.name))
-                        .primary(name.span, "not defined in that module");
-                    d = match crate::diagnostics::suggest::did_you_mean(&name.name, ex.globals.keys().map(String::as_str)) {
-                        Some(s) => d.help(format!("did you mean `{s}`?")),
-                        None => d.help(format!("`{shown}` defines no function, constant, opset or type named `{}`", name.name)),
-                    };
-                    d
-                }
-                None => Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, format!("cannot import `{}` from `{shown}`, which imports this module", name.name))
-                    .primary(name.span, "not a function of that module")
-                    .help("across an import cycle only functions can be imported; move the constant, opset or type to a module that both import"),
-            },
-            _ => module_not_found(file, &format!("{dots}{sub}"), name.span, &sub_lookup),
-        };
-        let r = diags.push_error(d);
-        define(env, bound, Global::Poison(r));
-    }
-}
-
-/// E0111: an imported module is not a `.onnxs` file of the compilation or beside the importer.
-fn module_not_found(file: FileId, shown: &str, span: Span, lookup: &ModuleLookup) -> Diagnostic {
-    match lookup {
-        ModuleLookup::Ambiguous { candidates } => {
-            Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` is ambiguous"))
-                .primary(span, "several input files could be this module")
-                .help(format!(
-                    "it could be {}; import it relatively (`from .{} import ...`), or give only one of them",
-                    candidates.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" or "),
-                    shown.trim_start_matches('.')
-                ))
-        }
-        ModuleLookup::NotFound { tried } if !tried.is_empty() => {
-            Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
-                .primary(span, "no such `.onnxs` module")
-                .help(format!(
-                    "looked for {}; give the module's file as an input, or put it next to the file that imports it",
-                    tried.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" and ")
-                ))
-        }
-        _ => Diagnostic::error(codes::MODULE_NOT_FOUND, file, format!("module `{shown}` not found"))
-            .primary(span, "no such `.onnxs` module")
-            .help("give the module's file as an input, or put it next to the file that imports it"),
-    }
-}
-
 /// `torch.library.define(...)`, with or without `import torch`.
 fn is_library_define(env: &ModuleEnv, e: &Expr) -> bool {
     let ExprKind::Call { func, .. } = &e.kind else { return false };
@@ -729,46 +433,7 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
     })
 }
 
-/// The edit that imports `name` from `module` (`from onnxscript import FLOAT`): appended to the
-/// module's last `from MODULE import ...`, else a new line before its first import (or its
-/// first statement after the docstring).
-pub fn import_edit(env: &ModuleEnv, module: &str, name: &str) -> Edit {
-    let body = &env.module.body;
-    fn imports_from<'a>(s: &'a Stmt, module: &str) -> Option<&'a Vec<ImportAlias>> {
-        match &s.kind {
-            StmtKind::ImportFrom { level: 0, module: m, names, star: false } if m.dotted() == module => Some(names),
-            _ => None,
-        }
-    }
-    // Beside plain names (`from onnxscript import FLOAT, script`) rather than an alias
-    // (`opset18 as op`), when there is such a statement.
-    let existing = body
-        .iter()
-        .filter_map(|s| imports_from(s, module))
-        .find(|names| names.iter().all(|a| a.alias.is_none()))
-        .or_else(|| body.iter().rev().find_map(|s| imports_from(s, module)))
-        .and_then(|names| names.last());
-    if let Some(last) = existing {
-        return Edit::insert(last.span.end, format!(", {name}"));
-    }
-    let first_import = body.iter().find(|s| matches!(s.kind, StmtKind::Import(_) | StmtKind::ImportFrom { .. }));
-    let docstring = |s: &&Stmt| matches!(s.kind, StmtKind::Expr(Expr { kind: ExprKind::Str(_), .. }));
-    let at = match first_import {
-        Some(s) => s.span.start,
-        None => match body.iter().position(|s| !docstring(&s)) {
-            Some(i) => body[i].span.start,
-            None => body.last().map(|s| s.span.end).unwrap_or(0),
-        },
-    };
-    let line = format!("from {module} import {name}");
-    if first_import.is_none() && body.iter().all(|s| docstring(&s)) && !body.is_empty() {
-        Edit::insert(at, format!("\n{line}"))
-    } else {
-        Edit::insert(at, format!("{line}\n"))
-    }
-}
-
-fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
+pub(super) fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
     let previous = env.globals.insert(name.name.clone(), GlobalDef { value, span: name.span });
     if let Some(previous) = previous {
         env.rebound.entry(name.name.clone()).or_default().push((previous.span.end, previous.value));
@@ -779,120 +444,6 @@ fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
     Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "this statement is not allowed at module level")
         .primary(span, "not an import, opset declaration, type variable, constant or function")
         .help("module-level code may only import, declare `Opset`s, `TypeVar`s and constants, and define functions")
-}
-
-fn module_global(dotted: &str) -> Global {
-    match dotted {
-        "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" | "torch" => {
-            Global::Module(dotted.to_string())
-        }
-        "onnxscript._internal.values" => Global::Module("onnxscript.values".into()),
-        other => match constlib::canonical_module(other) {
-            Some(canonical) => Global::Lib(canonical.to_string()),
-            None => Global::Opaque(other.to_string()),
-        },
-    }
-}
-
-/// `opset18` → the ai.onnx opset 18; `opset_ai_onnx_ml3` → ai.onnx.ml version 3.
-pub fn opset_by_name(name: &str) -> Option<Opset> {
-    if let Some(v) = name.strip_prefix("opset_ai_onnx_ml") {
-        return v.parse().ok().map(|version| Opset { domain: "ai.onnx.ml".into(), version });
-    }
-    let v = name.strip_prefix("opset")?;
-    let version: i64 = v.parse().ok()?;
-    (1..=99).contains(&version).then(|| Opset { domain: String::new(), version })
-}
-
-/// What `from MODULE import NAME` binds.
-fn imported(module: &str, name: &str) -> Result<Global, String> {
-    let onnxscript_like =
-        matches!(module, "onnxscript" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "onnxscript.values");
-    if onnxscript_like {
-        if let Some(op) = opset_by_name(name) {
-            if module == "onnxscript.onnx_types" || module == "onnxscript.values" {
-                return Err(format!("`{module}` has no `{name}`"));
-            }
-            let max = crate::schema::registry().max_version(&op.domain).unwrap_or(i64::MAX);
-            if op.version > max {
-                let shown = if op.domain.is_empty() { "ONNX" } else { op.domain.as_str() };
-                return Err(format!("`{name}` does not exist: {shown} opsets go up to {max}"));
-            }
-            // onnxscript 0.7.2 defines ONNX opsets 1 to 27 in `onnxscript.onnx_opset`, and
-            // re-exports 1 to 23 from `onnxscript`.
-            let exported = if module == "onnxscript" { 23 } else { 27 };
-            if op.domain.is_empty() && op.version > exported {
-                let hint = if op.version <= 27 {
-                    format!("import it from `onnxscript.onnx_opset`: `from onnxscript.onnx_opset import {name}`")
-                } else {
-                    "onnxscript 0.7.2 defines ONNX opsets up to 27; declare a newer one with `Opset(\"\", VERSION)`"
-                        .to_string()
-                };
-                return Err(format!("`{module}` has no `{name}`: {hint}"));
-            }
-            return Ok(Global::Opset(op));
-        }
-        if let Some(t) = ElemType::from_script_name(name) {
-            if module != "onnxscript.onnx_types" && !t.exported_by_onnxscript() {
-                return Err(format!(
-                    "`{module}` has no `{name}`: import it from `onnxscript.onnx_types`, as onnxscript 0.7.2 requires"
-                ));
-            }
-            return Ok(Global::TensorType(t));
-        }
-        return match (module, name) {
-            ("onnxscript", "script") => Ok(Global::ScriptDecorator),
-            ("onnxscript", "graph") => Ok(Global::GraphDecorator),
-            ("onnxscript", "values") => Ok(Global::Module("onnxscript.values".into())),
-            ("onnxscript", "onnx_opset") => Ok(Global::Module("onnxscript.onnx_opset".into())),
-            ("onnxscript", "onnx_types") => Ok(Global::Module("onnxscript.onnx_types".into())),
-            ("onnxscript.values", "Opset") | ("onnxscript", "Opset") => Ok(Global::OpsetClass),
-            ("onnxscript", "ir") => Ok(Global::Lib("onnx_ir".into())),
-            _ => Ok(Global::Opaque(format!("{module}.{name}"))),
-        };
-    }
-    // `from onnxscript import values` and `from onnxscript._internal import values`.
-    if module == "onnxscript._internal" && name == "values" {
-        return Ok(Global::Module("onnxscript.values".into()));
-    }
-    if let Some(canonical) = constlib::canonical_module(module) {
-        return Ok(match constlib::member(canonical, name) {
-            Some(constlib::Member::Value(v)) => Global::Const(v),
-            Some(constlib::Member::Object(path)) => Global::Lib(path),
-            None => Global::Opaque(format!("{module}.{name}")),
-        });
-    }
-    if module == TORCHLIB_REGISTRATION && name == "torch_op" {
-        return Ok(Global::TorchOpDecorator);
-    }
-    if module == TORCHLIB_TYPING {
-        return torchlib_type_var(name).ok_or_else(|| format!("`{module}` has no TypeVar or type alias `{name}`"));
-    }
-    if module == "typing" || module == "collections.abc" || module == "typing_extensions" {
-        return Ok(Global::Typing(name.to_string()));
-    }
-    Ok(Global::Opaque(format!("{module}.{name}")))
-}
-
-const TORCHLIB_REGISTRATION: &str = "onnxscript.function_libs.torch_lib.registration";
-const TORCHLIB_TYPING: &str = "onnxscript.function_libs.torch_lib.tensor_typing";
-
-/// The TypeVars and Union aliases of torchlib's `tensor_typing` (generated by
-/// `scripts/gen_schemas.py`).
-static TORCHLIB_TYPING_DATA: &str = include_str!("generated/torchlib_typing.txt");
-
-fn torchlib_type_var(name: &str) -> Option<Global> {
-    let mut fields = TORCHLIB_TYPING_DATA
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(' '))
-        .find(|f| f.clone().nth(1) == Some(name))?;
-    let kind = fields.next()?;
-    let allowed: Vec<ElemType> = fields.skip(1).filter_map(ElemType::from_script_name).collect();
-    Some(match kind {
-        "union" => Global::TypeUnion(allowed),
-        _ => Global::TypeVar { name: name.to_string(), allowed },
-    })
 }
 
 /// Resolves `a.b.c` against the globals: modules, opset attributes of modules, type names.
@@ -1119,36 +670,4 @@ fn type_var(env: &ModuleEnv, span: Span, args: &[Arg], diags: &mut Diagnostics) 
     allowed.sort();
     allowed.dedup();
     Ok(Global::TypeVar { name, allowed })
-}
-
-/// `FLOAT`, `FLOAT[...]`, `Union[FLOAT, DOUBLE]`, or a TypeVar: the element types allowed.
-fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
-    match &e.kind {
-        ExprKind::Subscript { value, index } => match resolve_dotted(env, value)? {
-            Global::TensorType(t) => Some(vec![t]),
-            Global::Typing(t) if t == "Union" => {
-                let items = match &index.kind {
-                    ExprKind::Tuple(items) => items.iter().collect::<Vec<_>>(),
-                    _ => vec![index.as_ref()],
-                };
-                let mut out = Vec::new();
-                for item in items {
-                    out.extend(tensor_types(env, item)?);
-                }
-                Some(out)
-            }
-            _ => None,
-        },
-        ExprKind::BinOp { op: BinOp::BitOr, left, right } => {
-            let mut l = tensor_types(env, left)?;
-            l.extend(tensor_types(env, right)?);
-            Some(l)
-        }
-        _ => match resolve_dotted(env, e)? {
-            Global::TensorType(t) => Some(vec![t]),
-            Global::TypeVar { allowed, .. } => Some(allowed),
-            Global::TypeUnion(ts) => Some(ts),
-            _ => None,
-        },
-    }
 }

@@ -93,7 +93,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     Some(t) if t.script_name() == n => {
                                         d.help(format!("import it: `from onnxscript import {n}`")).fix(
                                             format!("Import `{n}` from onnxscript"),
-                                            vec![env::import_edit(self.env, "onnxscript", n)],
+                                            vec![imports::import_edit(self.env, "onnxscript", n)],
                                         )
                                     }
                                     Some(t) => {
@@ -226,7 +226,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                         .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
                                         .fix(
                                             format!("Import `{n}` from onnxscript"),
-                                            vec![env::import_edit(self.env, "onnxscript", n)],
+                                            vec![imports::import_edit(self.env, "onnxscript", n)],
                                         );
                                 }
                             }
