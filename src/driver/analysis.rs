@@ -10,7 +10,7 @@ use crate::diagnostics::Diagnostic;
 use crate::sema::binding;
 use crate::sema::calls::Callee;
 use crate::sema::decorators::Decoration;
-use crate::sema::env::{Global, ModuleEnv, Namespace};
+use crate::sema::env::{Global, ModuleEnv, ModuleKey, Namespace};
 use crate::sema::facts::Fact;
 use crate::sema::imports::ModuleLookup;
 use crate::source::{FileId, SourceMap, Span};
@@ -51,7 +51,7 @@ pub struct ModuleInfo {
     /// Its global names; empty when it did not parse.
     pub globals: BTreeMap<String, Symbol>,
     /// The `.onnxs` modules its globals refer to ([`Global::Module`] keys).
-    pub namespaces: HashMap<String, Namespace>,
+    pub namespaces: HashMap<ModuleKey, Namespace>,
     /// The modules it imports, by index into [`Analysis::modules`].
     pub imports: Vec<usize>,
 }
@@ -102,9 +102,9 @@ impl Analysis {
 
     /// The module whose namespace key is `key` (`Global::Module(key)`), if it is a module of
     /// the compilation.
-    pub fn module_by_namespace(&self, key: &str) -> Option<&ModuleInfo> {
-        let name = key.strip_prefix("module:")?;
-        self.modules.iter().find(|m| m.name == name)
+    pub fn module_by_namespace(&self, key: &ModuleKey) -> Option<&ModuleInfo> {
+        let ModuleKey::Onnxs(name) = key else { return None };
+        self.modules.iter().find(|m| &m.name == name)
     }
 }
 
@@ -132,7 +132,7 @@ impl Known {
 /// The facts of one compilation, before the modules' syntax trees are moved into it.
 pub(super) struct Collected {
     pub globals: Vec<BTreeMap<String, Symbol>>,
-    pub namespaces: Vec<HashMap<String, Namespace>>,
+    pub namespaces: Vec<HashMap<ModuleKey, Namespace>>,
     pub functions: Vec<FunctionInfo>,
     pub bindings: Vec<BindingInfo>,
 }

@@ -17,7 +17,7 @@ use crate::lower::{self, ir::Function};
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
-use crate::sema::env::{self, ModuleEnv};
+use crate::sema::env::{self, ModuleEnv, ModuleKey};
 use crate::sema::imports;
 use crate::sema::signature::Signature;
 use crate::source::{LineIndex, SourceMap, Span};
@@ -244,7 +244,7 @@ fn pipeline(
 
     // Environments, each after the modules it imports (their names must be known).
     let (mut interfaces, firsts) = mods.interfaces();
-    let keys: Vec<String> = mods.units.iter().map(|u| format!("module:{}", u.name)).collect();
+    let keys: Vec<ModuleKey> = mods.units.iter().map(|u| ModuleKey::Onnxs(u.name.clone())).collect();
     let linked = env::Linked::default();
     let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
     for u in mods.build_order() {

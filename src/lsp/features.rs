@@ -205,7 +205,7 @@ fn global_markdown(a: &Analysis, name: &str, g: &Global) -> Option<String> {
             format!("`{name}`: Union[{}]", ts.iter().map(|t| t.script_name()).collect::<Vec<_>>().join(", "))
         }
         Global::Module(key) => {
-            format!("`{name}`: module `{}`", key.trim_start_matches("module:").trim_start_matches("package:"))
+            format!("`{name}`: module `{}`", key.name())
         }
         _ => return None,
     })

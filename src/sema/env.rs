@@ -31,11 +31,32 @@ pub struct Opset {
     pub version: i64,
 }
 
+/// Which module a [`Global::Module`] names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModuleKey {
+    /// A module onnxsc knows by its dotted name (`onnxscript.values`, `typing`, `torch`).
+    Known(String),
+    /// A `.onnxs` module of the compilation, by its name there (unique in the compilation).
+    Onnxs(String),
+    /// A directory of `.onnxs` modules (`pkg` of `import pkg.mod`), by its dotted name as the
+    /// importer writes it.
+    Package(String),
+}
+
+impl ModuleKey {
+    /// The name messages show: `onnxscript`, `mylib`, `pkg`.
+    pub fn name(&self) -> &str {
+        match self {
+            ModuleKey::Known(n) | ModuleKey::Onnxs(n) | ModuleKey::Package(n) => n,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Global {
     /// An imported module such as `onnxscript` or `onnxscript.values`, or another `.onnxs`
     /// module (`import mylib`), whose names are in [`ModuleEnv::namespaces`] under this key.
-    Module(String),
+    Module(ModuleKey),
     Opset(Opset),
     /// `onnxscript.values.Opset`, the opset constructor.
     OpsetClass,
@@ -89,7 +110,7 @@ pub struct ModuleEnv<'m> {
     pub first_function: usize,
     /// The names of the `.onnxs` modules imported as modules (`import mylib`, `from . import
     /// helpers`), by the key of their [`Global::Module`].
-    pub namespaces: HashMap<String, Arc<Namespace>>,
+    pub namespaces: HashMap<ModuleKey, Arc<Namespace>>,
     /// The namespaces of every module of the compilation, shared by all their environments:
     /// `a.b.f` may reach a module that this one does not import itself. One table, not a copy
     /// per module, so a chain of 2,000 modules takes linear memory.
@@ -107,7 +128,7 @@ pub struct ModuleEnv<'m> {
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
-pub type Linked = Rc<RefCell<HashMap<String, Arc<Namespace>>>>;
+pub type Linked = Rc<RefCell<HashMap<ModuleKey, Arc<Namespace>>>>;
 
 /// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -157,7 +178,7 @@ impl<'m> ModuleEnv<'m> {
 
     /// The namespace a [`Global::Module`] key names: one this module imports, else one of the
     /// compilation's.
-    pub fn namespace(&self, key: &str) -> Option<Arc<Namespace>> {
+    pub fn namespace(&self, key: &ModuleKey) -> Option<Arc<Namespace>> {
         self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
     }
 
@@ -451,12 +472,12 @@ pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
     match &expr.kind {
         ExprKind::Name(n) => env.get(n).cloned(),
         ExprKind::Attribute { value, attr } => match resolve_dotted(env, value)? {
-            Global::Module(m) if env.namespace(&m).is_some() => env.namespace(&m)?.get(&attr.name),
-            Global::Module(m) => {
+            Global::Module(key @ (ModuleKey::Onnxs(_) | ModuleKey::Package(_))) => env.namespace(&key)?.get(&attr.name),
+            Global::Module(ModuleKey::Known(m)) => {
                 let full = format!("{m}.{}", attr.name);
                 match full.as_str() {
                     "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => {
-                        Some(Global::Module(full))
+                        Some(Global::Module(ModuleKey::Known(full)))
                     }
                     "onnxscript.script" => Some(Global::ScriptDecorator),
                     "onnxscript.graph" => Some(Global::GraphDecorator),

@@ -3,7 +3,7 @@
 //! defines; a `.onnxs` module of the compilation (or a directory of them) binds a namespace
 //! shared with the other modules' environments, resolved by the driver ([`ImportContext`]).
 
-use super::env::{define, Global, Linked, ModuleEnv, Namespace};
+use super::env::{define, Global, Linked, ModuleEnv, ModuleKey, Namespace};
 use super::known_names::{imported, module_global};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::source::{FileId, Span};
@@ -43,7 +43,7 @@ pub struct ModuleInterface {
 pub struct Exports {
     pub globals: Arc<BTreeMap<String, Global>>,
     /// The namespaces the module imports itself.
-    pub namespaces: HashMap<String, Arc<Namespace>>,
+    pub namespaces: HashMap<ModuleKey, Arc<Namespace>>,
 }
 
 impl Exports {
@@ -63,7 +63,7 @@ pub struct ImportContext<'c> {
     pub resolve: &'c dyn Fn(usize, &str) -> ModuleLookup,
     pub modules: &'c [ModuleInterface],
     /// The key of each module's namespace ([`Global::Module`]), unique in the compilation.
-    pub keys: &'c [String],
+    pub keys: &'c [ModuleKey],
     /// The namespaces of the compilation, filled as modules are built.
     pub linked: &'c Linked,
 }
@@ -97,7 +97,7 @@ pub(super) fn import_modules(
                         for depth in (1..a.name.parts.len()).rev() {
                             let prefix: Vec<&str> = a.name.parts[..depth].iter().map(|p| p.name.as_str()).collect();
                             let prefix = prefix.join(".");
-                            let ns_key = format!("package:{prefix}");
+                            let ns_key = ModuleKey::Package(prefix.clone());
                             let ns = env.namespaces.entry(ns_key.clone()).or_insert_with(|| {
                                 Arc::new(Namespace { display: prefix.clone(), ..Default::default() })
                             });
@@ -160,10 +160,10 @@ pub(super) fn import_names(
 }
 
 /// Binds the namespace of an imported `.onnxs` module (or directory) in `env`; returns its key.
-fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, shown: &str) -> String {
+fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, shown: &str) -> ModuleKey {
     match lookup {
         ModuleLookup::Onnxs(i) => {
-            let key = ctx.keys.get(*i).cloned().unwrap_or_else(|| format!("module:{shown}"));
+            let key = ctx.keys.get(*i).cloned().unwrap_or_else(|| ModuleKey::Onnxs(shown.to_string()));
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(*i).unwrap_or(&none);
             let names = match &iface.exports {
@@ -185,7 +185,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
             key
         }
         _ => {
-            let key = format!("package:{shown}");
+            let key = ModuleKey::Package(shown.to_string());
             env.namespaces
                 .entry(key.clone())
                 .or_insert_with(|| Arc::new(Namespace { display: shown.to_string(), ..Default::default() }));
@@ -196,7 +196,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
 
 /// Makes the namespaces another module imports, which its globals refer to, known to the
 /// compilation (and so to `env`).
-fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Arc<Namespace>>) {
+fn link_namespaces(env: &ModuleEnv, from: &HashMap<ModuleKey, Arc<Namespace>>) {
     let mut linked = env.linked.borrow_mut();
     for (k, ns) in from {
         merge_namespace(&mut linked, k, ns);
@@ -206,11 +206,11 @@ fn link_namespaces(env: &ModuleEnv, from: &HashMap<String, Arc<Namespace>>) {
 /// Adds a namespace to a table. The same module may be known twice, once complete and once as
 /// the functions-only view of a module still being built (an import cycle): the fuller view
 /// wins, whatever the order.
-fn merge_namespace(table: &mut HashMap<String, Arc<Namespace>>, key: &str, ns: &Arc<Namespace>) {
+fn merge_namespace(table: &mut HashMap<ModuleKey, Arc<Namespace>>, key: &ModuleKey, ns: &Arc<Namespace>) {
     match table.get(key) {
         Some(have) if have.names.len() >= ns.names.len() => {}
         _ => {
-            table.insert(key.to_string(), ns.clone());
+            table.insert(key.clone(), ns.clone());
         }
     }
 }

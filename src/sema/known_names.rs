@@ -3,15 +3,15 @@
 //! the constant library (`sema::constlib`) define.
 
 use super::constlib;
-use super::env::{Global, Opset};
+use super::env::{Global, ModuleKey, Opset};
 use super::types::ElemType;
 
 pub(super) fn module_global(dotted: &str) -> Global {
     match dotted {
         "onnxscript" | "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" | "typing" | "torch" => {
-            Global::Module(dotted.to_string())
+            Global::Module(ModuleKey::Known(dotted.to_string()))
         }
-        "onnxscript._internal.values" => Global::Module("onnxscript.values".into()),
+        "onnxscript._internal.values" => Global::Module(ModuleKey::Known("onnxscript.values".into())),
         other => match constlib::canonical_module(other) {
             Some(canonical) => Global::Lib(canonical.to_string()),
             None => Global::Opaque(other.to_string()),
@@ -68,9 +68,9 @@ pub(super) fn imported(module: &str, name: &str) -> Result<Global, String> {
         return match (module, name) {
             ("onnxscript", "script") => Ok(Global::ScriptDecorator),
             ("onnxscript", "graph") => Ok(Global::GraphDecorator),
-            ("onnxscript", "values") => Ok(Global::Module("onnxscript.values".into())),
-            ("onnxscript", "onnx_opset") => Ok(Global::Module("onnxscript.onnx_opset".into())),
-            ("onnxscript", "onnx_types") => Ok(Global::Module("onnxscript.onnx_types".into())),
+            ("onnxscript", "values") => Ok(Global::Module(ModuleKey::Known("onnxscript.values".into()))),
+            ("onnxscript", "onnx_opset") => Ok(Global::Module(ModuleKey::Known("onnxscript.onnx_opset".into()))),
+            ("onnxscript", "onnx_types") => Ok(Global::Module(ModuleKey::Known("onnxscript.onnx_types".into()))),
             ("onnxscript.values", "Opset") | ("onnxscript", "Opset") => Ok(Global::OpsetClass),
             ("onnxscript", "ir") => Ok(Global::Lib("onnx_ir".into())),
             _ => Ok(Global::Opaque(format!("{module}.{name}"))),
@@ -78,7 +78,7 @@ pub(super) fn imported(module: &str, name: &str) -> Result<Global, String> {
     }
     // `from onnxscript import values` and `from onnxscript._internal import values`.
     if module == "onnxscript._internal" && name == "values" {
-        return Ok(Global::Module("onnxscript.values".into()));
+        return Ok(Global::Module(ModuleKey::Known("onnxscript.values".into())));
     }
     if let Some(canonical) = constlib::canonical_module(module) {
         return Ok(match constlib::member(canonical, name) {
