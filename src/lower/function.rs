@@ -18,7 +18,7 @@ use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
-use crate::sema::annotations::{self, ParamType, ValueType};
+use crate::sema::annotations::{self, DeclaredType, ParamType};
 use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
@@ -635,7 +635,7 @@ pub fn lower_function(
         }
     }
     ok?;
-    let output_types: Vec<Option<ValueType>> = match declared_outputs {
+    let output_types: Vec<Option<DeclaredType>> = match declared_outputs {
         Some(ts) if ts.len() == outputs.len() => ts,
         _ => vec![None; outputs.len()],
     };
@@ -650,7 +650,7 @@ pub fn lower_function(
     let type_vars = input_types
         .chain(output_types.iter().flatten())
         .filter_map(|t| match t {
-            ValueType::Var { name, allowed } => {
+            DeclaredType::Var { name, allowed } => {
                 Some((name.clone(), allowed.iter().map(|t| t.script_name().to_string()).collect()))
             }
             _ => None,
@@ -696,7 +696,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_body(
         &mut self,
         f: &FunctionDef,
-        declared_outputs: Option<&[Option<ValueType>]>,
+        declared_outputs: Option<&[Option<DeclaredType>]>,
         mut ok: Result<(), Reported>,
     ) -> Body {
         let mut doc = None;

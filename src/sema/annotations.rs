@@ -1,4 +1,4 @@
-//! What a type annotation means: a tensor type ([`ValueType`]) for an input or output, or a
+//! What a type annotation means: a tensor type ([`DeclaredType`]) for an input or output, or a
 //! Python type for an attribute ([`ParamType`]). `sema::signature` reads a function's
 //! annotations with these; the meaning of the names they use is the environment's (`sema::env`).
 
@@ -11,7 +11,7 @@ use std::fmt;
 
 /// The type an annotation gives a tensor value (an input or an output).
 #[derive(Clone, Debug, PartialEq)]
-pub enum ValueType {
+pub enum DeclaredType {
     /// A tensor type: `FLOAT`, `INT64[N]`.
     Tensor(ElemType),
     /// A TypeVar of the module (`TReal`), with the element types it allows (empty: any).
@@ -19,30 +19,30 @@ pub enum ValueType {
     /// A named union of tensor types (`RealType = Union[FLOAT, DOUBLE]`), by its name.
     Union(String),
     /// A sequence of values (`Sequence[FLOAT]`); `None` when the item type is only loosely given.
-    Sequence(Option<Box<ValueType>>),
+    Sequence(Option<Box<DeclaredType>>),
 }
 
-impl ValueType {
+impl DeclaredType {
     /// What the type says of a value's element type, for `sema::infer`.
     pub fn ty(&self) -> Option<Ty> {
         match self {
-            ValueType::Tensor(t) => Some(Ty::Elem(*t)),
-            ValueType::Var { name, allowed } => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
-            ValueType::Union(_) => None,
-            ValueType::Sequence(item) => Some(Ty::seq(item.as_ref().and_then(|t| t.ty()).filter(Ty::is_tensor))),
+            DeclaredType::Tensor(t) => Some(Ty::Elem(*t)),
+            DeclaredType::Var { name, allowed } => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
+            DeclaredType::Union(_) => None,
+            DeclaredType::Sequence(item) => Some(Ty::seq(item.as_ref().and_then(|t| t.ty()).filter(Ty::is_tensor))),
         }
     }
 }
 
 /// As the source spells it, and as the signature JSON records it: `FLOAT`, `TReal`,
 /// `Sequence[FLOAT]` (`Sequence[?]` for a loosely typed item).
-impl fmt::Display for ValueType {
+impl fmt::Display for DeclaredType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ValueType::Tensor(t) => f.write_str(t.script_name()),
-            ValueType::Var { name, .. } | ValueType::Union(name) => f.write_str(name),
-            ValueType::Sequence(Some(item)) => write!(f, "Sequence[{item}]"),
-            ValueType::Sequence(None) => f.write_str("Sequence[?]"),
+            DeclaredType::Tensor(t) => f.write_str(t.script_name()),
+            DeclaredType::Var { name, .. } | DeclaredType::Union(name) => f.write_str(name),
+            DeclaredType::Sequence(Some(item)) => write!(f, "Sequence[{item}]"),
+            DeclaredType::Sequence(None) => f.write_str("Sequence[?]"),
         }
     }
 }
@@ -51,7 +51,7 @@ impl fmt::Display for ValueType {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamType {
     /// A tensor (or sequence/optional) input. `None` when unannotated or only loosely typed.
-    Input { ty: Option<ValueType>, optional: bool },
+    Input { ty: Option<DeclaredType>, optional: bool },
     /// An attribute of a Python type.
     Attr { ty: AttrKind, optional: bool },
 }
@@ -85,7 +85,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
         };
         match head {
             Some(Global::TensorType(t)) => {
-                return Ok(ParamType::Input { ty: Some(ValueType::Tensor(t)), optional: false })
+                return Ok(ParamType::Input { ty: Some(DeclaredType::Tensor(t)), optional: false })
             }
             Some(Global::Typing(t)) => match t.as_str() {
                 "Sequence" | "List" | "list" => {
@@ -102,7 +102,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
                         }
                         ParamType::Attr { .. } => bad("a list of optional values is not an attribute type"),
                         ParamType::Input { ty, .. } => {
-                            Ok(ParamType::Input { ty: Some(ValueType::Sequence(ty.map(Box::new))), optional: false })
+                            Ok(ParamType::Input { ty: Some(DeclaredType::Sequence(ty.map(Box::new))), optional: false })
                         }
                     };
                 }
@@ -149,13 +149,13 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
         }
     }
     match resolve_dotted(env, e) {
-        Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(ValueType::Tensor(t)), optional: false }),
+        Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(DeclaredType::Tensor(t)), optional: false }),
         Some(Global::TypeVar { name, allowed }) => {
-            Ok(ParamType::Input { ty: Some(ValueType::Var { name, allowed }), optional: false })
+            Ok(ParamType::Input { ty: Some(DeclaredType::Var { name, allowed }), optional: false })
         }
         // A named union (`RealType`): the signature names it, as it names a TypeVar.
         Some(Global::TypeUnion(_)) => Ok(ParamType::Input {
-            ty: e.dotted_name().map(|n| ValueType::Union(n.rsplit('.').next().unwrap_or(&n).to_string())),
+            ty: e.dotted_name().map(|n| DeclaredType::Union(n.rsplit('.').next().unwrap_or(&n).to_string())),
             optional: false,
         }),
         _ => bad("not a tensor or attribute type"),
@@ -164,7 +164,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
 
 /// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
 /// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
-pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<ValueType>>, AnnotationError> {
+pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<DeclaredType>>, AnnotationError> {
     if let ExprKind::Tuple(items) = &e.kind {
         if items.is_empty() {
             return Err((e.span, "a function returns at least one tensor".into()));
@@ -187,7 +187,7 @@ pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<ValueType>>,
     Ok(vec![one_return(env, e)?])
 }
 
-fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<ValueType>, AnnotationError> {
+fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<DeclaredType>, AnnotationError> {
     match param_type(env, e)? {
         ParamType::Input { ty, .. } => Ok(ty),
         ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),

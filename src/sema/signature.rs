@@ -5,7 +5,7 @@
 //! optionality takes it from here: calls between functions (`sema::calls`), `@torch_op`
 //! bindings (`sema::binding`), lowering (`lower::function`) and, through lowering, emission.
 
-use super::annotations::{param_type, return_types, AnnotationError, ParamType, ValueType};
+use super::annotations::{param_type, return_types, AnnotationError, DeclaredType, ParamType};
 use super::env::{eval_const, resolve_dotted, Global, ModuleEnv};
 use super::value::PyValue;
 use crate::syntax::ast::{self, Expr, FunctionDef, ParamKind};
@@ -20,7 +20,7 @@ pub struct Signature<'f> {
     pub params: Vec<Param<'f>>,
     /// The return annotation's output types (`None`: no annotation; `Err`: an invalid one, with
     /// its span and why).
-    pub outputs: Option<Result<Vec<Option<ValueType>>, AnnotationError>>,
+    pub outputs: Option<Result<Vec<Option<DeclaredType>>, AnnotationError>>,
 }
 
 /// One parameter.
@@ -163,9 +163,9 @@ def f(x: T, s: Sequence[FLOAT], o: Optional[FLOAT], d: FLOAT = None, k: int = NO
                 "n input optional=true var=None",
             ]
         );
-        let var = ValueType::Var { name: "T".into(), allowed: vec![ElemType::Float, ElemType::Double] };
-        assert_eq!(sig.outputs, Some(Ok(vec![Some(ValueType::Sequence(Some(Box::new(var))))])));
+        let var = DeclaredType::Var { name: "T".into(), allowed: vec![ElemType::Float, ElemType::Double] };
+        assert_eq!(sig.outputs, Some(Ok(vec![Some(DeclaredType::Sequence(Some(Box::new(var))))])));
         assert_eq!(sig.params[4].attr_kind(), Some(AttrKind::Int));
-        assert_eq!(ValueType::Sequence(None).to_string(), "Sequence[?]");
+        assert_eq!(DeclaredType::Sequence(None).to_string(), "Sequence[?]");
     }
 }

@@ -118,7 +118,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match &param.ty {
                 Ok(ParamType::Input { ty: value_type, .. }) => {
                     ty = annotated_tensor(self.env, a);
-                    declared = value_type.as_ref().and_then(ValueType::ty);
+                    declared = value_type.as_ref().and_then(DeclaredType::ty);
                 }
                 Ok(ParamType::Attr { .. }) => {
                     let d = Diagnostic::error(

@@ -7,7 +7,7 @@ use super::*;
 pub(super) struct LoweredSignature {
     pub(super) inputs: Vec<InputParam>,
     pub(super) attributes: Vec<AttrParam>,
-    pub(super) declared_outputs: Option<Vec<Option<ValueType>>>,
+    pub(super) declared_outputs: Option<Vec<Option<DeclaredType>>>,
     /// No errors in the signature.
     pub(super) ok: Result<(), Reported>,
 }
@@ -116,7 +116,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ParamType::Input { ty, optional } => {
                     self.used_names.insert(p.name.name.clone());
                     self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
-                    if let Some(t) = ty.as_ref().and_then(ValueType::ty) {
+                    if let Some(t) = ty.as_ref().and_then(DeclaredType::ty) {
                         // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
                         let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
                         self.types.insert(p.name.name.clone(), t);

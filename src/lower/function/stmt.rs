@@ -267,7 +267,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     pub(super) fn check_return_type(
         &mut self,
         value: &str,
-        declared: &ValueType,
+        declared: &DeclaredType,
         span: Span,
         f: &FunctionDef,
     ) -> R<()> {
