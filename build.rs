@@ -3,6 +3,8 @@
 //! - the prost types, from the project's own `proto/onnx.proto`, compiled by protox so that no
 //!   system `protoc` is needed.
 
+#![allow(clippy::expect_used, reason = "a build script fails the build by panicking; it reads no user input")]
+
 use std::path::PathBuf;
 
 fn main() {
