@@ -13,7 +13,7 @@
 //! byte, and the same diagnostics.
 
 use crate::diagnostics::{self, Diagnostic};
-use crate::driver::{self, Compilation, Input, Options};
+use crate::driver::{self, Compilation, Input};
 use crate::emit;
 use crate::link;
 use crate::proto::onnx::{FunctionProto, ModelProto};
@@ -37,10 +37,10 @@ pub fn source(data: &[u8]) {
             .map(|(i, bytes)| Input { name: format!("{NOWHERE}/m{i}.onnxs"), bytes: bytes.to_vec() })
             .collect()
     };
-    let first = driver::compile_inputs(inputs(), &Options::default()).expect("no schema files to read");
+    let first = driver::compile_embedded(inputs());
     check_source_diagnostics(&first);
     let library = (!first.has_errors()).then(|| built(&first));
-    let second = driver::compile_inputs(inputs(), &Options::default()).expect("no schema files to read");
+    let second = driver::compile_embedded(inputs());
     assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
     if let Some((bytes, text)) = library {
         assert_eq!(built(&second), (bytes, text), "outputs differ between two runs");

@@ -68,11 +68,10 @@ impl SourceMap {
         let mut text = text.into();
         // A lone `\r` ends a line, as in the lexer: stored as `\n` (same offsets).
         if text.contains('\r') {
-            let bytes: Vec<u8> = text.bytes().collect();
-            let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-            if (0..bytes.len()).any(lone) {
-                let fixed = (0..bytes.len()).map(|i| if lone(i) { b'\n' } else { bytes[i] }).collect();
-                text = String::from_utf8(fixed).expect("replacing an ASCII byte keeps UTF-8");
+            // `\r` is one byte, so `i + 1` is the start of the next character.
+            let lone = |i: usize, c: char| c == '\r' && !text[i + 1..].starts_with('\n');
+            if text.char_indices().any(|(i, c)| lone(i, c)) {
+                text = text.char_indices().map(|(i, c)| if lone(i, c) { '\n' } else { c }).collect();
             }
         }
         let lines = LineIndex::new(&text);

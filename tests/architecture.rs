@@ -2,6 +2,8 @@
 //! modules of their own layer or of the layers below, and never each other in a circle.
 //! ARCHITECTURE.md describes the layers; this file is where their order is written down.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

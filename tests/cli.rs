@@ -1,5 +1,7 @@
 //! End-to-end tests of the `onnxsc` binary: exit codes, outputs, atomic writes, determinism.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -3,6 +3,8 @@
 //! `tests/cases/fixes/` holds one fixable mistake per file; the snapshot shows each fix and the
 //! file after it. Every error and warning case's fixes must keep the same promise.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use onnxsc::diagnostics::Diagnostic;
 use onnxsc::driver::compile_sources;
 use std::collections::BTreeMap;

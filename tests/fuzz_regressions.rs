@@ -2,6 +2,8 @@
 //! contracts the targets assert (`onnxsc::contract`), with plain `cargo test`: no nightly
 //! toolchain, no libFuzzer. A finding becomes a file in `fuzz/regressions/TARGET/`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use std::path::{Path, PathBuf};
 
 /// A target's contracts: bytes in, a panic when one is broken.

@@ -2,6 +2,8 @@
 //! each must now end with a result or a diagnostic (docs/robustness.md lists the limits). No
 //! test measures time: a regression shows as a hang or an abort, not as a failed assertion.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use onnxsc::diagnostics::{codes, render_plain, Diagnostic};
 use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Input, Options};
 use onnxsc::link;

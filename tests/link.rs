@@ -4,6 +4,8 @@
 //!
 //! Update the snapshots with `INSTA_UPDATE=always cargo test --test link`, then review the diff.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use onnxsc::diagnostics::{render_plain, Diagnostic};
 use onnxsc::emit;
 use onnxsc::link::specialize::{specialize, specialize_call, Actual};

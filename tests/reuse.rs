@@ -1,6 +1,8 @@
 //! An editor's re-check (`driver::analyze_again`, reusing the previous check's parse and
 //! per-function results) must find exactly what a fresh analysis finds, after any edit.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
 use onnxsc::driver::{analyze, analyze_again, Analysis, Input, Options, Overlay, Reuse};
 use std::path::Path;
 

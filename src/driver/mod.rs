@@ -149,7 +149,15 @@ pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation
 
 /// Compiles in-memory sources (name, text) with the embedded schemas; used by tests.
 pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
-    let inputs = inputs.into_iter().map(|(name, text)| Input { name, bytes: text.into_bytes() }).collect();
+    compile_embedded(inputs.into_iter().map(|(name, text)| Input { name, bytes: text.into_bytes() }).collect())
+}
+
+/// Compiles inputs whose bytes are already read, with the embedded schemas (the default options).
+#[allow(
+    clippy::expect_used,
+    reason = "schema files are the only input that can fail, and the default options name none"
+)]
+pub fn compile_embedded(inputs: Vec<Input>) -> Compilation {
     compile_inputs(inputs, &Options::default()).expect("the default options read no files")
 }
 

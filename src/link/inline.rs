@@ -155,7 +155,7 @@ impl<'t> Inliner<'t> {
         attrs.sort_by(|a, b| a.name().cmp(b.name()));
         let mut key = Vec::new();
         for a in &attrs {
-            a.encode_length_delimited(&mut key).expect("a Vec grows as needed");
+            key.extend(a.encode_length_delimited_to_vec());
         }
         // Inside a template body, the names are the function's own: the known ones are its formals.
         let tensors = self.tensors.last();

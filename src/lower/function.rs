@@ -174,6 +174,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         name
     }
 
+    #[allow(clippy::expect_used, reason = "the function's own scope is pushed first and popped last, after lowering")]
     fn scope(&mut self) -> &mut Scope {
         self.scopes.last_mut().expect("a function always has a scope")
     }

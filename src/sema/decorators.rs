@@ -124,8 +124,7 @@ fn torch_op_decoration(
         }
         out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
     }
-    for a in args.iter().filter(|a| a.keyword.is_some()) {
-        let k = a.keyword.as_ref().expect("filtered");
+    for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
         let value = match eval_const(env, &a.value) {
             Ok(PyValue::Bool(b)) => b,
             _ if k.name == "registry" => continue,

@@ -565,8 +565,7 @@ pub(super) fn bind_op_arguments<'e>(
             return Err(Box::new(d));
         }
     }
-    for a in args.iter().filter(|a| a.keyword.is_some()) {
-        let k = a.keyword.as_ref().expect("filtered");
+    for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
         match schema {
             Some(s) => {
                 if let Some(pos) = s.inputs.iter().position(|f| f.name == k.name) {

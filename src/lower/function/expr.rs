@@ -329,16 +329,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         span: Span,
     ) -> R<Vec<Option<String>>> {
         let Some(schema) = schema else { return Ok(args) };
-        if schema.inputs.is_empty() {
-            return Ok(args);
-        }
+        let Some(last) = schema.inputs.last() else { return Ok(args) };
         let mut bindings: HashMap<String, String> = HashMap::new();
         let mut typevars: Vec<Option<String>> = Vec::new();
         for (i, a) in args.iter().enumerate() {
             let formal = match schema.inputs.get(i) {
                 Some(f) => f,
                 None => {
-                    let last = schema.inputs.last().expect("checked non-empty");
                     if last.option != FormalOption::Variadic {
                         typevars.push(None);
                         continue;

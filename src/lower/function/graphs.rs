@@ -28,7 +28,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         // A `break` in the nested function does not belong to a loop around its definition.
         let loop_depth = std::mem::replace(&mut self.loop_depth, 0);
         let result = self.nested_graph_in_scope(f);
-        let scope = self.scopes.pop().expect("pushed above");
+        let scope = self.leave_subgraph();
         self.loop_depth = loop_depth;
         let (inputs, doc, outputs) = result?;
         let captures = {

@@ -305,7 +305,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.loop_depth += 1;
         let result = self.loop_body_in_scope(form, state, initial);
         self.loop_depth -= 1;
-        let scope = self.scopes.pop().expect("pushed above");
+        let scope = self.leave_subgraph();
         let (inputs, outputs) = result?;
         Ok(Graph { name: "loop_body".into(), doc: None, inputs, nodes: scope.nodes, outputs })
     }

@@ -321,6 +321,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
+    /// Closes the scope [`enter_subgraph`](Self::enter_subgraph) opened, and returns it.
+    #[allow(clippy::expect_used, reason = "each caller pops only the scope its `enter_subgraph` pushed")]
+    pub(super) fn leave_subgraph(&mut self) -> Scope {
+        self.scopes.pop().expect("a subgraph's scope is open")
+    }
+
     /// E1001 if a subgraph opened here would be nested too deep.
     fn check_nesting(&mut self, span: Span) -> R<()> {
         if self.scopes.len() > liveness::MAX_NESTING {
@@ -380,7 +386,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Err(e) => result = Err(e),
             }
         }
-        let scope = self.scopes.pop().expect("pushed above");
+        let scope = self.leave_subgraph();
         result?;
         Ok((Graph { name: name.to_string(), nodes: scope.nodes, outputs: outs, ..Default::default() }, presence))
     }
