@@ -37,10 +37,10 @@ pub fn source(data: &[u8]) {
             .map(|(i, bytes)| Input { name: format!("{NOWHERE}/m{i}.onnxs"), bytes: bytes.to_vec() })
             .collect()
     };
-    let first = driver::compile_embedded(inputs());
+    let first = driver::compile_embedded(&inputs());
     check_source_diagnostics(&first);
     let library = (!first.has_errors()).then(|| built(&first));
-    let second = driver::compile_embedded(inputs());
+    let second = driver::compile_embedded(&inputs());
     assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
     if let Some((bytes, text)) = library {
         assert_eq!(built(&second), (bytes, text), "outputs differ between two runs");

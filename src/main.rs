@@ -259,7 +259,7 @@ fn compile(paths: &[PathBuf], options: &Options, deny_warnings: bool) -> Result<
 }
 
 fn summary(c: &Compilation) {
-    let errors = c.diagnostics.iter().filter(|d| d.severity == onnxsc::diagnostics::Severity::Error).count();
+    let errors = c.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = c.diagnostics.len() - errors;
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if errors > 0 {
@@ -351,7 +351,7 @@ fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(bytes)
-        .and_then(|_| stdout.flush())
+        .and_then(|()| stdout.flush())
         .map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
 }
 
@@ -392,7 +392,7 @@ fn link_model(
         libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
     let mut libraries = Vec::new();
     if !source_libs.is_empty() {
-        let paths: Vec<PathBuf> = source_libs.iter().map(|p| p.to_path_buf()).collect();
+        let paths: Vec<PathBuf> = source_libs.iter().map(|&p| p.clone()).collect();
         let c = compile(&paths, schemas, false)?;
         if c.has_errors() {
             render_to_stderr(&c.sources, &c.diagnostics, color);
@@ -434,7 +434,11 @@ fn link_model(
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     match options.mode {
         link::Mode::Reference => {
-            eprintln!("onnxsc: linked, the model carries {}; wrote {}", plural(functions, "function"), output.display())
+            eprintln!(
+                "onnxsc: linked, the model carries {}; wrote {}",
+                plural(functions, "function"),
+                output.display()
+            );
         }
         link::Mode::Inline => eprintln!(
             "onnxsc: inlined {}, {} left; wrote {}",
@@ -503,7 +507,7 @@ fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {
         return format!("its overloads are {}", list.join(", "));
     }
     let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, n)| n);
-    match onnxsc::diagnostics::suggest::did_you_mean(name, candidates) {
+    match diagnostics::suggest::did_you_mean(name, candidates) {
         Some(s) => format!("did you mean `{ns}::{s}`?"),
         None => {
             "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload"

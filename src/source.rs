@@ -132,7 +132,7 @@ impl SourceMap {
 }
 
 /// The files in the form codespan-reporting renders from.
-impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
+impl<'a> files::Files<'a> for SourceMap {
     type FileId = FileId;
     type Name = &'a str;
     type Source = &'a str;

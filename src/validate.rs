@@ -164,7 +164,7 @@ impl Checker {
     }
 
     /// A graph's nodes and outputs. `main`: the model's graph (typed inputs and outputs).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "the state of the walk where this graph is")]
     fn graph<'a>(
         &mut self,
         g: &'a GraphProto,
@@ -309,12 +309,9 @@ impl Checker {
 
     /// The operator's schema at the imported version: known, current, and the node fits it.
     fn schema(&mut self, n: &NodeProto, at: &str, domain: &str, version: i64) {
-        let s = match schema::registry().resolve(domain, n.op_type(), version) {
-            Resolution::Found(s) => s,
-            _ => {
-                self.report(at, format!("no operator `{}` exists at version {version} of its domain", n.op_type()));
-                return;
-            }
+        let Resolution::Found(s) = schema::registry().resolve(domain, n.op_type(), version) else {
+            self.report(at, format!("no operator `{}` exists at version {version} of its domain", n.op_type()));
+            return;
         };
         if s.deprecated {
             self.report(at, format!("`{}` is deprecated at version {version}", n.op_type()));

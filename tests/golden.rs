@@ -24,7 +24,7 @@ fn read(path: &Path) -> (String, String) {
 /// Compiles one case from its bytes (some error cases are deliberately not UTF-8).
 fn compile_case(path: &Path) -> Compilation {
     let bytes = std::fs::read(path).expect("case file is readable");
-    compile_inputs(vec![Input { name: case_name(path), bytes }], &Options::default()).expect("no schema files to read")
+    compile_inputs(&[Input { name: case_name(path), bytes }], &Options::default()).expect("no schema files to read")
 }
 
 /// The layout tokens of a file, one per line, with their source text.
@@ -154,13 +154,13 @@ fn registered_schemas() {
     let bytes = std::fs::read(dir.join("declared.onnxs")).expect("case file is readable");
     let options = Options { registered_files: vec![dir.join("registered.yaml")], ..Options::default() };
     let input = Input { name: "tests/cases/registered/declared.onnxs".into(), bytes };
-    let c = compile_inputs(vec![input.clone()], &options).expect("the registered schemas are readable");
+    let c = compile_inputs(std::slice::from_ref(&input), &options).expect("the registered schemas are readable");
     let codes: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["E0515", "E0503", "E0504"]);
     let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
     insta::assert_snapshot!(rendered);
     // Without the registrations, the declarations are all there is: `twice` is unknown.
-    let alone = compile_inputs(vec![input], &Options::default()).expect("no schema files");
+    let alone = compile_inputs(&[input], &Options::default()).expect("no schema files");
     assert_eq!(alone.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), ["E0501"]);
 }
 
@@ -236,7 +236,7 @@ fn modules_ok() {
         if !dir.is_dir() {
             return;
         }
-        let c = compile_inputs(scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        let c = compile_inputs(&scenario_inputs(dir), &Options::default()).expect("no schema files to read");
         let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
         assert!(!c.has_errors(), "{} should compile:\n{rendered}", dir.display());
         let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
@@ -251,7 +251,7 @@ fn modules_errors() {
         if !dir.is_dir() {
             return;
         }
-        let c = compile_inputs(scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        let c = compile_inputs(&scenario_inputs(dir), &Options::default()).expect("no schema files to read");
         assert!(c.has_errors(), "{} should fail to compile", dir.display());
         let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
         insta::assert_snapshot!(format!("{}{rendered}", files_read(&c, dir)));
@@ -268,7 +268,7 @@ fn modules_found_or_given_build_the_same_functions() {
         if !dir.is_dir() || dir.join("inputs.txt").exists() {
             continue;
         }
-        let found = compile_inputs(scenario_inputs(&dir), &Options::default()).expect("no schema files");
+        let found = compile_inputs(&scenario_inputs(&dir), &Options::default()).expect("no schema files");
         let mut all = Vec::new();
         let mut stack = vec![dir.clone()];
         while let Some(d) = stack.pop() {
@@ -284,7 +284,9 @@ fn modules_found_or_given_build_the_same_functions() {
         all.sort();
         all.reverse();
         let given = compile_inputs(
-            all.iter().map(|p| Input { name: case_name(p), bytes: std::fs::read(p).expect("readable") }).collect(),
+            &all.iter()
+                .map(|p| Input { name: case_name(p), bytes: std::fs::read(p).expect("readable") })
+                .collect::<Vec<_>>(),
             &Options::default(),
         )
         .expect("no schema files");
@@ -346,7 +348,7 @@ fn modules_cut_anywhere_compile_or_report() {
                             Input { name: p.display().to_string(), bytes: std::fs::read(&p).expect("readable") }
                         })
                         .collect();
-                    let c = compile_inputs(scenario_inputs, &Options::default()).expect("no schema files");
+                    let c = compile_inputs(&scenario_inputs, &Options::default()).expect("no schema files");
                     for d in &c.diagnostics {
                         let _ = render_plain(&c.sources, d);
                     }

@@ -131,7 +131,7 @@ fn ten_thousand_nested_subscripts() {
 #[test]
 fn a_chain_of_two_thousand_modules() {
     let n = 2000;
-    let inputs = (0..n)
+    let inputs: Vec<Input> = (0..n)
         .map(|i| {
             let (import, body) = if i + 1 < n {
                 (format!("import m{}\n", i + 1), format!("    return m{}.g{}(x)\n", i + 1, i + 1))
@@ -142,7 +142,7 @@ fn a_chain_of_two_thousand_modules() {
             Input { name: format!("/nonexistent-onnxsc-test/m{i}.onnxs"), bytes: text.into_bytes() }
         })
         .collect();
-    let c = compile_inputs(inputs, &Options::default()).expect("no files to read");
+    let c = compile_inputs(&inputs, &Options::default()).expect("no files to read");
     assert!(!c.has_errors(), "{:?}", codes_of(&c));
     assert_eq!(c.functions.len(), n);
 }
@@ -203,7 +203,7 @@ fn protobuf_amplification() {
     assert_eq!(e.code, codes::MODEL_TOO_LARGE_TO_DECODE);
 }
 
-fn link_inline(model: ModelProto, libraries: Vec<link::Library>) -> Result<link::Linked, Vec<Diagnostic>> {
+fn link_inline(model: &ModelProto, libraries: Vec<link::Library>) -> Result<link::Linked, Vec<Diagnostic>> {
     let bytes = model.encode_to_vec();
     let m = link::load::model(&bytes, "m.onnx").map_err(|d| vec![*d])?;
     link::link(
@@ -259,7 +259,7 @@ fn exponential_inlining_stops_at_the_limit_and_names_the_chain() {
         ..Default::default()
     });
     model.functions = functions;
-    let diags = link_inline(model, Vec::new()).err().expect("refused");
+    let diags = link_inline(&model, Vec::new()).err().expect("refused");
     let d = diags.iter().find(|d| d.code == codes::INLINE_TOO_LARGE).expect("E0807");
     assert!(d.notes[0].contains("`chain::f0` -> `chain::f1`"), "{:?}", d.notes);
 }
@@ -285,7 +285,7 @@ fn a_duplicate_name_is_reported_once() {
     let f = dup.functions[0].clone();
     dup.functions = vec![f; 10_000];
     let l = link::load::library(&dup.encode_to_vec(), "dup.onnx").expect("loads");
-    let diags = link_inline(onnxsc::contract::calling_model(&lib), vec![l]).err().expect("refused");
+    let diags = link_inline(&onnxsc::contract::calling_model(&lib), vec![l]).err().expect("refused");
     let dups: Vec<_> = diags.iter().filter(|d| d.code == codes::DUPLICATE_FUNCTION_DEFINITION).collect();
     assert_eq!(dups.len(), 1);
     assert!(dups[0].notes[0].contains("10000 times"), "{:?}", dups[0].notes);

@@ -71,7 +71,7 @@ impl Clipped<'_> {
     }
 }
 
-impl<'a> codespan_reporting::files::Files<'a> for Clipped<'a> {
+impl<'a> Files<'a> for Clipped<'a> {
     type FileId = FileId;
     type Name = &'a str;
     type Source = &'a str;

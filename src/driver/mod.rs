@@ -58,7 +58,7 @@ pub fn collect_inputs(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         }
     }
     let mut seen = std::collections::HashSet::new();
-    out.retain(|p| seen.insert(modules::identity(p)));
+    out.retain(|p| seen.insert(identity(p)));
     Ok(out)
 }
 
@@ -144,12 +144,13 @@ pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation
         }
         inputs.push(Input { name: f.display().to_string(), bytes });
     }
-    compile_inputs(inputs, options)
+    compile_inputs(&inputs, options)
 }
 
 /// Compiles in-memory sources (name, text) with the embedded schemas; used by tests.
 pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
-    compile_embedded(inputs.into_iter().map(|(name, text)| Input { name, bytes: text.into_bytes() }).collect())
+    let inputs: Vec<Input> = inputs.into_iter().map(|(name, text)| Input { name, bytes: text.into_bytes() }).collect();
+    compile_embedded(&inputs)
 }
 
 /// Compiles inputs whose bytes are already read, with the embedded schemas (the default options).
@@ -157,7 +158,7 @@ pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
     clippy::expect_used,
     reason = "schema files are the only input that can fail, and the default options name none"
 )]
-pub fn compile_embedded(inputs: Vec<Input>) -> Compilation {
+pub fn compile_embedded(inputs: &[Input]) -> Compilation {
     compile_inputs(inputs, &Options::default()).expect("the default options read no files")
 }
 
@@ -180,8 +181,8 @@ pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
 const COMPILER_STACK: usize = 1 << 30;
 
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
-pub fn compile_inputs(inputs: Vec<Input>, options: &Options) -> Result<Compilation, InputError> {
-    on_compiler_stack(|| compile_on_this_thread(&inputs, options))
+pub fn compile_inputs(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
+    on_compiler_stack(|| compile_on_this_thread(inputs, options))
 }
 
 /// Texts that stand in for files on disk (an editor's unsaved documents), by
@@ -245,7 +246,7 @@ fn pipeline(
     let previous = reuse.as_deref_mut().map(|r| std::mem::take(&mut r.parsed)).unwrap_or_default();
     let mut mods = modules::Modules { overlay: overlay.clone(), previous, ..Default::default() };
     for input in inputs {
-        let key = modules::identity(Path::new(&input.name));
+        let key = identity(Path::new(&input.name));
         mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
     }
     mods.discover(&mut sources, &mut diags);
@@ -513,7 +514,7 @@ fn compile_module(
 }
 
 /// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "what one function needs from each phase before lowering")]
 fn compile_function(
     env: &ModuleEnv,
     f: &syntax::ast::FunctionDef,

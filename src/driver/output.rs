@@ -133,7 +133,7 @@ fn write_stream(shown: &Path, target: &Path, bytes: &[u8], what: &str) -> Result
         }
     }
     let mut f = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
-    f.write_all(bytes).and_then(|_| f.flush()).map_err(fail)
+    f.write_all(bytes).and_then(|()| f.flush()).map_err(fail)
 }
 
 /// A temporary file beside `path` with the permissions the output should have: those of the

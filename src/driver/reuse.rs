@@ -108,7 +108,7 @@ pub(super) type CheckFunction<'c> = dyn FnMut(&FunctionDef, &Decoration, &mut Di
 
 /// Checks the functions of one module with `check`, or takes their results from `reuse`;
 /// either way their diagnostics go to `diags` and their facts to `facts`.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "what the reuse decision reads, and where the results go")]
 pub(super) fn check_module(
     reuse: &mut Reuse,
     name: &str,

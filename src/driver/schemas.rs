@@ -140,7 +140,7 @@ pub fn with_custom_ops<'r>(
     registered: Option<&AtenRegistry>,
     diags: &mut Diagnostics,
 ) -> (Cow<'r, AtenRegistry>, Vec<String>) {
-    let mut declared: Vec<(String, usize, Span, crate::aten::FunctionSchema)> = Vec::new();
+    let mut declared: Vec<(String, usize, Span, FunctionSchema)> = Vec::new();
     let mut first_declared: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut invalid = Vec::new();
     for env in envs {

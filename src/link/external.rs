@@ -119,10 +119,7 @@ fn same_contents(a: &Path, b: &Path) -> bool {
     let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
     let (mut ba, mut bb) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
     loop {
-        let n = match ra.read(&mut ba) {
-            Ok(n) => n,
-            Err(_) => return false,
-        };
+        let Ok(n) = ra.read(&mut ba) else { return false };
         if n == 0 {
             return true;
         }

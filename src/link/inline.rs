@@ -171,16 +171,16 @@ impl<'t> Inliner<'t> {
             return Some(t.clone());
         }
         self.active.push(id);
-        let t = Rc::new(self.build(id, attrs.into_iter().cloned().collect(), &key.2));
+        let t = Rc::new(self.build(id, &attrs.into_iter().cloned().collect::<Vec<_>>(), &key.2));
         self.active.pop();
         self.templates.insert(key, t.clone());
         Some(t)
     }
 
     /// The function specialised to `attrs` and the inputs given, its own calls expanded.
-    fn build(&mut self, id: usize, attrs: Vec<AttributeProto>, actuals: &[Actual]) -> Template {
+    fn build(&mut self, id: usize, attrs: &[AttributeProto], actuals: &[Actual]) -> Template {
         let table = self.table;
-        let mut f = specialize_call(&table.defs[id].proto, &attrs, actuals);
+        let mut f = specialize_call(&table.defs[id].proto, attrs, actuals);
         drop_references(&mut f.node);
         let mut body = GraphProto {
             node: std::mem::take(&mut f.node),

@@ -91,7 +91,7 @@ pub fn graph_value_names<'a>(g: &'a GraphProto, out: &mut dyn FnMut(&'a str)) {
 pub fn node_names<'a>(nodes: &'a [NodeProto], out: &mut dyn FnMut(&'a str)) {
     each_node(nodes, &Scope::Graph, &mut |n, _, _| {
         if let Some(name) = n.name.as_deref() {
-            out(name)
+            out(name);
         }
     });
 }

@@ -836,7 +836,7 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
             }
             ExprKind::Subscript { value, index } => children.extend([value.as_ref(), index.as_ref()]),
             ExprKind::Slice { lower, upper, step } => {
-                children.extend([lower, upper, step].into_iter().flatten().map(|b| b.as_ref()))
+                children.extend([lower, upper, step].into_iter().flatten().map(|b| b.as_ref()));
             }
             ExprKind::Tuple(items) | ExprKind::List(items) => children.extend(items.iter()),
             _ => {}

@@ -272,7 +272,7 @@ fn item(
     edit: Option<(Range, String)>,
 ) -> CompletionItem {
     CompletionItem {
-        label: label.clone(),
+        label,
         kind: Some(kind),
         detail,
         text_edit: edit.map(|(range, new_text)| CompletionTextEdit::Edit(TextEdit { range, new_text })),
@@ -562,7 +562,7 @@ pub fn definition(s: &Snapshot, pos: Position) -> Option<GotoDefinitionResponse>
     Some(GotoDefinitionResponse::Scalar(location(s, a, target)?))
 }
 
-#[allow(deprecated)]
+#[allow(deprecated, reason = "`DocumentSymbol::deprecated` is deprecated but has to be set")]
 fn symbol(name: String, detail: Option<String>, kind: SymbolKind, range: Range, selection: Range) -> DocumentSymbol {
     DocumentSymbol {
         name,

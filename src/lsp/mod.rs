@@ -88,6 +88,10 @@ fn capabilities() -> ServerCapabilities {
 }
 
 /// Serves one client on `connection`: the handshake, then messages until `exit`.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "dropping the connection at the end closes its channels: the caller's I/O threads end"
+)]
 pub fn serve(connection: Connection, options: Options) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
     let init: InitializeParams = serde_json::from_value(params).unwrap_or_default();
@@ -138,7 +142,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<(), String> {
                 if connection.handle_shutdown(&req).map_err(|e| e.to_string())? {
                     return Ok(());
                 }
-                requests::spawn(shared.clone(), req);
+                requests::spawn(&shared, req);
             }
             Event::Message(Message::Notification(n)) => {
                 if n.method == notif::Exit::METHOD {

@@ -40,18 +40,18 @@ impl Snapshot {
     }
 }
 
-pub fn spawn(shared: Arc<Shared>, request: Request) {
-    spawn_with(shared, request, handle)
+pub fn spawn(shared: &Arc<Shared>, request: Request) {
+    spawn_with(shared, request, handle);
 }
 
 /// Answers `request` with `handler` on a thread of its own; a panic becomes an error response.
-fn spawn_with(shared: Arc<Shared>, request: Request, handler: fn(&Shared, Request) -> Response) {
+fn spawn_with(shared: &Arc<Shared>, request: Request, handler: fn(&Shared, &Request) -> Response) {
     let id = request.id.clone();
     let worker = {
         let shared = shared.clone();
         std::thread::Builder::new().name("onnxsc-request".into()).stack_size(REQUEST_STACK).spawn(move || {
             let id = request.id.clone();
-            let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&shared, request))) {
+            let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&shared, &request))) {
                 Ok(r) => r,
                 Err(panic) => {
                     let why = panic
@@ -83,38 +83,38 @@ fn ok<T: serde::Serialize>(r: &Request, result: T) -> Response {
     Response::new_ok(r.id.clone(), result)
 }
 
-fn handle(shared: &Shared, r: Request) -> Response {
+fn handle(shared: &Shared, r: &Request) -> Response {
     let answer = || -> Result<Response, Response> {
         Ok(match r.method.as_str() {
             req::HoverRequest::METHOD => {
-                let p: lsp_types::HoverParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document_position_params.text_document.uri)?;
-                ok(&r, features::hover(&s, p.text_document_position_params.position))
+                let p: lsp_types::HoverParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document_position_params.text_document.uri)?;
+                ok(r, features::hover(&s, p.text_document_position_params.position))
             }
             req::Completion::METHOD => {
-                let p: lsp_types::CompletionParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document_position.text_document.uri)?;
-                ok(&r, features::completion(&s, p.text_document_position.position))
+                let p: lsp_types::CompletionParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document_position.text_document.uri)?;
+                ok(r, features::completion(&s, p.text_document_position.position))
             }
             req::SignatureHelpRequest::METHOD => {
-                let p: lsp_types::SignatureHelpParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document_position_params.text_document.uri)?;
-                ok(&r, features::signature_help(&s, p.text_document_position_params.position))
+                let p: lsp_types::SignatureHelpParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document_position_params.text_document.uri)?;
+                ok(r, features::signature_help(&s, p.text_document_position_params.position))
             }
             req::GotoDefinition::METHOD => {
-                let p: lsp_types::GotoDefinitionParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document_position_params.text_document.uri)?;
-                ok(&r, features::definition(&s, p.text_document_position_params.position))
+                let p: lsp_types::GotoDefinitionParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document_position_params.text_document.uri)?;
+                ok(r, features::definition(&s, p.text_document_position_params.position))
             }
             req::DocumentSymbolRequest::METHOD => {
-                let p: lsp_types::DocumentSymbolParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document.uri)?;
-                ok(&r, features::symbols(&s))
+                let p: lsp_types::DocumentSymbolParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document.uri)?;
+                ok(r, features::symbols(&s))
             }
             req::CodeActionRequest::METHOD => {
-                let p: lsp_types::CodeActionParams = params(&r)?;
-                let s = snapshot(shared, &r, &p.text_document.uri)?;
-                ok(&r, features::code_actions(&s, p.range))
+                let p: lsp_types::CodeActionParams = params(r)?;
+                let s = snapshot(shared, r, &p.text_document.uri)?;
+                ok(r, features::code_actions(&s, p.range))
             }
             _ => Response::new_err(
                 r.id.clone(),
@@ -185,13 +185,13 @@ mod tests {
             let params = serde_json::json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
             Request::new(RequestId::from(id), req::HoverRequest::METHOD.into(), params)
         };
-        spawn_with(shared.clone(), hover(1, "file:///a.onnxs"), |_, _| panic!("a bug in a handler"));
+        spawn_with(&shared, hover(1, "file:///a.onnxs"), |_, _| panic!("a bug in a handler"));
         let r = response(&rx);
         let e = r.response_result.expect_err("an error response");
         assert_eq!(e.code, ErrorCode::InternalError as i32);
         assert!(e.message.contains("a bug in a handler"), "{}", e.message);
         // The next request is served as usual: here, a document that is not open.
-        spawn(shared, hover(2, "file:///b.onnxs"));
+        spawn(&shared, hover(2, "file:///b.onnxs"));
         let r = response(&rx);
         assert_eq!(r.id, RequestId::from(2));
         let e = r.response_result.expect_err("an error response");

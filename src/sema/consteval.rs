@@ -244,7 +244,7 @@ impl Eval<'_, '_> {
             }
             ExprKind::UnaryOp { op, operand } => {
                 let v = self.py(operand)?;
-                unary(*op, v).map(Value::Py).map_err(|err| self.op_error(e.span, err))
+                unary(*op, &v).map(Value::Py).map_err(|err| self.op_error(e.span, err))
             }
             ExprKind::BinOp { op, left, right } => {
                 let l = self.py(left)?;
@@ -284,7 +284,7 @@ impl Eval<'_, '_> {
             }
             ExprKind::Subscript { value, index } => {
                 let v = self.py(value)?;
-                self.subscript(e, v, index).map(Value::Py)
+                self.subscript(e, &v, index).map(Value::Py)
             }
             ExprKind::Dict(_) => Err(self.unsupported(e.span, "a dictionary", None)),
             ExprKind::Set(_) => Err(self.unsupported(e.span, "a set", None)),
@@ -456,8 +456,8 @@ impl Eval<'_, '_> {
         Ok(out)
     }
 
-    fn subscript(&self, e: &Expr, v: PyValue, index: &Expr) -> R<PyValue> {
-        let len = match &v {
+    fn subscript(&self, e: &Expr, v: &PyValue, index: &Expr) -> R<PyValue> {
+        let len = match v {
             PyValue::Str(s) => s.chars().count(),
             PyValue::List(s) => s.len(),
             other => {
@@ -564,12 +564,12 @@ fn numpy_error(e: ndarray::NumpyError) -> OpError {
     }
 }
 
-fn unary(op: UnaryOp, v: PyValue) -> Result<PyValue, OpError> {
-    if let (UnaryOp::Neg, PyValue::Tensor(t)) = (op, &v) {
+fn unary(op: UnaryOp, v: &PyValue) -> Result<PyValue, OpError> {
+    if let (UnaryOp::Neg, PyValue::Tensor(t)) = (op, v) {
         return ndarray::negate(t).map_err(numpy_error);
     }
-    match (op, num(&v)) {
-        (UnaryOp::Not, _) => Ok(PyValue::Bool(!truth(&v)?)),
+    match (op, num(v)) {
+        (UnaryOp::Not, _) => Ok(PyValue::Bool(!truth(v)?)),
         (UnaryOp::Neg, Some(Num::Int(i))) => i.checked_neg().map(PyValue::Int).ok_or(OpError::Overflow),
         (UnaryOp::Neg, Some(Num::Float(f))) => Ok(PyValue::Float(-f)),
         (UnaryOp::Pos, Some(Num::Int(i))) => Ok(PyValue::Int(i)),
@@ -1014,7 +1014,7 @@ fn format_value(v: &PyValue, spec: &str) -> Result<String, OpError> {
         (PyValue::Str(s), None | Some('s')) => {
             let s: String = match precision {
                 Some(p) => s.chars().take(p).collect(),
-                None => s.to_string(),
+                None => s.clone(),
             };
             (false, s, false)
         }

@@ -270,7 +270,7 @@ pub fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> Result<T
         ElemType::String => items
             .iter()
             .map(|v| match v {
-                PyValue::Str(s) => Ok(s.to_string()),
+                PyValue::Str(s) => Ok(s.clone()),
                 other => Err(format!("TypeError: {} is not a string", describe(other))),
             })
             .collect::<Result<_, _>>()

@@ -124,7 +124,7 @@ pub struct ModuleEnv<'m> {
     /// end of the module.
     view: std::cell::Cell<u32>,
     /// The [`Global::Deferred`] constants already reported at a use (by their error's span).
-    deferred_reported: std::cell::RefCell<HashMap<(usize, u32), Reported>>,
+    deferred_reported: RefCell<HashMap<(usize, u32), Reported>>,
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
@@ -300,7 +300,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         match &stmt.kind {
             StmtKind::Import(aliases) => import_modules(&mut env, ctx, aliases, diags),
             StmtKind::ImportFrom { level, module: m, names, star } => {
-                import_names(&mut env, ctx, stmt.span, *level, m, names, *star, diags)
+                import_names(&mut env, ctx, stmt.span, *level, m, names, *star, diags);
             }
             // `A = B = value` binds each name to the same value.
             StmtKind::Assign { targets, value } if targets.len() > 1 => {

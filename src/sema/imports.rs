@@ -118,7 +118,7 @@ pub(super) fn import_modules(
 }
 
 /// `from MODULE import a, b as c`.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "the parts of the statement and the context it is resolved in")]
 pub(super) fn import_names(
     env: &mut ModuleEnv,
     ctx: &ImportContext,
@@ -133,7 +133,7 @@ pub(super) fn import_names(
     let module_name = m.dotted();
     let lookup = (ctx.resolve)(level, &module_name);
     if lookup != ModuleLookup::External {
-        import_from_onnxs(env, ctx, stmt_span, level, m, names, star, lookup, diags);
+        import_from_onnxs(env, ctx, stmt_span, level, m, names, star, &lookup, diags);
         return;
     }
     if star {
@@ -224,7 +224,7 @@ fn poisoned(mut ns: Namespace, r: Reported) -> Namespace {
 
 /// `from MODULE import a, b` where MODULE is a `.onnxs` module or a directory of them (or was
 /// looked for as one and not found).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, reason = "the parts of the statement and the context it is resolved in")]
 fn import_from_onnxs(
     env: &mut ModuleEnv,
     ctx: &ImportContext,
@@ -233,7 +233,7 @@ fn import_from_onnxs(
     m: &DottedName,
     names: &[ImportAlias],
     star: bool,
-    lookup: ModuleLookup,
+    lookup: &ModuleLookup,
     diags: &mut Diagnostics,
 ) {
     let file = env.file;
@@ -249,7 +249,7 @@ fn import_from_onnxs(
         );
     }
     if !matches!(lookup, ModuleLookup::Onnxs(_) | ModuleLookup::Package) {
-        let r = diags.push_error(module_not_found(file, &shown, module_span, &lookup));
+        let r = diags.push_error(module_not_found(file, &shown, module_span, lookup));
         for a in names {
             define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison(r));
         }
@@ -259,7 +259,7 @@ fn import_from_onnxs(
         let name = &a.name.parts[0];
         let bound = a.alias.as_ref().unwrap_or(name);
         // A name the module defines.
-        if let ModuleLookup::Onnxs(i) = lookup {
+        if let ModuleLookup::Onnxs(i) = *lookup {
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(i).unwrap_or(&none);
             if let Some(r) = iface.broken {
@@ -287,7 +287,7 @@ fn import_from_onnxs(
             define(env, bound, Global::Module(key));
             continue;
         }
-        let d = match lookup {
+        let d = match *lookup {
             ModuleLookup::Onnxs(i) => match ctx.modules.get(i).and_then(|m| m.exports.as_ref()) {
                 Some(ex) => {
                     let mut d = Diagnostic::error(codes::UNDEFINED_NAME, file, format!("module `{shown}` has no `{}`", name.name))

@@ -56,7 +56,7 @@ pub fn used_vars(e: &Expr, out: &mut Live) {
             }
         }
         ExprKind::Tuple(items) | ExprKind::List(items) | ExprKind::Set(items) => {
-            items.iter().for_each(|v| used_vars(v, out))
+            items.iter().for_each(|v| used_vars(v, out));
         }
         ExprKind::Dict(pairs) => pairs.iter().for_each(|(k, v)| {
             used_vars(k, out);

@@ -312,7 +312,7 @@ impl PyValue {
     /// Python's `str`: a string is itself, everything else its `repr`.
     pub fn to_str(&self) -> String {
         match self {
-            PyValue::Str(s) => s.to_string(),
+            PyValue::Str(s) => s.clone(),
             other => other.repr(),
         }
     }

@@ -347,7 +347,7 @@ impl Expr {
     pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Attribute { value, .. } | ExprKind::UnaryOp { operand: value, .. } | ExprKind::Starred(value) => {
-                f(value)
+                f(value);
             }
             ExprKind::Call { func, args } => {
                 f(func);

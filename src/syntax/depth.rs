@@ -68,7 +68,7 @@ pub fn dismantle(module: Module) {
                 StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(e),
                 StmtKind::Assign { targets, value } => exprs.extend(targets.into_iter().chain([value])),
                 StmtKind::AnnAssign { target, annotation, value } => {
-                    exprs.extend([target, annotation].into_iter().chain(value))
+                    exprs.extend([target, annotation].into_iter().chain(value));
                 }
                 StmtKind::AugAssign { target, value, .. } => exprs.extend([target, value]),
                 StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
@@ -104,7 +104,7 @@ pub fn dismantle(module: Module) {
                     exprs.extend(args.into_iter().map(|a| a.value));
                 }
                 ExprKind::BinOp { left, right, .. } | ExprKind::Subscript { value: left, index: right } => {
-                    exprs.extend([*left, *right])
+                    exprs.extend([*left, *right]);
                 }
                 ExprKind::BoolOp { values: items, .. }
                 | ExprKind::Tuple(items)
@@ -115,7 +115,7 @@ pub fn dismantle(module: Module) {
                     exprs.extend(comparisons.into_iter().map(|(_, c)| c));
                 }
                 ExprKind::Slice { lower, upper, step } => {
-                    exprs.extend([lower, upper, step].into_iter().flatten().map(|b| *b))
+                    exprs.extend([lower, upper, step].into_iter().flatten().map(|b| *b));
                 }
                 ExprKind::Dict(pairs) => exprs.extend(pairs.into_iter().flat_map(|(k, v)| [k, v])),
                 ExprKind::IfExp { test, body, orelse } => exprs.extend([*test, *body, *orelse]),

@@ -13,7 +13,7 @@ use logos::{Lexer, Logos};
 pub struct Word(pub &'static str);
 
 /// Why a piece of text is not a token.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum LexError {
     #[default]
     InvalidCharacter,

@@ -470,18 +470,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if value == PyValue::None {
             return Ok(None);
         }
-        let ty = match expected.or_else(|| value.inferred_attr_type()) {
-            Some(t) => t,
-            None => {
-                let d = Diagnostic::error(
-                    codes::ATTRIBUTE_TYPE,
-                    self.file(),
-                    format!("cannot tell the type of attribute `{}`", key.name),
-                )
-                .primary(e.span, "empty or mixed list")
-                .help("give the list at least one element, all of one type");
-                return Err(self.push(d));
-            }
+        let Some(ty) = expected.or_else(|| value.inferred_attr_type()) else {
+            let d = Diagnostic::error(
+                codes::ATTRIBUTE_TYPE,
+                self.file(),
+                format!("cannot tell the type of attribute `{}`", key.name),
+            )
+            .primary(e.span, "empty or mixed list")
+            .help("give the list at least one element, all of one type");
+            return Err(self.push(d));
         };
         match attr_value(&value, ty) {
             Ok(v) => Ok(Some(Attr { name: key.name.clone(), value: v })),

@@ -88,7 +88,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if p.kind != ParamKind::Normal {
             return Err(self.unsupported(
                 p.span,
-                super::unsupported_parameter(p.kind),
+                unsupported_parameter(p.kind),
                 "list each graph input as a plain parameter",
             ));
         }

@@ -49,7 +49,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let (body_only, exit) = self.split_exit(body)?;
         let kind = LoopKind::Range { var, var_span: target.span, count };
         let header = Span { start: s.span.start, end: iter.span.end };
-        self.lower_loop(LoopForm { stmt: s, kind, all: body, body: body_only, exit, header })
+        self.lower_loop(&LoopForm { stmt: s, kind, all: body, body: body_only, exit, header })
     }
 
     pub(super) fn lower_while(&mut self, s: &Stmt, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> R<()> {
@@ -72,7 +72,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let kind = LoopKind::While { cond, cond_span: test.span };
         let header = Span { start: s.span.start, end: test.span.end };
-        self.lower_loop(LoopForm { stmt: s, kind, all: body, body: body_only, exit, header })
+        self.lower_loop(&LoopForm { stmt: s, kind, all: body, body: body_only, exit, header })
     }
 
     /// `break` or `continue` anywhere but as the trailing `if c: break` of a loop body.
@@ -170,8 +170,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok((rest, Some((c.as_str(), test.span))))
     }
 
-    fn lower_loop(&mut self, form: LoopForm) -> R<()> {
-        let state = self.loop_state(&form)?;
+    fn lower_loop(&mut self, form: &LoopForm) -> R<()> {
+        let state = self.loop_state(form)?;
         let count = match form.kind {
             LoopKind::Range { count, .. } => {
                 let hint = if matches!(count.kind, ExprKind::Name(_)) { None } else { Some("loop_bound") };
@@ -190,7 +190,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             LoopKind::Range { .. } => None,
         };
         let initial = self.initial_state(&state, form.header)?;
-        let body = self.lower_loop_body(&form, &state, &initial)?;
+        let body = self.lower_loop_body(form, &state, &initial)?;
         self.check_carried_types(&state, &initial, &body, form.header)?;
         if state.is_empty() {
             let d = Diagnostic::error(
@@ -297,7 +297,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Err(e) => result = Err(e),
             }
         }
-        result.map(|_| values)
+        result.map(|()| values)
     }
 
     fn lower_loop_body(&mut self, form: &LoopForm, state: &[String], initial: &[String]) -> R<Graph> {

@@ -88,7 +88,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
                                 )
                                 .primary(a.span, "not defined");
-                                d = match crate::sema::types::ElemType::from_script_name(&n.to_uppercase()) {
+                                d = match ElemType::from_script_name(&n.to_uppercase()) {
                                     // `FLOAT` itself: import it; `float32` and the like: the type they mean.
                                     Some(t) if t.script_name() == n => {
                                         d.help(format!("import it: `from onnxscript import {n}`")).fix(
