@@ -1,11 +1,16 @@
 //! Build-time code generation:
 //! - the parser, from the lalrpop grammar in `grammar/`;
 //! - the prost types, from the project's own `proto/onnx.proto`, compiled by protox so that no
-//!   system `protoc` is needed.
+//!   system `protoc` is needed;
+//! - the operator-schema tables, from `src/schema/generated/onnx_schemas.json`
+//!   (`build/schema_tables.rs`).
 
 #![allow(clippy::expect_used, reason = "a build script fails the build by panicking; it reads no user input")]
 
 use std::path::PathBuf;
+
+#[path = "build/schema_tables.rs"]
+mod schema_tables;
 
 fn main() {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -24,4 +29,12 @@ fn main() {
         .out_dir(&out_dir)
         .compile_fds(fds)
         .expect("prost-build failed to generate the ONNX types");
+
+    let schemas = "src/schema/generated/onnx_schemas.json";
+    println!("cargo:rerun-if-changed={schemas}");
+    let text = std::fs::read_to_string(schemas).unwrap_or_else(|e| panic!("{schemas}: {e}"));
+    let tables = schema_tables::parse(&text)
+        .and_then(|raw| schema_tables::tables(&raw))
+        .unwrap_or_else(|e| panic!("{schemas}: {e}"));
+    std::fs::write(out_dir.join("onnx_schema_tables.rs"), tables).expect("cannot write the schema tables");
 }

@@ -6,7 +6,8 @@ Regenerate (from the repository root, with the pinned packages in .venv):
     .venv/bin/python scripts/gen_schemas.py
 
 Writes src/schema/generated/onnx_schemas.json: compact, deterministic JSON that
-src/schema/mod.rs embeds with include_str!. Sources:
+build.rs (build/schema_tables.rs) turns into the static tables src/schema/tables.rs includes.
+Sources:
 
 * onnx.defs.get_all_schemas_with_history(): every version of every schema of the
   ONNX domains (ai.onnx written as "", ai.onnx.ml, ai.onnx.preview.training, ...).

@@ -1,13 +1,16 @@
 //! The embedded ONNX operator-schema database.
 //!
 //! The data lives in `generated/onnx_schemas.json`, produced by
-//! `scripts/gen_schemas.py` (run `.venv/bin/python scripts/gen_schemas.py` from the
-//! repository root to regenerate it). It holds every version of every schema of the
-//! ONNX domains (`""` for ai.onnx, `ai.onnx.ml`, `ai.onnx.preview.training`, ...) as
-//! reported by the pinned `onnx` package, plus ONNX Runtime's contrib schemas
-//! (`com.microsoft`, `com.microsoft.nchwc`, `com.ms.internal.nhwc`, ...).
+//! `scripts/gen_schemas.py` (run `scripts/regenerate` from the repository root to regenerate
+//! it). It holds every version of every schema of the ONNX domains (`""` for ai.onnx,
+//! `ai.onnx.ml`, `ai.onnx.preview.training`, ...) as reported by the pinned `onnx` package, plus
+//! ONNX Runtime's contrib schemas (`com.microsoft`, `com.microsoft.nchwc`,
+//! `com.ms.internal.nhwc`, ...).
 //!
-//! The JSON is parsed once, on first use of [`registry`].
+//! No JSON is read at run time: `build.rs` turns the file into static tables (`tables`), sorted
+//! by domain and name, that lookups search without allocating. An operator's versions become
+//! [`OpSchema`]s the first time the [`registry`] hands one out, so a run pays for the operators it
+//! uses.
 //!
 //! ```ignore
 //! use crate::schema::{registry, Resolution};
@@ -18,17 +21,12 @@
 //! ```
 
 pub mod docs;
-mod load;
+mod tables;
 
-use std::collections::{BTreeMap, HashMap};
-use std::ops::Range;
 use std::sync::OnceLock;
 
 pub use crate::onnx::AttrType;
 use crate::onnx::ValueType;
-
-/// The generated database (compact JSON; see `scripts/gen_schemas.py` for the layout).
-static SCHEMA_JSON: &str = include_str!("generated/onnx_schemas.json");
 
 // ---------------------------------------------------------------------------
 // Public model
@@ -45,7 +43,7 @@ pub enum FormalOption {
     Variadic,
 }
 
-/// The type of a formal input or output, read once when the schemas are loaded.
+/// The type of a formal input or output, read once, when its operator is first looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FormalType {
     /// A type parameter: `OpSchema::type_constraints[i]` says what it may stand for.
@@ -209,39 +207,30 @@ pub enum Resolution<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedFrom {
     /// The `onnx` package version, e.g. `1.23.2`.
-    pub onnx: String,
+    pub onnx: &'static str,
     /// The `onnxruntime` package version, e.g. `1.32.0`.
-    pub onnxruntime: String,
+    pub onnxruntime: &'static str,
     /// The Python version that ran the generator.
-    pub python: String,
+    pub python: &'static str,
     /// ONNX Runtime schemas in the ONNX-owned domains that onnx does not define and ONNX
     /// Runtime's CPU provider runs (such as `SimplifiedLayerNormalization@1`); they are in the
     /// registry, marked [`OpSchema::runtime_only`].
-    pub ort_onnx_domain_extras: Vec<String>,
+    pub ort_onnx_domain_extras: &'static [&'static str],
 }
 
-/// All schemas, indexed by domain and name.
+/// All schemas, indexed by domain and name: static tables, each operator's versions read into
+/// [`OpSchema`]s the first time they are asked for.
 #[derive(Debug)]
 pub struct Registry {
-    /// Sorted by (domain, name, since_version).
-    schemas: Vec<OpSchema>,
-    /// domain -> op name -> the range of `schemas` holding its versions.
-    index: HashMap<String, BTreeMap<String, Range<usize>>>,
-    /// domain -> greatest opset version.
-    max_versions: BTreeMap<String, i64>,
-    generated_from: GeneratedFrom,
+    /// By operator index (the order of the tables: domain, then name).
+    decoded: [OnceLock<Vec<OpSchema>>; tables::COUNT],
 }
 
-/// The registry, parsed from the embedded data on first use.
-///
-/// # Panics
-///
-/// If the embedded data is malformed (the unit tests load it, so they catch this).
+static REGISTRY: Registry = Registry { decoded: [const { OnceLock::new() }; tables::COUNT] };
+
+/// The registry. Nothing is read until an operator is looked up, and then only that operator.
 pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
-        Registry::from_json(SCHEMA_JSON).unwrap_or_else(|e| panic!("embedded operator-schema data is invalid: {e}"))
-    })
+    &REGISTRY
 }
 
 /// Normalise `"ai.onnx"` to `""`; other domains are returned unchanged.
@@ -271,76 +260,48 @@ impl Registry {
 
     /// Every version of `name` in `domain`, oldest first (empty if unknown).
     pub fn versions(&self, domain: &str, name: &str) -> &[OpSchema] {
-        self.index.get(normalize_domain(domain)).and_then(|ops| ops.get(name)).map_or(&[], |r| &self.schemas[r.clone()])
+        tables::find(normalize_domain(domain), name).map_or(&[], |i| self.operator(i))
+    }
+
+    /// The versions of operator `index` of the tables, read on first use.
+    fn operator(&self, index: usize) -> &[OpSchema] {
+        self.decoded[index].get_or_init(|| tables::decode(index))
     }
 
     /// Whether `domain` has an operator called `name`, at any version.
     pub fn knows_operator(&self, domain: &str, name: &str) -> bool {
-        !self.versions(domain, name).is_empty()
+        tables::find(normalize_domain(domain), name).is_some()
     }
 
     /// The operator names of `domain`, sorted (for did-you-mean suggestions).
     pub fn op_names(&self, domain: &str) -> Vec<&str> {
-        self.index.get(normalize_domain(domain)).map(|ops| ops.keys().map(String::as_str).collect()).unwrap_or_default()
+        tables::op_names(normalize_domain(domain)).collect()
     }
 
     /// Whether `domain` is an operator-set domain the data knows (including ONNX
     /// domains without operators, such as `ai.onnx.training`).
     pub fn known_domain(&self, domain: &str) -> bool {
-        self.max_versions.contains_key(normalize_domain(domain))
+        self.max_version(domain).is_some()
     }
 
     /// The known domains, sorted (`""` first).
     pub fn domains(&self) -> Vec<&str> {
-        self.max_versions.keys().map(String::as_str).collect()
+        tables::domains().map(|(d, _)| d).collect()
     }
 
     /// The greatest opset version of `domain` (28 for ai.onnx with onnx 1.23).
     pub fn max_version(&self, domain: &str) -> Option<i64> {
-        self.max_versions.get(normalize_domain(domain)).copied()
+        tables::max_version(normalize_domain(domain))
     }
 
-    /// All schemas, sorted by (domain, name, since_version).
-    pub fn schemas(&self) -> &[OpSchema] {
-        &self.schemas
+    /// All schemas, sorted by (domain, name, since_version); reads every operator.
+    pub fn schemas(&self) -> impl Iterator<Item = &OpSchema> + '_ {
+        (0..tables::COUNT).flat_map(|i| self.operator(i))
     }
 
     /// The package versions the data was generated from.
     pub fn generated_from(&self) -> &GeneratedFrom {
-        &self.generated_from
-    }
-
-    fn from_json(text: &str) -> Result<Registry, String> {
-        let load::Loaded { mut schemas, max_versions, generated_from } = load::from_json(text)?;
-        schemas.sort_by(|a, b| (&a.domain, &a.name, a.since_version).cmp(&(&b.domain, &b.name, b.since_version)));
-
-        let mut index: HashMap<String, BTreeMap<String, Range<usize>>> = HashMap::new();
-        let mut start = 0;
-        while start < schemas.len() {
-            let (domain, name) = (&schemas[start].domain, &schemas[start].name);
-            let mut end = start + 1;
-            while end < schemas.len() && schemas[end].domain == *domain && schemas[end].name == *name {
-                if schemas[end].since_version == schemas[end - 1].since_version {
-                    return Err(format!(
-                        "duplicate schema {}@{}",
-                        schemas[end].qualified_name(),
-                        schemas[end].since_version
-                    ));
-                }
-                end += 1;
-            }
-            index.entry(domain.clone()).or_default().insert(name.clone(), start..end);
-            start = end;
-        }
-
-        let mut max_versions: BTreeMap<String, i64> =
-            max_versions.into_iter().map(|(d, v)| (normalize_domain(&d).to_string(), v)).collect();
-        for s in &schemas {
-            let v = max_versions.entry(s.domain.clone()).or_insert(s.since_version);
-            *v = (*v).max(s.since_version);
-        }
-
-        Ok(Registry { schemas, index, max_versions, generated_from })
+        tables::generated_from()
     }
 }
 

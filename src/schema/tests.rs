@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The build-time reader of the data: the tests check the tables against the file with it.
+#[allow(dead_code, reason = "writing the tables is for build.rs")]
+#[path = "../../build/schema_tables.rs"]
+mod generator;
+
 fn found(domain: &str, name: &str, version: i64) -> &'static OpSchema {
     match registry().resolve(domain, name, version) {
         Resolution::Found(s) => s,
@@ -20,7 +25,7 @@ fn generated_from_pinned_packages() {
     assert_eq!(g.onnx, "1.23.2");
     assert_eq!(g.onnxruntime, "1.32.0");
     assert!(g.python.starts_with("3."), "{}", g.python);
-    assert!(g.ort_onnx_domain_extras.iter().any(|s| s == "SimplifiedLayerNormalization@1"));
+    assert!(g.ort_onnx_domain_extras.contains(&"SimplifiedLayerNormalization@1"));
 }
 
 #[test]
@@ -28,7 +33,7 @@ fn counts_per_domain() {
     let r = registry();
     let count = |d: &str| {
         let ops = r.op_names(d).len();
-        let versions = r.schemas().iter().filter(|s| s.domain == normalize_domain(d)).count();
+        let versions = r.schemas().filter(|s| s.domain == normalize_domain(d)).count();
         (ops, versions)
     };
     // onnx's 203 operators, and ONNX Runtime's 10 extras that its CPU provider runs.
@@ -40,7 +45,7 @@ fn counts_per_domain() {
     assert_eq!(count("com.microsoft"), (150, 150));
     assert_eq!(count("com.microsoft.nchwc"), (8, 8));
     assert_eq!(count("com.ms.internal.nhwc"), (19, 43));
-    assert_eq!(r.schemas().len(), 880);
+    assert_eq!(r.schemas().count(), 880);
 }
 
 #[test]
@@ -220,7 +225,7 @@ fn deprecated_schemas() {
     assert_eq!(up.since_version, 10);
     assert!(up.deprecated);
     assert!(!found("", "Upsample", 9).deprecated);
-    let deprecated = registry().schemas().iter().filter(|s| s.deprecated && !s.runtime_only).count();
+    let deprecated = registry().schemas().filter(|s| s.deprecated && !s.runtime_only).count();
     assert_eq!(deprecated, 5);
 }
 
@@ -313,6 +318,104 @@ fn every_schema_is_consistent() {
             }
         }
     }
+}
+
+/// Whether a default read from the tables is the file's.
+fn same_default(json: &serde_json::Value, default: &AttrDefault) -> bool {
+    use serde_json::Value;
+    let list = |items: &mut dyn Iterator<Item = Value>| json.as_array().is_some_and(|a| a.iter().cloned().eq(items));
+    match default {
+        AttrDefault::Float(f) => json.as_f64() == Some(*f),
+        AttrDefault::Int(i) => json.as_i64() == Some(*i),
+        AttrDefault::String(s) => json.as_str() == Some(s),
+        AttrDefault::Floats(v) => {
+            json.as_array().is_some_and(|a| a.iter().map(Value::as_f64).eq(v.iter().map(|f| Some(*f))))
+        }
+        AttrDefault::Ints(v) => list(&mut v.iter().map(|&i| Value::from(i))),
+        AttrDefault::Strings(v) => list(&mut v.iter().map(|s| Value::from(s.as_str()))),
+        AttrDefault::Other => json.is_null(),
+    }
+}
+
+#[test]
+fn tables_match_the_json() {
+    let raw = generator::parse(include_str!("generated/onnx_schemas.json")).unwrap();
+    let r = registry();
+    assert_eq!(r.schemas().count(), raw.schemas.len());
+
+    let g = r.generated_from();
+    let h = &raw.header;
+    assert_eq!((g.onnx, g.onnxruntime, g.python), (h.onnx.as_str(), h.onnxruntime.as_str(), h.python.as_str()));
+    assert_eq!(g.ort_onnx_domain_extras, h.ort_onnx_domain_extras.as_slice());
+    let mut max_versions = h.max_versions.clone();
+    for s in &raw.schemas {
+        let v = max_versions.entry(s.domain.clone()).or_insert(s.since_version);
+        *v = (*v).max(s.since_version);
+    }
+    assert_eq!(r.domains(), max_versions.keys().map(String::as_str).collect::<Vec<_>>());
+    for (d, v) in &max_versions {
+        assert_eq!(r.max_version(d), Some(*v), "{d}");
+    }
+
+    for s in &raw.schemas {
+        let q = format!("{}::{}@{}", s.domain, s.name, s.since_version);
+        let found = r.versions(&s.domain, &s.name).iter().find(|f| f.since_version == s.since_version);
+        let found = found.unwrap_or_else(|| panic!("{q} is not in the tables"));
+        assert_eq!((found.domain.as_str(), found.name.as_str()), (s.domain.as_str(), s.name.as_str()));
+        assert_eq!(
+            (found.deprecated, found.has_function, found.runtime_only),
+            (s.deprecated, s.has_function, s.runtime_only),
+            "{q}"
+        );
+        assert_eq!(
+            (found.min_input, found.max_input, found.min_output, found.max_output),
+            (s.min_input, s.max_input, s.min_output, s.max_output),
+            "{q}"
+        );
+        for (params, raw_params) in [(&found.inputs, &s.inputs), (&found.outputs, &s.outputs)] {
+            assert_eq!(params.len(), raw_params.len(), "{q}");
+            for (p, rp) in params.iter().zip(raw_params) {
+                assert_eq!(
+                    (p.name.as_str(), p.type_str.as_str(), p.is_homogeneous),
+                    (rp.name.as_str(), rp.type_str.as_str(), rp.is_homogeneous),
+                    "{q}"
+                );
+                assert_eq!(format!("{:?}", p.option).to_lowercase(), rp.option, "{q}: {}", rp.name);
+                if let Some(min_arity) = rp.min_arity {
+                    assert_eq!(p.min_arity, min_arity, "{q}: {}", rp.name);
+                }
+            }
+        }
+        assert_eq!(found.attributes.len(), s.attributes.len(), "{q}");
+        for ra in &s.attributes {
+            let a = found.attribute(&ra.name).unwrap_or_else(|| panic!("{q}: no attribute {}", ra.name));
+            assert_eq!((a.ty.proto_name(), a.required), (ra.ty.as_str(), ra.required), "{q}: {}", ra.name);
+            match (&ra.default, &a.default) {
+                (None, None) => {}
+                (Some(json), Some(d)) => assert!(same_default(json, d), "{q}: {}: {json} read as {d:?}", ra.name),
+                (json, d) => panic!("{q}: {}: {json:?} read as {d:?}", ra.name),
+            }
+        }
+        let constraints: Vec<(&str, &[String])> =
+            found.type_constraints.iter().map(|c| (c.type_param.as_str(), c.allowed.as_slice())).collect();
+        let raw_constraints: Vec<(&str, &[String])> =
+            s.type_constraints.iter().map(|c| (c.type_param.as_str(), c.allowed.as_slice())).collect();
+        assert_eq!(constraints, raw_constraints, "{q}");
+    }
+}
+
+#[test]
+fn lookups_read_only_what_they_ask_for() {
+    // A registry of its own, so that other tests do not read operators into it.
+    let r = Registry { decoded: [const { OnceLock::new() }; tables::COUNT] };
+    assert!(r.knows_operator("", "Add"));
+    assert_eq!(r.max_version(""), Some(28));
+    assert!(!r.op_names("").is_empty());
+    assert!(r.decoded.iter().all(|d| d.get().is_none()), "no operator is read without being asked for");
+    assert!(matches!(r.resolve("", "Add", 18), Resolution::Found(_)));
+    let add = tables::find("", "Add").unwrap();
+    let read: Vec<usize> = (0..tables::COUNT).filter(|&i| r.decoded[i].get().is_some()).collect();
+    assert_eq!(read, [add]);
 }
 
 #[test]
