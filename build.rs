@@ -3,12 +3,16 @@
 //! - the prost types, from the project's own `proto/onnx.proto`, compiled by protox so that no
 //!   system `protoc` is needed;
 //! - the operator-schema tables, from `src/schema/generated/onnx_schemas.json`
-//!   (`build/schema_tables.rs`).
+//!   (`build/schema_tables.rs`);
+//! - the index of the PyTorch schemas in `src/aten/generated/native_functions.txt`
+//!   (`build/aten_index.rs`).
 
 #![allow(clippy::expect_used, reason = "a build script fails the build by panicking; it reads no user input")]
 
 use std::path::PathBuf;
 
+#[path = "build/aten_index.rs"]
+mod aten_index;
 #[path = "build/schema_tables.rs"]
 mod schema_tables;
 
@@ -37,4 +41,10 @@ fn main() {
         .and_then(|raw| schema_tables::tables(&raw))
         .unwrap_or_else(|e| panic!("{schemas}: {e}"));
     std::fs::write(out_dir.join("onnx_schema_tables.rs"), tables).expect("cannot write the schema tables");
+
+    let native_functions = "src/aten/generated/native_functions.txt";
+    println!("cargo:rerun-if-changed={native_functions}");
+    let text = std::fs::read_to_string(native_functions).unwrap_or_else(|e| panic!("{native_functions}: {e}"));
+    let index = aten_index::index(&text).unwrap_or_else(|e| panic!("{native_functions}: {e}"));
+    std::fs::write(out_dir.join("aten_index.rs"), index).expect("cannot write the aten index");
 }

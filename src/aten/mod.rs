@@ -3,9 +3,10 @@
 //! - [`model`]: [`FunctionSchema`] and its parts; `Display` prints torchgen's canonical
 //!   form, so every schema of native_functions.yaml prints back to exactly its text.
 //! - [`parse`]: [`parse_schema`], a hand-written parser with byte-span errors.
-//! - [`registry`]: [`AtenRegistry`], schemas by qualified name (`aten::add.Tensor`), built
-//!   from the embedded `generated/native_functions.txt` (from the pinned torch wheel by
-//!   `scripts/gen_native_functions.py`) or a user's YAML file, plus custom ops.
+//! - [`registry`]: [`AtenRegistry`], schemas by qualified name (`aten::add.Tensor`): the
+//!   embedded `generated/native_functions.txt` (from the pinned torch wheel by
+//!   `scripts/gen_native_functions.py`, indexed at build time) or a user's YAML file, plus
+//!   custom ops.
 //! - [`yaml`]: [`AtenRegistry::from_yaml`] and locating the active environment's YAML.
 //!
 //! ```

@@ -48,12 +48,10 @@ fn every_native_function_prints_back_to_its_text() {
 
 #[test]
 fn embedded_data_is_the_shared_yaml_and_all_parses() {
-    let start = Instant::now();
-    let registry = AtenRegistry::from_lines(registry::NATIVE_FUNCTIONS);
-    let indexed = start.elapsed();
+    let registry = AtenRegistry::embedded();
     let start = Instant::now();
     let texts: Vec<String> = registry.schemas().map(ToString::to_string).collect();
-    eprintln!("embedded registry: indexed in {indexed:?}, all {} parsed in {:?}", texts.len(), start.elapsed());
+    eprintln!("embedded registry: all {} parsed in {:?}", texts.len(), start.elapsed());
     assert_eq!(registry.len(), 2590);
     assert_eq!(texts.len(), 2590, "some embedded schema does not parse");
     let lines: Vec<&str> = registry::NATIVE_FUNCTIONS.lines().skip(1).collect();
@@ -411,6 +409,32 @@ fn add_replaces_by_qualified_name() {
     assert_eq!(r.overloads("mylibrary::op"), ["", "other"]);
     assert_eq!(r.names().collect::<Vec<_>>(), [("mylibrary", "op")]);
     assert_eq!(r.namespaces().collect::<Vec<_>>(), ["mylibrary"]);
+}
+
+#[test]
+fn added_schemas_replace_embedded_ones_in_place() {
+    let embedded = AtenRegistry::embedded();
+    let mut r = embedded.clone();
+    let old = r.add(parse("add.Tensor(Tensor self, Tensor other) -> Tensor")).expect("replaces the embedded one");
+    assert_eq!(Some(&old), embedded.lookup("aten::add.Tensor"));
+    assert_eq!(r.lookup("aten::add.Tensor").map(|s| s.arguments.len()), Some(2));
+    assert_eq!(embedded.lookup("aten::add.Tensor").map(|s| s.arguments.len()), Some(3), "the embedded ones stay");
+    assert_eq!(r.len(), 2590);
+    assert_eq!(r.overloads("aten::add"), embedded.overloads("aten::add"), "a replacement keeps its place");
+    assert_eq!(r.add(parse("add.mine(Tensor self) -> Tensor")), None);
+    assert_eq!(r.add(parse("mylibrary::op(Tensor x) -> Tensor")), None);
+    assert_eq!(r.len(), 2592);
+    assert_eq!(r.overloads("aten::add").last(), Some(&"mine"));
+    assert_eq!(r.namespaces().collect::<Vec<_>>(), ["aten", "mylibrary"]);
+    let names: Vec<(&str, &str)> = r.names().collect();
+    assert_eq!(names.iter().filter(|n| **n == ("aten", "add")).count(), 1);
+    assert!(names.contains(&("mylibrary", "op")));
+
+    let texts: Vec<String> = r.schemas().map(ToString::to_string).collect();
+    let embedded_texts: Vec<String> = embedded.schemas().map(ToString::to_string).collect();
+    let at = embedded_texts.iter().position(|t| t.starts_with("add.Tensor(")).unwrap();
+    assert_eq!(texts[at], "add.Tensor(Tensor self, Tensor other) -> Tensor");
+    assert_eq!(texts[2590..], ["add.mine(Tensor self) -> Tensor", "mylibrary::op(Tensor x) -> Tensor"]);
 }
 
 #[test]
