@@ -15,6 +15,7 @@ pub mod link;
 pub mod lower;
 pub mod lsp;
 pub mod onnx;
+pub mod parallel;
 pub mod proto;
 pub mod schema;
 pub mod sema;

@@ -221,6 +221,11 @@ impl std::fmt::Display for AppError {
 
 impl std::error::Error for AppError {}
 
+// A compilation makes many small allocations on a thread of its own; glibc's per-thread arenas
+// grow those in small mprotect steps, which cost as much as the compiling.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let color = match cli.color {
@@ -322,7 +327,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 return Ok(ExitCode::from(1));
             }
             let bytes = match emit {
-                Emit::Proto => emit::proto::library_model(&c.functions, &c.custom_ops).encode_to_vec(),
+                Emit::Proto => emit::proto::library_bytes(&c.functions, &c.custom_ops),
                 Emit::Text => {
                     let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
                     emit::text::functions_to_text(&protos).into_bytes()

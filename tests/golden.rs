@@ -192,6 +192,33 @@ fn emitted_examples() {
 /// The inputs of a multi-module scenario (`tests/cases/modules/{ok,errors}/NAME/`): the files its
 /// `inputs.txt` lists, else its `main*.onnxs` files. The other modules of the directory are
 /// found through imports, as `onnxsc build main.onnxs` finds them.
+/// The build's streamed, parallel encoding is the library model's encoding, byte for byte: on
+/// every example and on a library large enough to be split over threads.
+#[test]
+fn library_bytes_are_the_library_models_encoding() {
+    use prost::Message;
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for entry in std::fs::read_dir("examples").expect("examples/") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_some_and(|e| e == "onnxs") {
+            sources.push(read(&path));
+        }
+    }
+    let mut large = String::from("from onnxscript import FLOAT, script\nfrom onnxscript import opset18 as op\n");
+    for i in 0..500 {
+        large.push_str(&format!(
+            "\n@script()\ndef f{i}(x: FLOAT[\"N\"], alpha: float = {i}.5) -> FLOAT[\"N\"]:\n    if alpha != 1.0:\n        x = op.Mul(x, alpha)\n    return op.Add(x, 1.0)\n"
+        ));
+    }
+    sources.push(("large.onnxs".into(), large));
+    for (name, text) in sources {
+        let c = compile_sources(vec![(name.clone(), text)]);
+        assert!(!c.has_errors(), "{name} should compile");
+        let expected = emit::proto::library_model(&c.functions, &c.custom_ops).encode_to_vec();
+        assert_eq!(emit::proto::library_bytes(&c.functions, &c.custom_ops), expected, "{name}");
+    }
+}
+
 fn scenario_inputs(dir: &Path) -> Vec<Input> {
     let listed = std::fs::read_to_string(dir.join("inputs.txt")).ok();
     let mut files: Vec<std::path::PathBuf> = match listed {

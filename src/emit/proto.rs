@@ -4,6 +4,7 @@ use crate::lower::ir::*;
 use crate::onnx::metadata::{self, CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
 use crate::onnx::{ir_version, ElemType};
 use crate::proto::onnx;
+use prost::Message;
 use std::collections::BTreeMap;
 
 fn entry(key: &str, value: String) -> onnx::StringStringEntryProto {
@@ -178,6 +179,44 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
 /// the functions' (the highest version of each domain) plus each function's own domain. The
 /// declared `custom_ops` are listed in its metadata when there are any.
 pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::ModelProto {
+    let protos: Vec<onnx::FunctionProto> = functions.iter().map(function).collect();
+    let ir = protos.iter().map(ir_version::for_function_fields).fold(ir_version::FUNCTION_METADATA, i64::max);
+    onnx::ModelProto { functions: protos, ..library_header(functions, custom_ops, ir) }
+}
+
+/// The bytes of [`library_model`], encoded without holding every `FunctionProto` at once: each
+/// function is built and encoded in turn, on every core. A large library's protos would take
+/// most of the compiler's memory.
+pub fn library_bytes(functions: &[Function], custom_ops: &[String]) -> Vec<u8> {
+    let parts = crate::parallel::map_chunks(functions, |chunk| {
+        let mut bytes = Vec::new();
+        let mut ir = ir_version::FUNCTION_METADATA;
+        for f in chunk {
+            let proto = function(f);
+            ir = ir.max(ir_version::for_function_fields(&proto));
+            prost::encoding::message::encode(MODEL_FUNCTIONS_FIELD, &proto, &mut bytes);
+        }
+        (bytes, ir)
+    });
+    let ir = parts.iter().map(|(_, ir)| *ir).fold(ir_version::FUNCTION_METADATA, i64::max);
+    let header = library_header(functions, custom_ops, ir);
+    // prost writes a message's fields in field-number order, and `functions` (25) is followed
+    // only by `configuration` (26), which a library leaves empty: the header's bytes and then the
+    // functions' are the whole model's.
+    debug_assert!(header.functions.is_empty() && header.configuration.is_empty());
+    let mut out = header.encode_to_vec();
+    out.reserve(parts.iter().map(|(b, _)| b.len()).sum());
+    for (bytes, _) in parts {
+        out.extend_from_slice(&bytes);
+    }
+    out
+}
+
+/// `ModelProto.functions`.
+const MODEL_FUNCTIONS_FIELD: u32 = 25;
+
+/// The library model without its functions, at IR version `function_ir` or what its opsets need.
+fn library_header(functions: &[Function], custom_ops: &[String], function_ir: i64) -> onnx::ModelProto {
     let mut imports: BTreeMap<String, i64> = BTreeMap::new();
     for f in functions {
         for (d, v) in &f.opset_imports {
@@ -189,14 +228,9 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
         imports.entry(f.domain.clone()).or_insert(1);
     }
     imports.entry(String::new()).or_insert(18);
-    let functions: Vec<onnx::FunctionProto> = functions.iter().map(function).collect();
     // What the functions' fields need (at least IR 10, as an empty library has always had), and
     // the library's ai.onnx opset.
-    let ir = functions
-        .iter()
-        .map(ir_version::for_function_fields)
-        .fold(ir_version::FUNCTION_METADATA, i64::max)
-        .max(ir_version::for_onnx_opset(imports[""]));
+    let ir = function_ir.max(ir_version::for_onnx_opset(imports[""]));
     onnx::ModelProto {
         ir_version: Some(ir),
         producer_name: Some("onnxsc".into()),
@@ -206,7 +240,6 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
             .into_iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d), version: Some(v) })
             .collect(),
-        functions,
         metadata_props: if custom_ops.is_empty() {
             Vec::new()
         } else {

@@ -1,0 +1,48 @@
+//! Work split over the machine's cores, with results in input order, so that output stays
+//! deterministic whatever the number of threads.
+
+use std::num::NonZeroUsize;
+
+/// Below this many items per thread, starting a thread costs more than it saves.
+const MIN_ITEMS_PER_THREAD: usize = 64;
+
+/// `work` applied to consecutive chunks of `items`, one chunk per core (only one, on this thread,
+/// when `items` is small); the results in the order of the chunks.
+pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let threads = cores.min(items.len() / MIN_ITEMS_PER_THREAD).max(1);
+    if threads == 1 {
+        return vec![work(items)];
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let work = &work;
+        let mut chunks = items.chunks(chunk);
+        // This thread takes the first chunk while the others run.
+        let first = chunks.next().unwrap_or_default();
+        let others: Vec<_> = chunks.map(|c| scope.spawn(move || work(c))).collect();
+        let mut results = vec![work(first)];
+        for handle in others {
+            match handle.join() {
+                Ok(r) => results.push(r),
+                // A panic in `work` is a bug; carry it on to this thread as it would have been.
+                Err(payload) => std::panic::resume_unwind(payload),
+            }
+        }
+        results
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_come_back_in_order_and_cover_every_item() {
+        for n in [0, 1, MIN_ITEMS_PER_THREAD, 2 * MIN_ITEMS_PER_THREAD + 1, 10_000] {
+            let items: Vec<usize> = (0..n).collect();
+            let joined: Vec<usize> = map_chunks(&items, <[usize]>::to_vec).concat();
+            assert_eq!(joined, items);
+        }
+    }
+}
