@@ -116,14 +116,14 @@ fn write_stream(shown: &Path, target: &Path, bytes: &[u8], what: &str) -> Result
         message: format!("cannot write {} ({what}): {}", shown.display(), super::io_message(&e)),
         help: None,
     };
+    // The probe stays open until the real handle is: closing it first would give the reader
+    // end-of-file, and the blocking open would then wait for a reader forever.
     #[cfg(target_os = "linux")]
-    {
+    let _probe = {
         use std::os::unix::fs::OpenOptionsExt;
         const O_NONBLOCK: i32 = 0o4000;
         const ENXIO: i32 = 6;
-        // The probe stays open until the real handle is: closing it first would give the reader
-        // end-of-file, and the blocking open below would then wait for a reader forever.
-        let _probe = match std::fs::OpenOptions::new().write(true).custom_flags(O_NONBLOCK).open(target) {
+        match std::fs::OpenOptions::new().write(true).custom_flags(O_NONBLOCK).open(target) {
             Ok(probe) => probe,
             Err(e) if e.raw_os_error() == Some(ENXIO) => {
                 return Err(OutputError {
@@ -132,16 +132,10 @@ fn write_stream(shown: &Path, target: &Path, bytes: &[u8], what: &str) -> Result
                 })
             }
             Err(e) => return Err(fail(e)),
-        };
-        return write_all_to(target, bytes).map_err(fail);
-    }
-    #[cfg(not(target_os = "linux"))]
-    write_all_to(target, bytes).map_err(fail)
-}
-
-fn write_all_to(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).open(target)?;
-    f.write_all(bytes).and_then(|()| f.flush())
+        }
+    };
+    let mut f = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
+    f.write_all(bytes).and_then(|()| f.flush()).map_err(fail)
 }
 
 /// A temporary file beside `path` with the permissions the output should have: those of the
