@@ -244,7 +244,7 @@ def many_small_functions(d: Path) -> Case:
     return Case("many_small_functions", ["check", src])
 
 
-LIMIT = 2 << 20  # the most source one compilation reads
+LIMIT = 4 << 20  # the most source one compilation reads (driver::files::MAX_SOURCE_BYTES)
 
 
 def fill(d: Path, name: str, head: str, unit, tail: str = "") -> str:

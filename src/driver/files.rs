@@ -13,8 +13,8 @@ use std::path::Path;
 /// The most `.onnxs` source one compilation reads, imported modules included (and so the
 /// largest source file): several times all of torchlib's translations (1.2 MB), room for a
 /// generated library of 10,000 translations, and small enough that compiling the worst input
-/// found stays within a few GB of memory (docs/robustness.md).
-pub const MAX_SOURCE_BYTES: u64 = 8 << 20;
+/// found (4 MiB of `if`s) stays under 2 GB of memory and 10 seconds (docs/robustness.md).
+pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 /// The largest operator schema file (`--schema`, `--native-functions`); PyTorch's own
 /// native_functions.yaml is about 650 KB.
 pub const MAX_SCHEMA_BYTES: u64 = 64 << 20;
