@@ -58,7 +58,7 @@ pub struct Node {
     pub source: Option<SourceLocation>,
 }
 
-/// A line and column (1-based, columns in characters) of the function's source file.
+/// A line and column (1-based, columns in bytes, as docs/exporter.md says) of the function's source file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceLocation {
     pub line: u32,
