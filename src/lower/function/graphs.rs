@@ -55,28 +55,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
         }
-        let declared = match (&f.returns, &sig.outputs) {
-            (Some(_), Some(Ok(ts))) => Some(ts.clone()),
-            (None, _) | (Some(_), None) => None,
-            (Some(r), Some(Err((span, why)))) => {
-                let span = *span;
-                {
-                    ok = Err(match mentions_poison(self.env, r) {
-                        Some(poisoned) => poisoned,
-                        None => {
-                            let d = Diagnostic::error(
-                                codes::BAD_ANNOTATION,
-                                self.file(),
-                                format!("invalid return annotation: {why}"),
-                            )
-                            .primary(span, "not a tensor type");
-                            self.push(d)
-                        }
-                    });
-                    None
-                }
-            }
-        };
+        let declared = self.declared_outputs(f, &sig, &mut ok);
         let body = self.lower_body(f, declared.as_deref(), ok);
         body.ok?;
         Ok((inputs, body.doc, body.outputs))

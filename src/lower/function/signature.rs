@@ -205,39 +205,45 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             }
         }
-        let declared_outputs = match (&f.returns, &sig.outputs) {
-            (Some(_), Some(Ok(ts))) => Some(ts.clone()),
-            (None, _) | (Some(_), None) => None,
-            (Some(r), Some(Err((span, why)))) => {
-                let span = *span;
-                {
-                    ok = Err(match mentions_poison(self.env, r) {
-                        Some(poisoned) => poisoned,
-                        None => {
-                            let mut d = Diagnostic::error(
-                                codes::BAD_ANNOTATION,
-                                self.env.file,
-                                format!("invalid return annotation: {why}"),
-                            )
-                            .primary(span, "not a tensor type");
-                            if let ExprKind::Name(n) = &r.kind {
-                                if self.env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
-                                    d = d
-                                        .help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`"))
-                                        .fix(
-                                            format!("Import `{n}` from onnxscript"),
-                                            vec![imports::import_edit(self.env, "onnxscript", n)],
-                                        );
-                                }
-                            }
-                            self.push(d)
-                        }
-                    });
-                    None
-                }
-            }
-        };
+        let declared_outputs = self.declared_outputs(f, sig, &mut ok);
         LoweredSignature { inputs, attributes, declared_outputs, ok }
+    }
+
+    /// The output types of `f`'s return annotation, `None` when it has none; an invalid one is
+    /// reported (with the import that makes an undefined type name valid) and fails `ok`. One
+    /// home for top-level functions and nested graphs alike.
+    pub(super) fn declared_outputs(
+        &mut self,
+        f: &FunctionDef,
+        sig: &Signature,
+        ok: &mut Result<(), Reported>,
+    ) -> Option<Vec<Option<DeclaredType>>> {
+        let (Some(r), Some(outputs)) = (&f.returns, &sig.outputs) else { return None };
+        let (span, why) = match outputs {
+            Ok(types) => return Some(types.clone()),
+            Err((span, why)) => (*span, why),
+        };
+        *ok = Err(match mentions_poison(self.env, r) {
+            Some(poisoned) => poisoned,
+            None => {
+                let mut d = Diagnostic::error(
+                    codes::BAD_ANNOTATION,
+                    self.env.file,
+                    format!("invalid return annotation: {why}"),
+                )
+                .primary(span, "not a tensor type");
+                if let ExprKind::Name(n) = &r.kind {
+                    if self.env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                        d = d.help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`")).fix(
+                            format!("Import `{n}` from onnxscript"),
+                            vec![imports::import_edit(self.env, "onnxscript", n)],
+                        );
+                    }
+                }
+                self.push(d)
+            }
+        });
+        None
     }
 }
 
