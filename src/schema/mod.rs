@@ -218,17 +218,19 @@ pub struct GeneratedFrom {
     pub ort_onnx_domain_extras: &'static [&'static str],
 }
 
-/// All schemas, indexed by domain and name: static tables, each operator's versions read into
-/// [`OpSchema`]s the first time they are asked for.
+/// All schemas, indexed by domain and name: static tables, each operator version read into an
+/// [`OpSchema`] the first time it is asked for.
 #[derive(Debug)]
 pub struct Registry {
-    /// By operator index (the order of the tables: domain, then name).
-    decoded: [OnceLock<Vec<OpSchema>>; tables::COUNT],
+    /// By version index (the order of the tables: domain, name, then since_version). One
+    /// version at a time, because a compilation uses one version of most operators, and reading
+    /// a schema (its type lists above all) is most of what a small `check` costs.
+    decoded: [OnceLock<OpSchema>; tables::VERSIONS_COUNT],
 }
 
-static REGISTRY: Registry = Registry { decoded: [const { OnceLock::new() }; tables::COUNT] };
+static REGISTRY: Registry = Registry { decoded: [const { OnceLock::new() }; tables::VERSIONS_COUNT] };
 
-/// The registry. Nothing is read until an operator is looked up, and then only that operator.
+/// The registry. Nothing is read until an operator is looked up, and then only the version used.
 pub fn registry() -> &'static Registry {
     &REGISTRY
 }
@@ -246,26 +248,32 @@ impl Registry {
     /// The schema in force for `name` in `domain` at opset `version`: the one with the
     /// greatest `since_version <= version`. `domain` may be `"ai.onnx"` or `""`.
     pub fn resolve(&self, domain: &str, name: &str, version: i64) -> Resolution<'_> {
-        let versions = self.versions(domain, name);
-        let Some(first) = versions.first() else {
+        let Some(op) = tables::find(normalize_domain(domain), name) else {
             return Resolution::Unknown;
         };
-        let n = versions.partition_point(|s| s.since_version <= version);
-        if n == 0 {
-            Resolution::NotYet { first_version: first.since_version }
-        } else {
-            Resolution::Found(&versions[n - 1])
+        let versions = tables::versions(op);
+        let first = versions.start;
+        // Versions are sorted by since_version: the last one not after `version` is in force.
+        let in_force = versions.rev().find(|&v| tables::since_version(v) <= version);
+        match in_force {
+            Some(v) => Resolution::Found(self.version(op, v)),
+            None => Resolution::NotYet { first_version: tables::since_version(first) },
         }
     }
 
     /// Every version of `name` in `domain`, oldest first (empty if unknown).
-    pub fn versions(&self, domain: &str, name: &str) -> &[OpSchema] {
-        tables::find(normalize_domain(domain), name).map_or(&[], |i| self.operator(i))
+    pub fn versions(&self, domain: &str, name: &str) -> Vec<&OpSchema> {
+        tables::find(normalize_domain(domain), name).map_or_else(Vec::new, |op| self.operator(op).collect())
     }
 
-    /// The versions of operator `index` of the tables, read on first use.
-    fn operator(&self, index: usize) -> &[OpSchema] {
-        self.decoded[index].get_or_init(|| tables::decode(index))
+    /// The versions of operator `op` of the tables, oldest first.
+    fn operator(&self, op: usize) -> impl Iterator<Item = &OpSchema> + '_ {
+        tables::versions(op).map(move |v| self.version(op, v))
+    }
+
+    /// Version `v` of operator `op`, read on first use.
+    fn version(&self, op: usize, v: usize) -> &OpSchema {
+        self.decoded[v].get_or_init(|| tables::decode(op, v))
     }
 
     /// Whether `domain` has an operator called `name`, at any version.

@@ -15,6 +15,9 @@ include!(concat!(env!("OUT_DIR"), "/onnx_schema_tables.rs"));
 /// The number of operators (distinct domain and name).
 pub(super) const COUNT: usize = OP_COUNT;
 
+/// The number of operator versions, over all operators.
+pub(super) const VERSIONS_COUNT: usize = VERSION_COUNT;
+
 /// A string: where it starts in [`STRINGS`], and its length.
 #[derive(Clone, Copy)]
 struct Str(u32, u32);
@@ -125,10 +128,21 @@ pub(super) fn generated_from() -> &'static GeneratedFrom {
     &GENERATED_FROM
 }
 
-/// Every version of operator `index`, oldest first.
-pub(super) fn decode(index: usize) -> Vec<OpSchema> {
-    let op = &OPS[index];
-    op.versions.of(&VERSIONS).iter().map(|v| schema(op, v)).collect()
+/// The versions of operator `index`, oldest first, as indices of all versions (for
+/// [`since_version`] and [`decode`]).
+pub(super) fn versions(index: usize) -> std::ops::Range<usize> {
+    let Items(start, len) = OPS[index].versions;
+    start as usize..(start + len) as usize
+}
+
+/// The opset version that version `v` (an index of all versions) was introduced in.
+pub(super) fn since_version(v: usize) -> i64 {
+    VERSIONS[v].since_version
+}
+
+/// Version `v` of operator `op` (indices from [`find`] and [`versions`]) as an [`OpSchema`].
+pub(super) fn decode(op: usize, v: usize) -> OpSchema {
+    schema(&OPS[op], &VERSIONS[v])
 }
 
 fn schema(op: &Op, v: &Version) -> OpSchema {
