@@ -212,10 +212,23 @@ pub fn analyze_again(
     })
 }
 
-/// Runs `work` on a thread with [`COMPILER_STACK`], or here when no thread can be had.
-fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
+std::thread_local! {
+    /// Whether this thread was started by [`on_compiler_stack`], and so has its stack.
+    static ON_COMPILER_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work` on a thread with [`COMPILER_STACK`]: here when this thread is one already (the
+/// command line runs everything on one, and a second thread would only add to its start-up),
+/// or when no thread can be had.
+pub fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
+    if ON_COMPILER_STACK.get() {
+        return work();
+    }
     let outcome = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, &mut work);
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || {
+            ON_COMPILER_STACK.set(true);
+            work()
+        });
         worker.map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     // No thread to be had: work here, with the stack we have.
