@@ -33,7 +33,10 @@ use crate::sema::types::ElemType;
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;
-use std::collections::{BTreeMap, HashMap, HashSet};
+// Seeded foldhash rather than SipHash: lowering hashes every value name several times, and a
+// per-process seed still keeps crafted names from colliding on purpose.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 
 mod call;
 mod expr;
@@ -96,7 +99,7 @@ pub struct Lowerer<'a, 'm> {
     castable: HashSet<String>,
     default_opset: Option<Opset>,
     imports: BTreeMap<String, (i64, Span)>,
-    live_out: HashMap<u32, liveness::Live>,
+    live_out: std::collections::HashMap<u32, liveness::Live>,
     assigned_anywhere: HashSet<String>,
     lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
@@ -488,7 +491,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             castable: HashSet::new(),
             default_opset: None,
             imports: BTreeMap::new(),
-            live_out: HashMap::new(),
+            live_out: std::collections::HashMap::new(),
             assigned_anywhere: HashSet::new(),
             loop_depth: 0,
             graphs_used: HashSet::new(),
