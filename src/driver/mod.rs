@@ -318,7 +318,9 @@ fn pipeline(
         let Some(lines) = sources.lines(env.file) else { continue };
         let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
             let file = sources.name(env.file);
-            for compiled in compile_module(env, decos, &calls, lines, &registry, &invalid, &mut diags) {
+            let inputs =
+                LoweringInputs { decorations: decos, calls: &calls, lines, registry: &registry, invalid: &invalid };
+            for compiled in compile_module(env, inputs, &mut diags) {
                 match compiled {
                     Ok(f) => functions.push(Function { source_file: file.to_string(), ..f }),
                     Err(_) => dropped += 1,
@@ -509,16 +511,67 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 
 /// Compiles the functions of one module and checks their PyTorch bindings. A function whose
 /// decorators were read is compiled, or has errors: the proof of their report.
-fn compile_module(
+///
+/// A large module is split in two and its halves compiled at once on two threads, each with its
+/// own copy of the environment. The copies cannot share what compiling in order shares (which
+/// uses of a deferred constant were already reported), so when either half has anything to
+/// report, the module is compiled again in order, with the environment neither half touched, and
+/// only that result counts: a clean module, the case worth the thread, comes out the same either
+/// way, and the others exactly as before.
+fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
+    let all = 0..env.functions.len();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cores < 2 || all.len() < 2 * MIN_FUNCTIONS_PER_THREAD {
+        return compile_functions(env, all, inputs, diags);
+    }
+    let (half, end) = (all.len() / 2, all.end);
+    // Both halves on copies: what a half marks as reported must not silence the walk in order.
+    let (mine, other) = (env.for_another_thread(), env.for_another_thread());
+    let (first, second) = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, move || {
+            let mut reports = Diagnostics::new();
+            (compile_functions(&other, half..end, inputs, &mut reports), reports)
+        });
+        let mut reports = Diagnostics::new();
+        let first = compile_functions(&mine, 0..half, inputs, &mut reports);
+        let second = worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        ((first, reports), second)
+    });
+    match (first, second) {
+        ((mut compiled, reports), Some((rest, more))) if reports.is_empty() && more.is_empty() => {
+            compiled.extend(rest);
+            compiled
+        }
+        // Something to report, or no second thread: in order, as the reports must be.
+        _ => compile_functions(env, all, inputs, diags),
+    }
+}
+
+/// Below this many functions on each of two threads, a thread and a copy of the module's
+/// environment cost more than they save.
+const MIN_FUNCTIONS_PER_THREAD: usize = 64;
+
+/// What lowering a module's functions reads besides its environment, shared by the threads that
+/// lower it.
+#[derive(Clone, Copy)]
+struct LoweringInputs<'a> {
+    /// By function of the module.
+    decorations: &'a [Option<Decoration>],
+    calls: &'a Calls,
+    lines: &'a LineIndex,
+    registry: &'a AtenRegistry,
+    invalid: &'a [String],
+}
+
+/// [`compile_module`] for the functions `range` of the module, in order.
+fn compile_functions(
     env: &ModuleEnv,
-    decorations: &[Option<Decoration>],
-    calls: &Calls,
-    lines: &LineIndex,
-    registry: &AtenRegistry,
-    invalid: &[String],
+    range: std::ops::Range<usize>,
+    inputs: LoweringInputs,
     diags: &mut Diagnostics,
 ) -> Vec<Result<Function, Reported>> {
-    let functions = env.functions.iter().zip(decorations);
+    let LoweringInputs { decorations, calls, lines, registry, invalid } = inputs;
+    let functions = env.functions[range.clone()].iter().zip(&decorations[range]);
     functions
         .filter_map(|(f, deco)| {
             Some(compile_function(env, f, deco.as_ref()?, calls, lines, registry, invalid, diags, None))

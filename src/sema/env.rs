@@ -21,8 +21,7 @@ use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,6 +93,7 @@ pub enum Global {
     Poison(Reported),
 }
 
+#[derive(Clone)]
 pub struct GlobalDef {
     pub value: Global,
     pub span: Span,
@@ -128,7 +128,12 @@ pub struct ModuleEnv<'m> {
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
-pub type Linked = Rc<RefCell<HashMap<ModuleKey, Arc<Namespace>>>>;
+pub type Linked = Arc<Mutex<HashMap<ModuleKey, Arc<Namespace>>>>;
+
+/// The namespaces of `linked`, however another thread that held them ended.
+pub(crate) fn namespaces_of(linked: &Linked) -> MutexGuard<'_, HashMap<ModuleKey, Arc<Namespace>>> {
+    linked.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The names of an imported `.onnxs` module, or of a directory of them (`import pkg.mod`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -179,7 +184,26 @@ impl<'m> ModuleEnv<'m> {
     /// The namespace a [`Global::Module`] key names: one this module imports, else one of the
     /// compilation's.
     pub fn namespace(&self, key: &ModuleKey) -> Option<Arc<Namespace>> {
-        self.namespaces.get(key).cloned().or_else(|| self.linked.borrow().get(key).cloned())
+        self.namespaces.get(key).cloned().or_else(|| namespaces_of(&self.linked).get(key).cloned())
+    }
+
+    /// A copy of this environment for lowering some of its functions on another thread: the
+    /// same names, a view of its own, and no deferred constant reported yet (the copies do not
+    /// know of each other's reports, so a caller that compares diagnostics must merge them).
+    pub fn for_another_thread(&self) -> ModuleEnv<'m> {
+        ModuleEnv {
+            file: self.file,
+            module: self.module,
+            globals: self.globals.clone(),
+            functions: self.functions.clone(),
+            first_function: self.first_function,
+            namespaces: self.namespaces.clone(),
+            linked: Arc::clone(&self.linked),
+            custom_ops: self.custom_ops.clone(),
+            rebound: self.rebound.clone(),
+            view: std::cell::Cell::new(self.view.get()),
+            deferred_reported: RefCell::default(),
+        }
     }
 
     /// The error of a [`Global::Deferred`] constant used at `span`, until one of its uses is

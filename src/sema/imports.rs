@@ -3,7 +3,7 @@
 //! defines; a `.onnxs` module of the compilation (or a directory of them) binds a namespace
 //! shared with the other modules' environments, resolved by the driver ([`ImportContext`]).
 
-use super::env::{define, Global, Linked, ModuleEnv, ModuleKey, Namespace};
+use super::env::{define, namespaces_of, Global, Linked, ModuleEnv, ModuleKey, Namespace};
 use super::known_names::{imported, module_global};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::source::{FileId, Span};
@@ -181,7 +181,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
                 None => ns,
             });
             merge_namespace(&mut env.namespaces, &key, &ns);
-            merge_namespace(&mut env.linked.borrow_mut(), &key, &ns);
+            merge_namespace(&mut namespaces_of(&env.linked), &key, &ns);
             key
         }
         _ => {
@@ -197,7 +197,7 @@ fn bind_module(env: &mut ModuleEnv, ctx: &ImportContext, lookup: &ModuleLookup, 
 /// Makes the namespaces another module imports, which its globals refer to, known to the
 /// compilation (and so to `env`).
 fn link_namespaces(env: &ModuleEnv, from: &HashMap<ModuleKey, Arc<Namespace>>) {
-    let mut linked = env.linked.borrow_mut();
+    let mut linked = namespaces_of(&env.linked);
     for (k, ns) in from {
         merge_namespace(&mut linked, k, ns);
     }

@@ -1,0 +1,72 @@
+//! A large module is lowered in two halves on two threads (`driver::compile_module`). What comes
+//! out must not show it: each function as it would be compiled alone, and the diagnostics of a
+//! module with something to report exactly those of compiling it in order. (On a machine with
+//! one core nothing is split, and these hold as they would anyway.)
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
+use onnxsc::diagnostics::Severity;
+use onnxsc::driver::{compile_sources, Compilation};
+use onnxsc::emit;
+use prost::Message;
+
+/// More functions than one thread takes alone, so the module is split.
+const FUNCTIONS: usize = 200;
+
+const HEADER: &str = "from onnxscript import FLOAT, script\nfrom onnxscript import opset18 as op\n\n";
+
+/// Function `i`: an attribute `if`, literals and a few ops, so that names, constants and types
+/// are all in play; `body` is what it adds to `x`.
+fn function(i: usize, body: &str) -> String {
+    format!(
+        "@script()\ndef f{i}(x: FLOAT[\"N\"], alpha: float = 1.0) -> FLOAT[\"N\"]:\n    if alpha != 1.0:\n        x = op.Mul(x, alpha)\n    y = op.Add(x, {body})\n    return op.Where(op.Greater(y, 0.0), y, y * 0.5)\n\n\n"
+    )
+}
+
+fn compile(text: &str) -> Compilation {
+    compile_sources(vec![("library.onnxs".into(), text.to_string())])
+}
+
+#[test]
+fn each_function_comes_out_as_compiled_alone() {
+    let functions: Vec<String> = (0..FUNCTIONS).map(|i| function(i, "x")).collect();
+    let whole = compile(&format!("{HEADER}{}", functions.concat()));
+    assert!(whole.diagnostics.is_empty(), "{:?}", whole.diagnostics);
+    assert_eq!(whole.functions.len(), FUNCTIONS);
+    for (i, compiled) in whole.functions.iter().enumerate() {
+        // The same file with every other function blanked out: the same lines and columns, so
+        // the same source locations, and far too small to split.
+        let blanked: String = functions
+            .iter()
+            .enumerate()
+            .map(|(k, f)| if k == i { f.clone() } else { "\n".repeat(f.lines().count()) })
+            .collect();
+        let alone = compile(&format!("{HEADER}{blanked}"));
+        assert_eq!(alone.functions.len(), 1, "{:?}", alone.diagnostics);
+        assert_eq!(
+            emit::proto::function(compiled).encode_to_vec(),
+            emit::proto::function(&alone.functions[0]).encode_to_vec(),
+            "f{i} differs from its compilation alone"
+        );
+    }
+}
+
+#[test]
+fn a_constant_that_fails_is_reported_once_across_the_halves() {
+    // A constant onnxsc cannot evaluate is an error at its first use only: the first half and
+    // the second half each use it once.
+    let uses = [10, FUNCTIONS - 10];
+    let body = |i: usize| if uses.contains(&i) { "TABLE" } else { "x" };
+    let text =
+        format!("{HEADER}TABLE = {{\"a\": 1}}\n\n{}", (0..FUNCTIONS).map(|i| function(i, body(i))).collect::<String>());
+    let c = compile(&text);
+    let errors: Vec<_> = c.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let line_of = |offset: usize| text[..offset].lines().count();
+    let first_use = text.find("op.Add(x, TABLE)").unwrap();
+    let labelled: Vec<usize> = errors[0].labels.iter().map(|l| line_of(l.span.start as usize)).collect();
+    assert!(labelled.contains(&line_of(first_use + "op.Add(x, ".len())), "{:#?}", errors[0]);
+    // Both functions that read it fail; the others compile.
+    assert_eq!(c.functions.len(), FUNCTIONS - uses.len());
+    assert_eq!(c.dropped, uses.len());
+}
