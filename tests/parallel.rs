@@ -27,6 +27,16 @@ fn compile(text: &str) -> Compilation {
     compile_sources(vec![("library.onnxs".into(), text.to_string())])
 }
 
+/// The same file with every function but `i` blanked out (each character but line ends made a
+/// space): the same byte offsets, lines and columns, so the same spans and source locations, and
+/// far too small to split.
+fn alone(functions: &[String], i: usize) -> Compilation {
+    let blank = |f: &String| f.chars().map(|c| if c == '\n' { c } else { ' ' }).collect::<String>();
+    let blanked: String =
+        functions.iter().enumerate().map(|(k, f)| if k == i { f.clone() } else { blank(f) }).collect();
+    compile(&format!("{HEADER}{blanked}"))
+}
+
 #[test]
 fn each_function_comes_out_as_compiled_alone() {
     let functions: Vec<String> = (0..FUNCTIONS).map(|i| function(i, "x")).collect();
@@ -34,14 +44,7 @@ fn each_function_comes_out_as_compiled_alone() {
     assert!(whole.diagnostics.is_empty(), "{:?}", whole.diagnostics);
     assert_eq!(whole.functions.len(), FUNCTIONS);
     for (i, compiled) in whole.functions.iter().enumerate() {
-        // The same file with every other function blanked out: the same lines and columns, so
-        // the same source locations, and far too small to split.
-        let blanked: String = functions
-            .iter()
-            .enumerate()
-            .map(|(k, f)| if k == i { f.clone() } else { "\n".repeat(f.lines().count()) })
-            .collect();
-        let alone = compile(&format!("{HEADER}{blanked}"));
+        let alone = alone(&functions, i);
         assert_eq!(alone.functions.len(), 1, "{:?}", alone.diagnostics);
         assert_eq!(
             emit::proto::function(compiled).encode_to_vec(),
@@ -69,4 +72,16 @@ fn a_constant_that_fails_is_reported_once_across_the_halves() {
     // Both functions that read it fail; the others compile.
     assert_eq!(c.functions.len(), FUNCTIONS - uses.len());
     assert_eq!(c.dropped, uses.len());
+}
+
+#[test]
+fn errors_in_both_halves_are_each_reported_as_alone() {
+    let wrong = [10, FUNCTIONS - 10];
+    let functions: Vec<String> =
+        (0..FUNCTIONS).map(|i| function(i, if wrong.contains(&i) { "op.Addd(x, x)" } else { "x" })).collect();
+    let whole = compile(&format!("{HEADER}{}", functions.concat()));
+    let expected: Vec<_> = wrong.iter().flat_map(|&i| alone(&functions, i).diagnostics).collect();
+    assert_eq!(expected.len(), 2, "{expected:#?}");
+    assert_eq!(whole.diagnostics, expected);
+    assert_eq!(whole.functions.len(), FUNCTIONS - wrong.len());
 }

@@ -178,6 +178,11 @@ impl Diagnostics {
         reported
     }
 
+    /// Adds the diagnostics another sink collected, in their order.
+    pub fn append(&mut self, other: Diagnostics) {
+        self.items.extend(other.items);
+    }
+
     pub fn has_errors(&self) -> bool {
         self.items.iter().any(|d| d.severity == Severity::Error)
     }

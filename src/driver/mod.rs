@@ -513,11 +513,12 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// decorators were read is compiled, or has errors: the proof of their report.
 ///
 /// A large module is split in two and its halves compiled at once on two threads, each with its
-/// own copy of the environment. The copies cannot share what compiling in order shares (which
-/// uses of a deferred constant were already reported), so when either half has anything to
-/// report, the module is compiled again in order, with the environment neither half touched, and
-/// only that result counts: a clean module, the case worth the thread, comes out the same either
-/// way, and the others exactly as before.
+/// own copy of the environment. A function's diagnostics depend only on the environment and the
+/// function, except for one thing compiling in order shares: which uses of a deferred constant
+/// were already reported (only the first is). So when either half reported such a use, the
+/// module is compiled again in order, with the environment neither half touched, and only that
+/// result counts; otherwise the halves' diagnostics, one after the other, are those of the walk
+/// in order.
 fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
     let all = 0..env.functions.len();
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
@@ -530,7 +531,8 @@ fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnosti
     let (first, second) = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, move || {
             let mut reports = Diagnostics::new();
-            (compile_functions(&other, half..end, inputs, &mut reports), reports)
+            let compiled = compile_functions(&other, half..end, inputs, &mut reports);
+            (compiled, reports, other.reported_a_deferred_use())
         });
         let mut reports = Diagnostics::new();
         let first = compile_functions(&mine, 0..half, inputs, &mut reports);
@@ -538,11 +540,13 @@ fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnosti
         ((first, reports), second)
     });
     match (first, second) {
-        ((mut compiled, reports), Some((rest, more))) if reports.is_empty() && more.is_empty() => {
+        ((mut compiled, reports), Some((rest, more, false))) if !mine.reported_a_deferred_use() => {
+            diags.append(reports);
+            diags.append(more);
             compiled.extend(rest);
             compiled
         }
-        // Something to report, or no second thread: in order, as the reports must be.
+        // A use of a deferred constant reported, or no second thread: in order.
         _ => compile_functions(env, all, inputs, diags),
     }
 }

@@ -189,7 +189,7 @@ impl<'m> ModuleEnv<'m> {
 
     /// A copy of this environment for lowering some of its functions on another thread: the
     /// same names, a view of its own, and no deferred constant reported yet (the copies do not
-    /// know of each other's reports, so a caller that compares diagnostics must merge them).
+    /// know of each other's reports: see [`ModuleEnv::reported_a_deferred_use`]).
     pub fn for_another_thread(&self) -> ModuleEnv<'m> {
         ModuleEnv {
             file: self.file,
@@ -204,6 +204,12 @@ impl<'m> ModuleEnv<'m> {
             view: std::cell::Cell::new(self.view.get()),
             deferred_reported: RefCell::default(),
         }
+    }
+
+    /// Whether a use of a [`Global::Deferred`] constant was reported through this environment
+    /// (and later uses are silent for it).
+    pub fn reported_a_deferred_use(&self) -> bool {
+        !self.deferred_reported.borrow().is_empty()
     }
 
     /// The error of a [`Global::Deferred`] constant used at `span`, until one of its uses is
