@@ -3,6 +3,11 @@
 
 use std::num::NonZeroUsize;
 
+/// Stack for a thread of the compiler: syntax trees are walked (and dropped) recursively, and a
+/// pathological input (a sum of 100,000 terms is a tree that deep) must get diagnostics, not a
+/// stack overflow.
+pub const COMPILER_STACK: usize = 1 << 30;
+
 /// Below this many items per thread, starting a thread costs more than it saves.
 const MIN_ITEMS_PER_THREAD: usize = 64;
 

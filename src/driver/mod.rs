@@ -14,6 +14,7 @@ pub use reuse::Reuse;
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::lower::{self, ir::Function};
+use crate::parallel::COMPILER_STACK;
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
@@ -175,10 +176,6 @@ pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
     let registry = schemas::load(options, &mut sources, &mut diags)?;
     Ok(SelectedSchemas { registry, sources, diagnostics: diags.into_sorted() })
 }
-
-/// Stack for the compiler thread: the AST is walked recursively, and a pathological input (a
-/// sum of 100,000 terms is a tree that deep) must get diagnostics, not a stack overflow.
-const COMPILER_STACK: usize = 1 << 30;
 
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
 pub fn compile_inputs(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {

@@ -135,8 +135,17 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     }
     // The parser takes the tokens by value, so their names move into the AST; only a syntax
     // error needs them again, and then they are laid out anew.
-    let stream = laid.tokens.into_iter().map(Ok::<Triple, ()>);
-    match grammar::ModuleParser::new().parse(stream) {
+    let tokens = laid.tokens;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let result = match split_point(&tokens, MIN_TOKENS_PER_THREAD).filter(|_| cores > 1) {
+        Some(at) => match parse_halves(tokens, at) {
+            Some(module) => Ok(module),
+            // A syntax error in a half: the whole file in one parse reports it as it always has.
+            None => parse_tokens(layout(file, text).tokens),
+        },
+        None => parse_tokens(tokens),
+    };
+    match result {
         Ok(module) => Parsed { module: Some(module), diagnostics },
         Err(err) => {
             let tokens = layout(file, text).tokens;
@@ -144,6 +153,62 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
             Parsed { module: None, diagnostics }
         }
     }
+}
+
+fn parse_tokens(tokens: Vec<Triple>) -> Result<Module, ParseError<usize, Tok, ()>> {
+    grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<Triple, ()>))
+}
+
+/// Below this many tokens on each of two threads (a file of about 100 KB), a file is parsed on
+/// one: a thread costs more than it saves.
+const MIN_TOKENS_PER_THREAD: usize = 1 << 14;
+
+/// Where a large file's tokens can be cut in two for [`parse_halves`]: the first decorator of a
+/// top-level function past the middle. A module is a sequence of statements, and there, at
+/// indentation depth 0 after a line end, one statement has ended and the next begins, so each
+/// half is a sequence of whole statements; tokens carry their offsets in the file, so the
+/// halves' trees are the whole file's. `None` when the file is below `min_per_thread` tokens a
+/// half, or has no such point past its middle.
+fn split_point(tokens: &[Triple], min_per_thread: usize) -> Option<usize> {
+    if tokens.len() < 2 * min_per_thread {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut at_line_start = true;
+    let mut previous_line_decorated = false;
+    for (k, (_, tok, _)) in tokens.iter().enumerate() {
+        if at_line_start && depth == 0 {
+            let decorator = matches!(tok, Tok::At);
+            if decorator && !previous_line_decorated && k >= tokens.len() / 2 {
+                return Some(k);
+            }
+            previous_line_decorated = decorator;
+        }
+        at_line_start = matches!(tok, Tok::Newline | Tok::Dedent);
+        match tok {
+            Tok::Indent => depth += 1,
+            Tok::Dedent => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The module of `tokens` parsed in two halves, cut at `at` ([`split_point`]), at once on two
+/// threads; `None` when a half has a syntax error or no second thread can be had.
+fn parse_halves(mut tokens: Vec<Triple>, at: usize) -> Option<Module> {
+    let second = tokens.split_off(at);
+    let (first, second) = std::thread::scope(|scope| {
+        // A syntax error drops the half-built trees, recursively.
+        let worker = std::thread::Builder::new()
+            .stack_size(crate::parallel::COMPILER_STACK)
+            .spawn_scoped(scope, move || parse_tokens(second));
+        let first = parse_tokens(tokens);
+        (first, worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    });
+    let mut module = first.ok()?;
+    module.body.extend(second?.ok()?.body);
+    Some(module)
 }
 
 /// The tokens of the logical line that contains token index `at`, up to it.
@@ -352,5 +417,65 @@ fn pretty_expected(e: &str) -> String {
         "int" | "float" => "a number".into(),
         "string" => "a string".into(),
         other => format!("`{other}`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Top-level functions with decorators over several lines, nested decorated functions, a
+    /// module-level `if`/`else`, comments and a string holding a decorator-like line: only the
+    /// first decorator of a top-level function may start the second half.
+    fn library(functions: usize) -> String {
+        let mut text =
+            String::from("from onnxscript import FLOAT, script, graph\nfrom onnxscript import opset18 as op\n\n");
+        text.push_str("if True:\n    X = 1\nelse:\n    X = 2\n\n");
+        for i in 0..functions {
+            text.push_str(&format!(
+                "# function {i}\n@script(\n    default_opset=op,\n)\n@torch_op(\"aten::f{i}\")\ndef f{i}(x: FLOAT) -> FLOAT:\n    \"\"\"Doc\n@script()\n\"\"\"\n    @graph()\n    def body(y):\n        return op.Neg(y)\n    return op.Add(x, [1, 2][0])\n\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn halves_parse_to_the_whole_module() {
+        for functions in [2, 3, 7, 20] {
+            let text = library(functions);
+            let tokens = layout(0, &text).tokens;
+            let at = split_point(&tokens, 1).expect("a point past the middle");
+            assert_eq!(tokens[at].1, Tok::At, "{functions}: not at a decorator");
+            let whole = parse_tokens(tokens.clone()).expect("the library parses");
+            let halves = parse_halves(tokens, at).expect("each half parses");
+            assert_eq!(halves, whole, "{functions} functions");
+        }
+    }
+
+    #[test]
+    fn no_split_inside_a_function_or_between_its_decorators() {
+        let text = library(9);
+        let tokens = layout(0, &text).tokens;
+        let at = split_point(&tokens, 1).expect("a point past the middle");
+        // The token before is a line end at depth 0, and the line before did not start with `@`.
+        assert!(matches!(tokens[at - 1].1, Tok::Newline | Tok::Dedent));
+        let def_lines: Vec<usize> = text.match_indices("\n@script(").map(|(i, _)| i + 1).collect();
+        assert!(
+            def_lines.contains(&tokens[at].0),
+            "split at byte {} is not a function's first decorator",
+            tokens[at].0
+        );
+        assert_eq!(split_point(&tokens, tokens.len()), None, "too small to split");
+    }
+
+    #[test]
+    fn a_syntax_error_in_a_half_sends_the_file_to_one_parse() {
+        let mut text = library(6);
+        let bad = text.rfind("return op.Add").unwrap();
+        text.insert_str(bad, "return )\n    ");
+        let tokens = layout(0, &text).tokens;
+        let at = split_point(&tokens, 1).unwrap();
+        assert!(tokens[at].0 < bad, "the error is in the second half");
+        assert_eq!(parse_halves(tokens, at), None);
     }
 }
