@@ -8,14 +8,29 @@ use std::num::NonZeroUsize;
 /// stack overflow.
 pub const COMPILER_STACK: usize = 1 << 30;
 
+/// The number of cores this process may run on (1 when it cannot be told).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+/// `here()` on this thread while `there()` runs on another, with [`COMPILER_STACK`]; `there`'s
+/// result is `None` when no thread can be had (it has not run then). A panic in either is
+/// carried on to this thread.
+pub fn in_two<H, T: Send>(here: impl FnOnce() -> H, there: impl FnOnce() -> T + Send) -> (H, Option<T>) {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, there);
+        let mine = here();
+        (mine, worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    })
+}
+
 /// Below this many items per thread, starting a thread costs more than it saves.
 const MIN_ITEMS_PER_THREAD: usize = 64;
 
 /// `work` applied to consecutive chunks of `items`, one chunk per core (only one, on this thread,
 /// when `items` is small); the results in the order of the chunks.
 pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-    let threads = cores.min(items.len() / MIN_ITEMS_PER_THREAD).max(1);
+    let threads = cores().min(items.len() / MIN_ITEMS_PER_THREAD).max(1);
     if threads == 1 {
         return vec![work(items)];
     }

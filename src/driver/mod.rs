@@ -14,7 +14,7 @@ pub use reuse::Reuse;
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::lower::{self, ir::Function};
-use crate::parallel::COMPILER_STACK;
+use crate::parallel::{self, COMPILER_STACK};
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
@@ -518,24 +518,23 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// in order.
 fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
     let all = 0..env.functions.len();
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    if cores < 2 || all.len() < 2 * MIN_FUNCTIONS_PER_THREAD {
+    if parallel::cores() < 2 || all.len() < 2 * MIN_FUNCTIONS_PER_THREAD {
         return compile_functions(env, all, inputs, diags);
     }
     let (half, end) = (all.len() / 2, all.end);
     // Both halves on copies: what a half marks as reported must not silence the walk in order.
     let (mine, other) = (env.for_another_thread(), env.for_another_thread());
-    let (first, second) = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, move || {
+    let (first, second) = parallel::in_two(
+        || {
+            let mut reports = Diagnostics::new();
+            (compile_functions(&mine, 0..half, inputs, &mut reports), reports)
+        },
+        move || {
             let mut reports = Diagnostics::new();
             let compiled = compile_functions(&other, half..end, inputs, &mut reports);
             (compiled, reports, other.reported_a_deferred_use())
-        });
-        let mut reports = Diagnostics::new();
-        let first = compile_functions(&mine, 0..half, inputs, &mut reports);
-        let second = worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        ((first, reports), second)
-    });
+        },
+    );
     match (first, second) {
         ((mut compiled, reports), Some((rest, more, false))) if !mine.reported_a_deferred_use() => {
             diags.append(reports);

@@ -136,8 +136,8 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     // The parser takes the tokens by value, so their names move into the AST; only a syntax
     // error needs them again, and then they are laid out anew.
     let tokens = laid.tokens;
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let result = match split_point(&tokens, MIN_TOKENS_PER_THREAD).filter(|_| cores > 1) {
+    let split = if crate::parallel::cores() > 1 { split_point(&tokens, MIN_TOKENS_PER_THREAD) } else { None };
+    let result = match split {
         Some(at) => match parse_halves(tokens, at) {
             Some(module) => Ok(module),
             // A syntax error in a half: the whole file in one parse reports it as it always has.
@@ -198,14 +198,8 @@ fn split_point(tokens: &[Triple], min_per_thread: usize) -> Option<usize> {
 /// threads; `None` when a half has a syntax error or no second thread can be had.
 fn parse_halves(mut tokens: Vec<Triple>, at: usize) -> Option<Module> {
     let second = tokens.split_off(at);
-    let (first, second) = std::thread::scope(|scope| {
-        // A syntax error drops the half-built trees, recursively.
-        let worker = std::thread::Builder::new()
-            .stack_size(crate::parallel::COMPILER_STACK)
-            .spawn_scoped(scope, move || parse_tokens(second));
-        let first = parse_tokens(tokens);
-        (first, worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
-    });
+    // On the compiler's stack: a syntax error drops the half-built trees, recursively.
+    let (first, second) = crate::parallel::in_two(|| parse_tokens(tokens), move || parse_tokens(second));
     let mut module = first.ok()?;
     module.body.extend(second?.ok()?.body);
     Some(module)
