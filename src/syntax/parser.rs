@@ -155,7 +155,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     }
 }
 
-fn parse_tokens(tokens: Vec<Triple>) -> Result<Module, ParseError<usize, Tok, ()>> {
+fn parse_tokens(tokens: impl IntoIterator<Item = Triple>) -> Result<Module, ParseError<usize, Tok, ()>> {
     grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<Triple, ()>))
 }
 
@@ -197,9 +197,11 @@ fn split_point(tokens: &[Triple], min_per_thread: usize) -> Option<usize> {
 /// The module of `tokens` parsed in two halves, cut at `at` ([`split_point`]), at once on two
 /// threads; `None` when a half has a syntax error or no second thread can be had.
 fn parse_halves(mut tokens: Vec<Triple>, at: usize) -> Option<Module> {
-    let second = tokens.split_off(at);
+    // Each half takes its tokens out of the one vector, so no half is copied.
+    let (first, second) = tokens.split_at_mut(at);
+    let take = |half: &mut [Triple]| parse_tokens(half.iter_mut().map(|t| std::mem::replace(t, (0, Tok::Newline, 0))));
     // On the compiler's stack: a syntax error drops the half-built trees, recursively.
-    let (first, second) = crate::parallel::in_two(|| parse_tokens(tokens), move || parse_tokens(second));
+    let (first, second) = crate::parallel::in_two(|| take(first), move || take(second));
     let mut module = first.ok()?;
     module.body.extend(second?.ok()?.body);
     Some(module)
