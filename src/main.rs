@@ -222,7 +222,9 @@ impl std::fmt::Display for AppError {
 impl std::error::Error for AppError {}
 
 // A compilation makes many small allocations on a thread of its own; glibc's per-thread arenas
-// grow those in small mprotect steps, which cost as much as the compiling.
+// grow those in small mprotect steps, which cost as much as the compiling. mimalloc's v2 line
+// (Cargo.toml) keeps a 1,000-function build in about 46 MB where v3 took 70: every fresh page
+// is a kernel fault and a zeroing, a sixth of the build's time on a 2-core VM.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
