@@ -13,6 +13,8 @@ use std::path::PathBuf;
 
 #[path = "build/aten_index.rs"]
 mod aten_index;
+#[path = "src/schema/op_hash.rs"]
+mod op_hash;
 #[path = "build/schema_tables.rs"]
 mod schema_tables;
 

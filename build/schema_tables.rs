@@ -15,6 +15,8 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
+use super::op_hash;
+
 #[derive(Deserialize)]
 pub struct RawFile {
     pub header: RawHeader,
@@ -154,6 +156,7 @@ pub fn tables(raw: &RawFile) -> Result<String, String> {
         t.ops.push(format!("Op {{ domain: {d}, name: {n}, versions: Items({first}, {}) }}", end - start));
         start = end;
     }
+    let slots = op_slots(&schemas);
     let domains: Vec<String> = max_versions.iter().map(|(d, v)| format!("({}, {v})", t.str(d))).collect();
 
     let h = &raw.header;
@@ -162,6 +165,7 @@ pub fn tables(raw: &RawFile) -> Result<String, String> {
     writeln!(out, "const OP_COUNT: usize = {};", t.ops.len()).expect("writing to a String cannot fail");
     writeln!(out, "const VERSION_COUNT: usize = {};", t.versions.len()).expect("writing to a String cannot fail");
     array(&mut out, "OPS", "Op", &t.ops);
+    array(&mut out, "OP_SLOTS", "u16", &slots);
     array(&mut out, "VERSIONS", "Version", &t.versions);
     array(&mut out, "PARAMS", "Param", &t.params);
     array(&mut out, "ATTRS", "Attr", &t.attrs);
@@ -180,6 +184,27 @@ pub fn tables(raw: &RawFile) -> Result<String, String> {
     .expect("writing to a String cannot fail");
     writeln!(out, "static STRINGS: &str = {:?};", t.strings).expect("writing to a String cannot fail");
     Ok(out)
+}
+
+/// The open-addressing index of the operators (sorted `schemas`, one entry per version): slot
+/// `op_hash(domain, name) % slots`, or the next free one after it, holds the operator's index in
+/// `OPS` plus one; 0 is a free slot.
+fn op_slots(schemas: &[&RawSchema]) -> Vec<String> {
+    let mut ops: Vec<(&str, &str)> = schemas.iter().map(|s| (s.domain.as_str(), s.name.as_str())).collect();
+    ops.dedup();
+    assert!(ops.len() < usize::from(u16::MAX), "more operators than the index's u16 slots can number");
+    // At most half full, so that a probe ends soon at a free slot.
+    let mut slots = vec![0u16; (2 * ops.len()).next_power_of_two()];
+    let mask = slots.len() - 1;
+    for (index, (domain, name)) in ops.iter().enumerate() {
+        #[allow(clippy::cast_possible_truncation, reason = "masked to the table's size")]
+        let mut slot = op_hash::op_hash(domain, name) as usize & mask;
+        while slots[slot] != 0 {
+            slot = (slot + 1) & mask;
+        }
+        slots[slot] = u16::try_from(index + 1).expect("checked above");
+    }
+    slots.iter().map(u16::to_string).collect()
 }
 
 fn array(out: &mut String, name: &str, ty: &str, items: &[String]) {

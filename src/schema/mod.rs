@@ -21,6 +21,7 @@
 //! ```
 
 pub mod docs;
+mod op_hash;
 mod tables;
 
 use std::sync::OnceLock;

@@ -103,9 +103,21 @@ struct Constraint {
     allowed: Items,
 }
 
-/// The index of the operator `name` of `domain` (normalised).
+/// The index of the operator `name` of `domain` (normalised), from the hash index the build
+/// wrote ([`OP_SLOTS`]): every op call is looked up several times, and a binary search compared
+/// strings a dozen times a lookup.
 pub(super) fn find(domain: &str, name: &str) -> Option<usize> {
-    OPS.binary_search_by(|op| (op.domain.get(), op.name.get()).cmp(&(domain, name))).ok()
+    let mask = OP_SLOTS.len() - 1;
+    #[allow(clippy::cast_possible_truncation, reason = "masked to the table's size")]
+    let mut slot = super::op_hash::op_hash(domain, name) as usize & mask;
+    loop {
+        let index = usize::from(OP_SLOTS[slot]).checked_sub(1)?;
+        let op = &OPS[index];
+        if op.name.get() == name && op.domain.get() == domain {
+            return Some(index);
+        }
+        slot = (slot + 1) & mask;
+    }
 }
 
 /// The operator names of `domain` (normalised), sorted.
@@ -216,5 +228,27 @@ fn default(value: Value) -> AttrDefault {
         Value::Ints(list) => AttrDefault::Ints(list.of(&INTS).to_vec()),
         Value::Strings(list) => AttrDefault::Strings(list.of(&STRS).iter().map(|s| s.get().to_string()).collect()),
         Value::Other => AttrDefault::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_index_finds_every_operator_and_only_them() {
+        for (index, op) in OPS.iter().enumerate() {
+            assert_eq!(find(op.domain.get(), op.name.get()), Some(index), "{}::{}", op.domain.get(), op.name.get());
+            // The same name in another domain, or another case, is another operator.
+            let other = if op.domain.get().is_empty() { "com.example" } else { "" };
+            let found = find(other, op.name.get()).map(|i| (OPS[i].domain.get(), OPS[i].name.get()));
+            assert!(found.is_none_or(|(d, n)| d == other && n == op.name.get()));
+            assert_eq!(find(op.domain.get(), &op.name.get().to_uppercase()).is_some(), {
+                let upper = op.name.get().to_uppercase();
+                OPS.iter().any(|o| o.domain.get() == op.domain.get() && o.name.get() == upper)
+            });
+        }
+        assert_eq!(find("", ""), None);
+        assert_eq!(find("", "NoSuchOp"), None);
     }
 }
