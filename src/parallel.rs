@@ -2,15 +2,18 @@
 //! deterministic whatever the number of threads.
 
 use std::num::NonZeroUsize;
+use std::sync::OnceLock;
 
 /// Stack for a thread of the compiler: syntax trees are walked (and dropped) recursively, and a
 /// pathological input (a sum of 100,000 terms is a tree that deep) must get diagnostics, not a
 /// stack overflow.
 pub const COMPILER_STACK: usize = 1 << 30;
 
-/// The number of cores this process may run on (1 when it cannot be told).
+/// The number of cores this process may run on (1 when it cannot be told). Read once: the
+/// standard library asks the cgroup files every time, and a build asks several times.
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
 /// `here()` on this thread while `there()` runs on another, with [`COMPILER_STACK`]; `there`'s
@@ -30,7 +33,8 @@ const MIN_ITEMS_PER_THREAD: usize = 64;
 /// `work` applied to consecutive chunks of `items`, one chunk per core (only one, on this thread,
 /// when `items` is small); the results in the order of the chunks.
 pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let threads = cores().min(items.len() / MIN_ITEMS_PER_THREAD).max(1);
+    let most = items.len() / MIN_ITEMS_PER_THREAD;
+    let threads = if most < 2 { 1 } else { cores().min(most) };
     if threads == 1 {
         return vec![work(items)];
     }

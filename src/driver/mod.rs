@@ -518,7 +518,8 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// in order.
 fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
     let all = 0..env.functions.len();
-    if parallel::cores() < 2 || all.len() < 2 * MIN_FUNCTIONS_PER_THREAD {
+    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
+    if all.len() < 2 * MIN_FUNCTIONS_PER_THREAD || parallel::cores() < 2 {
         return compile_functions(env, all, inputs, diags);
     }
     let (half, end) = (all.len() / 2, all.end);

@@ -136,7 +136,9 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     // The parser takes the tokens by value, so their names move into the AST; only a syntax
     // error needs them again, and then they are laid out anew.
     let tokens = laid.tokens;
-    let split = if crate::parallel::cores() > 1 { split_point(&tokens, MIN_TOKENS_PER_THREAD) } else { None };
+    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
+    let large = tokens.len() >= 2 * MIN_TOKENS_PER_THREAD;
+    let split = if large && crate::parallel::cores() > 1 { split_point(&tokens, MIN_TOKENS_PER_THREAD) } else { None };
     let result = match split {
         Some(at) => match parse_halves(tokens, at) {
             Some(module) => Ok(module),
