@@ -9,7 +9,9 @@
 //! It also parses the replacement fields of f-strings (`parser::fstring`), so that the grammar
 //! sees an f-string as one token with its expressions.
 
-use super::lexer::{LexError, Spanned, StrLit, Tok};
+use std::collections::VecDeque;
+
+use super::lexer::{LexError, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
 
@@ -30,64 +32,108 @@ pub struct Layout {
 }
 
 pub fn layout(file: FileId, text: &str) -> Layout {
+    let mut laying = Laying::new(file, text, 0);
     // Real code has one token per two and a half to four bytes. Reserving one per two bytes
     // spares a large file the copies of a growing vector (and the memory each copy touches
     // afresh); what is reserved but never written costs address space, not memory.
-    let mut out = Vec::with_capacity(text.len() / 2 + 16);
-    let mut diags = Vec::new();
-    // Indentation strings of the open blocks; the outermost is "".
-    let mut indents: Vec<&str> = vec![""];
-    // Open brackets, for ignoring newlines and for "never closed" errors.
-    let mut brackets: Vec<(Tok, usize, usize)> = Vec::new();
-    let mut at_line_start = true;
+    let mut tokens = Vec::with_capacity(text.len() / 2 + 16);
+    tokens.extend(&mut laying);
+    Layout { tokens, diagnostics: laying.into_diagnostics() }
+}
 
-    // The run of invalid characters being reported: its start, end and number of characters.
-    // Its diagnostic (the last one) is given the whole run when the run ends.
-    let mut run: Option<(usize, usize, usize)> = None;
-    let end_run = |run: &mut Option<(usize, usize, usize)>, diags: &mut Vec<Diagnostic>| {
-        if let (Some((first, end, count)), Some(last)) = (run.take(), diags.last_mut()) {
+/// The layout layer as a stream: the laid-out tokens of `text` from a line start on, one at a
+/// time, so that the parser can take them as they come and no file's tokens are all in memory
+/// at once. The diagnostics are there once the stream has ended ([`Laying::into_diagnostics`]).
+pub struct Laying<'t> {
+    file: FileId,
+    text: &'t str,
+    tokens: Box<dyn Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + Send + 't>,
+    /// Laid-out tokens not yet taken: the DEDENTs and INDENT a line start makes come with it.
+    pending: VecDeque<Triple>,
+    diags: Vec<Diagnostic>,
+    /// Indentation strings of the open blocks; the outermost is "".
+    indents: Vec<&'t str>,
+    /// Open brackets, for ignoring newlines and for "never closed" errors.
+    brackets: Vec<(Tok, usize, usize)>,
+    at_line_start: bool,
+    /// The run of invalid characters being reported: its start, end and number of characters.
+    /// Its diagnostic (the last one) is given the whole run when the run ends.
+    run: Option<(usize, usize, usize)>,
+    /// No more tokens: the text has ended, or the layer gave up on it.
+    done: bool,
+}
+
+impl<'t> Laying<'t> {
+    /// The layout of `text` from byte `start`, which is the text's start or a line start at
+    /// the top level (no block or bracket open); tokens keep their offsets in `text`.
+    pub fn new(file: FileId, text: &'t str, start: usize) -> Self {
+        Laying {
+            file,
+            text,
+            tokens: Box::new(super::lexer::tokens_from(text, start)),
+            pending: VecDeque::new(),
+            diags: Vec::new(),
+            indents: vec![""],
+            brackets: Vec::new(),
+            at_line_start: true,
+            run: None,
+            done: false,
+        }
+    }
+
+    /// The lexical and indentation errors met; complete once the stream has ended.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diags
+    }
+
+    /// Whether an error was met so far.
+    pub fn has_errors(&self) -> bool {
+        !self.diags.is_empty()
+    }
+
+    fn end_run(&mut self) {
+        if let (Some((first, end, count)), Some(last)) = (self.run.take(), self.diags.last_mut()) {
             if count > 1 {
-                *last = invalid_characters(file, text, first, end, count);
+                *last = invalid_characters(self.file, self.text, first, end, count);
             }
         }
-    };
-    // The tokens as the lexer finds them: never all of them in memory at once.
-    let tokens = super::lexer::tokens(text).map(|(res, span)| match res {
-        Ok(tok) => Ok(Spanned { tok, start: span.start, end: span.end }),
-        Err(e) => Err((e, span.start, span.end)),
-    });
-    for item in tokens {
-        let Spanned { tok, start, end } = match item {
-            Ok(s) => s,
-            Err((LexError::InvalidCharacter, start, end)) if run.is_some_and(|(_, e, _)| e == start) => {
+    }
+
+    /// Lays out one token from the lexer into `pending` (or none, or the errors it makes).
+    fn step(&mut self, res: Result<Tok, LexError>, start: usize, end: usize) {
+        let (file, text) = (self.file, self.text);
+        let tok = match res {
+            Ok(tok) => tok,
+            Err(LexError::InvalidCharacter) if self.run.is_some_and(|(_, e, _)| e == start) => {
                 // A run of invalid characters is one mistake, reported once.
-                run = run.map(|(first, _, count)| (first, end, count + 1));
-                continue;
+                self.run = self.run.map(|(first, _, count)| (first, end, count + 1));
+                return;
             }
-            Err((err, start, end)) => {
-                end_run(&mut run, &mut diags);
-                if diags.len() == MAX_LEXICAL_ERRORS {
-                    if let Some(last) = diags.last_mut() {
+            Err(err) => {
+                self.end_run();
+                if self.diags.len() == MAX_LEXICAL_ERRORS {
+                    if let Some(last) = self.diags.last_mut() {
                         last.notes.push(format!(
                             "onnxsc stops after {MAX_LEXICAL_ERRORS} lexical errors in a file; fix these first"
                         ));
                     }
-                    return Layout { tokens: out, diagnostics: diags };
+                    self.done = true;
+                    return;
                 }
-                run = (err == LexError::InvalidCharacter).then_some((start, end, 1));
-                diags.push(lex_error(file, text, err, start, end));
+                self.run = (err == LexError::InvalidCharacter).then_some((start, end, 1));
+                self.diags.push(lex_error(file, text, err, start, end));
                 // Keep going as if the bad text were a name, so parsing can report more.
-                at_line_start = false;
-                continue;
+                self.at_line_start = false;
+                return;
             }
         };
-        end_run(&mut run, &mut diags);
+        self.end_run();
         // An f-string's fields are expressions: parse them now.
         let tok = match tok {
             Tok::Str(StrLit::Format(pieces)) => match super::parser::fstring(file, text, &pieces) {
                 Ok(parts) => Tok::FString(parts),
                 Err(d) => {
-                    diags.push(*d);
+                    self.diags.push(*d);
                     Tok::Str(StrLit::Plain(String::new()))
                 }
             },
@@ -95,24 +141,24 @@ pub fn layout(file: FileId, text: &str) -> Layout {
         };
         match tok {
             Tok::Newline => {
-                if brackets.is_empty() && !at_line_start {
-                    out.push((start, Tok::Newline, end));
-                    at_line_start = true;
+                if self.brackets.is_empty() && !self.at_line_start {
+                    self.pending.push_back((start, Tok::Newline, end));
+                    self.at_line_start = true;
                 }
-                continue;
+                return;
             }
-            _ if at_line_start => {
+            _ if self.at_line_start => {
                 let line_start = text[..start].rfind(['\n', '\r']).map(|i| i + 1).unwrap_or(0);
                 let indent = &text[line_start..start];
-                let top = *indents.last().unwrap_or(&"");
+                let top = *self.indents.last().unwrap_or(&"");
                 if indent == top {
                     // Same block.
                 } else if indent.starts_with(top) {
                     if !consistent(indent) {
-                        diags.push(mixed_indent(file, line_start, start));
+                        self.diags.push(mixed_indent(file, line_start, start));
                     }
-                    if indents.len() > MAX_INDENT_LEVELS {
-                        diags.push(
+                    if self.indents.len() > MAX_INDENT_LEVELS {
+                        self.diags.push(
                             Diagnostic::error(codes::SYNTAX_ERROR, file, "too many levels of indentation")
                                 .primary(
                                     Span::new(line_start, start),
@@ -120,59 +166,88 @@ pub fn layout(file: FileId, text: &str) -> Layout {
                                 )
                                 .help("Python allows at most 100 levels; split the function"),
                         );
-                        return Layout { tokens: out, diagnostics: diags };
+                        self.done = true;
+                        return;
                     }
-                    indents.push(indent);
-                    out.push((line_start, Tok::Indent, start));
-                } else if let Some(pos) = indents.iter().position(|i| *i == indent) {
-                    while indents.len() > pos + 1 {
-                        indents.pop();
-                        out.push((start, Tok::Dedent, start));
+                    self.indents.push(indent);
+                    self.pending.push_back((line_start, Tok::Indent, start));
+                } else if let Some(pos) = self.indents.iter().position(|i| *i == indent) {
+                    while self.indents.len() > pos + 1 {
+                        self.indents.pop();
+                        self.pending.push_back((start, Tok::Dedent, start));
                     }
                 } else {
-                    diags.push(bad_dedent(file, text, line_start, start, &indents));
+                    self.diags.push(bad_dedent(file, text, line_start, start, &self.indents));
                     // Recover: treat the line as belonging to the nearest enclosing block.
-                    while indents.len() > 1 && !indent.starts_with(indents[indents.len() - 1]) {
-                        indents.pop();
-                        out.push((start, Tok::Dedent, start));
+                    while self.indents.len() > 1 && !indent.starts_with(self.indents[self.indents.len() - 1]) {
+                        self.indents.pop();
+                        self.pending.push_back((start, Tok::Dedent, start));
                     }
                 }
-                at_line_start = false;
+                self.at_line_start = false;
             }
             _ => {}
         }
         match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => brackets.push((tok.clone(), start, end)),
+            Tok::LParen | Tok::LBracket | Tok::LBrace => self.brackets.push((tok.clone(), start, end)),
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
-                brackets.pop();
+                self.brackets.pop();
             }
             _ => {}
         }
-        out.push((start, tok, end));
+        self.pending.push_back((start, tok, end));
     }
 
-    end_run(&mut run, &mut diags);
-    let eof = text.len();
-    if let Some((open, start, end)) = brackets.first() {
-        let close = match open {
-            Tok::LParen => ")",
-            Tok::LBracket => "]",
-            _ => "}",
-        };
-        diags.push(
-            Diagnostic::error(codes::UNCLOSED_BRACKET, file, format!("this `{}` is never closed", open.text()))
+    /// The end of the text: brackets never closed, the last line's end, the open blocks' ends.
+    fn finish(&mut self) {
+        self.end_run();
+        let eof = self.text.len();
+        if let Some((open, start, end)) = self.brackets.first() {
+            let close = match open {
+                Tok::LParen => ")",
+                Tok::LBracket => "]",
+                _ => "}",
+            };
+            self.diags.push(
+                Diagnostic::error(
+                    codes::UNCLOSED_BRACKET,
+                    self.file,
+                    format!("this `{}` is never closed", open.text()),
+                )
                 .primary(Span::new(*start, *end), "opened here")
                 .help(format!("add the missing `{close}`")),
-        );
+            );
+        }
+        if !self.at_line_start {
+            self.pending.push_back((eof, Tok::Newline, eof));
+        }
+        while self.indents.len() > 1 {
+            self.indents.pop();
+            self.pending.push_back((eof, Tok::Dedent, eof));
+        }
     }
-    if !at_line_start {
-        out.push((eof, Tok::Newline, eof));
+}
+
+impl Iterator for Laying<'_> {
+    type Item = Triple;
+
+    fn next(&mut self) -> Option<Triple> {
+        loop {
+            if let Some(token) = self.pending.pop_front() {
+                return Some(token);
+            }
+            if self.done {
+                return None;
+            }
+            match self.tokens.next() {
+                Some((res, span)) => self.step(res, span.start, span.end),
+                None => {
+                    self.finish();
+                    self.done = true;
+                }
+            }
+        }
     }
-    while indents.len() > 1 {
-        indents.pop();
-        out.push((eof, Tok::Dedent, eof));
-    }
-    Layout { tokens: out, diagnostics: diags }
 }
 
 /// An indentation made of one kind of whitespace only.

@@ -307,7 +307,19 @@ fn keyword(name: &str) -> Option<Tok> {
 /// The tokens of a text with their byte ranges, keywords told apart from names; never all in
 /// memory at once.
 pub fn tokens(text: &str) -> impl Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + '_ {
-    Tok::lexer(text).spanned().map(|(res, span)| match res {
+    tokens_from(text, 0)
+}
+
+/// The tokens of `text` from byte `start` on (a line start, or the text's end), with their
+/// offsets in the whole text.
+pub fn tokens_from(
+    text: &str,
+    start: usize,
+) -> impl Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + '_ {
+    let mut lexer = Tok::lexer(text);
+    // The lexer's next token starts where the current one ends.
+    lexer.bump(start.min(text.len()));
+    lexer.spanned().map(|(res, span)| match res {
         Ok(Tok::Name(name)) => (Ok(keyword(&name).unwrap_or(Tok::Name(name))), span),
         other => (other, span),
     })
