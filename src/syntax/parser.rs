@@ -5,7 +5,7 @@
 //! construct being written ("expected `:` after the function signature").
 
 use super::ast::{BinOp, Expr, ExprKind, FStringPart, Module};
-use super::layout::{layout, Triple};
+use super::layout::{layout, Laying, Triple};
 use super::lexer::{lex, FPiece, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
@@ -127,29 +127,27 @@ pub struct Parsed {
 }
 
 pub fn parse(file: FileId, text: &str) -> Parsed {
-    let laid = layout(file, text);
-    let mut diagnostics = laid.diagnostics;
+    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
+    let large = text.len() >= 2 * MIN_BYTES_PER_THREAD;
+    let split = if large && crate::parallel::cores() > 1 { split_point(text, MIN_BYTES_PER_THREAD) } else { None };
+    if let Some(module) = split.and_then(|at| parse_halves(file, text, at)) {
+        return Parsed { module: Some(module), diagnostics: Vec::new() };
+    }
+    // One parse, taking the tokens as they are laid out: the names move from the tokens into
+    // the AST, and no file's tokens are ever all in memory.
+    let mut laying = Laying::new(file, text, 0);
+    let result = parse_tokens(&mut laying);
+    // A syntax error stops the parser; the rest of the file may still have lexical errors.
+    laying.by_ref().for_each(drop);
+    let mut diagnostics = laying.into_diagnostics();
     if !diagnostics.is_empty() {
         // Lexical and indentation errors make the token stream unreliable: report them alone.
         return Parsed { module: None, diagnostics };
     }
-    // The parser takes the tokens by value, so their names move into the AST; only a syntax
-    // error needs them again, and then they are laid out anew.
-    let tokens = laid.tokens;
-    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
-    let large = tokens.len() >= 2 * MIN_TOKENS_PER_THREAD;
-    let split = if large && crate::parallel::cores() > 1 { split_point(&tokens, MIN_TOKENS_PER_THREAD) } else { None };
-    let result = match split {
-        Some(at) => match parse_halves(tokens, at) {
-            Some(module) => Ok(module),
-            // A syntax error in a half: the whole file in one parse reports it as it always has.
-            None => parse_tokens(layout(file, text).tokens),
-        },
-        None => parse_tokens(tokens),
-    };
     match result {
         Ok(module) => Parsed { module: Some(module), diagnostics },
         Err(err) => {
+            // Only a syntax error needs the tokens again, to say what was expected.
             let tokens = layout(file, text).tokens;
             diagnostics.push(explain(file, &tokens, err));
             Parsed { module: None, diagnostics }
@@ -161,51 +159,50 @@ fn parse_tokens(tokens: impl IntoIterator<Item = Triple>) -> Result<Module, Pars
     grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<Triple, ()>))
 }
 
-/// Below this many tokens on each of two threads (a file of about 100 KB), a file is parsed on
+/// Below this many bytes on each of two threads (a file of about 64 KB), a file is parsed on
 /// one: a thread costs more than it saves.
-const MIN_TOKENS_PER_THREAD: usize = 1 << 14;
+const MIN_BYTES_PER_THREAD: usize = 1 << 15;
 
-/// Where a large file's tokens can be cut in two for [`parse_halves`]: the first decorator of a
-/// top-level function past the middle. A module is a sequence of statements, and there, at
-/// indentation depth 0 after a line end, one statement has ended and the next begins, so each
-/// half is a sequence of whole statements; tokens carry their offsets in the file, so the
-/// halves' trees are the whole file's. `None` when the file is below `min_per_thread` tokens a
-/// half, or has no such point past its middle.
-fn split_point(tokens: &[Triple], min_per_thread: usize) -> Option<usize> {
-    if tokens.len() < 2 * min_per_thread {
+/// Where a large file can be cut in two for [`parse_halves`]: the first line past the middle
+/// that starts with `@` in its first column and follows a blank line or a comment, the way a
+/// decorated top-level function starts. Such a line is a top-level statement's start unless it
+/// is inside a string or brackets, or the line before ends in a backslash; the blank or comment
+/// line rules the last out, and in the others the first half ends inside a string or with a
+/// bracket open, an error that sends the file to one parse. `None` when the file is below
+/// `min_per_thread` bytes a half, or has no such line past its middle.
+fn split_point(text: &str, min_per_thread: usize) -> Option<usize> {
+    if text.len() < 2 * min_per_thread {
         return None;
     }
-    let mut depth = 0usize;
-    let mut at_line_start = true;
-    let mut previous_line_decorated = false;
-    for (k, (_, tok, _)) in tokens.iter().enumerate() {
-        if at_line_start && depth == 0 {
-            let decorator = matches!(tok, Tok::At);
-            if decorator && !previous_line_decorated && k >= tokens.len() / 2 {
-                return Some(k);
-            }
-            previous_line_decorated = decorator;
+    let bytes = text.as_bytes();
+    let mut from = text.len() / 2;
+    while let Some(found) = bytes[from..].windows(2).position(|w| w == b"\n@") {
+        let at = from + found + 1;
+        let line_end = if bytes[..at - 1].ends_with(b"\r") { at - 2 } else { at - 1 };
+        let line_start = bytes[..line_end].iter().rposition(|b| matches!(b, b'\n' | b'\r')).map_or(0, |i| i + 1);
+        let before = &bytes[line_start..line_end];
+        if before.iter().all(u8::is_ascii_whitespace) || before.first() == Some(&b'#') {
+            return Some(at);
         }
-        at_line_start = matches!(tok, Tok::Newline | Tok::Dedent);
-        match tok {
-            Tok::Indent => depth += 1,
-            Tok::Dedent => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+        from = at;
     }
     None
 }
 
-/// The module of `tokens` parsed in two halves, cut at `at` ([`split_point`]), at once on two
-/// threads; `None` when a half has a syntax error or no second thread can be had.
-fn parse_halves(mut tokens: Vec<Triple>, at: usize) -> Option<Module> {
-    // Each half takes its tokens out of the one vector, so no half is copied.
-    let (first, second) = tokens.split_at_mut(at);
-    let take = |half: &mut [Triple]| parse_tokens(half.iter_mut().map(|t| std::mem::replace(t, (0, Tok::Newline, 0))));
+/// The module of `text` parsed in two halves, cut at byte `at` ([`split_point`]), at once on
+/// two threads, each laying out its own half; `None` when a half has an error of any kind (the
+/// file then goes through one parse, which reports it as always) or no second thread can be had.
+fn parse_halves(file: FileId, text: &str, at: usize) -> Option<Module> {
+    let half = |text: &str, start: usize| {
+        let mut laying = Laying::new(file, text, start);
+        let module = parse_tokens(&mut laying).ok()?;
+        // The parser took the stream to its end, so its errors are all known.
+        (!laying.has_errors()).then_some(module)
+    };
     // On the compiler's stack: a syntax error drops the half-built trees, recursively.
-    let (first, second) = crate::parallel::in_two(|| take(first), move || take(second));
-    let mut module = first.ok()?;
-    module.body.extend(second?.ok()?.body);
+    let (first, second) = crate::parallel::in_two(|| half(&text[..at], 0), || half(text, at));
+    let mut module = first?;
+    module.body.extend(second??.body);
     Some(module)
 }
 
@@ -437,33 +434,31 @@ mod tests {
         text
     }
 
+    /// The module as one parse of all the tokens sees it.
+    fn whole(text: &str) -> Module {
+        parse_tokens(layout(0, text).tokens).expect("the library parses")
+    }
+
     #[test]
     fn halves_parse_to_the_whole_module() {
         for functions in [2, 3, 7, 20] {
             let text = library(functions);
-            let tokens = layout(0, &text).tokens;
-            let at = split_point(&tokens, 1).expect("a point past the middle");
-            assert_eq!(tokens[at].1, Tok::At, "{functions}: not at a decorator");
-            let whole = parse_tokens(tokens.clone()).expect("the library parses");
-            let halves = parse_halves(tokens, at).expect("each half parses");
-            assert_eq!(halves, whole, "{functions} functions");
+            let at = split_point(&text, 1).expect("a point past the middle");
+            assert_eq!(&text[at..at + 8], "@script(", "{functions}: not at a function's first decorator");
+            let halves = parse_halves(0, &text, at).expect("each half parses");
+            assert_eq!(halves, whole(&text), "{functions} functions");
         }
     }
 
     #[test]
     fn no_split_inside_a_function_or_between_its_decorators() {
         let text = library(9);
-        let tokens = layout(0, &text).tokens;
-        let at = split_point(&tokens, 1).expect("a point past the middle");
-        // The token before is a line end at depth 0, and the line before did not start with `@`.
-        assert!(matches!(tokens[at - 1].1, Tok::Newline | Tok::Dedent));
-        let def_lines: Vec<usize> = text.match_indices("\n@script(").map(|(i, _)| i + 1).collect();
-        assert!(
-            def_lines.contains(&tokens[at].0),
-            "split at byte {} is not a function's first decorator",
-            tokens[at].0
-        );
-        assert_eq!(split_point(&tokens, tokens.len()), None, "too small to split");
+        let at = split_point(&text, 1).expect("a point past the middle");
+        assert!(at >= text.len() / 2);
+        // Not the `@script()` line inside the docstring, nor the second decorator.
+        let first_decorators: Vec<usize> = text.match_indices("\n@script(\n").map(|(i, _)| i + 1).collect();
+        assert!(first_decorators.contains(&at), "split at byte {at} is not a function's first decorator");
+        assert_eq!(split_point(&text, text.len()), None, "too small to split");
     }
 
     #[test]
@@ -471,9 +466,31 @@ mod tests {
         let mut text = library(6);
         let bad = text.rfind("return op.Add").unwrap();
         text.insert_str(bad, "return )\n    ");
-        let tokens = layout(0, &text).tokens;
-        let at = split_point(&tokens, 1).unwrap();
-        assert!(tokens[at].0 < bad, "the error is in the second half");
-        assert_eq!(parse_halves(tokens, at), None);
+        let at = split_point(&text, 1).unwrap();
+        assert!(at < bad, "the error is in the second half");
+        assert_eq!(parse_halves(0, &text, at), None);
+    }
+
+    /// A cut that is not a statement boundary leaves the first half inside a string or with a
+    /// bracket open: an error, so the file is parsed in one piece, to the same module.
+    #[test]
+    fn a_cut_inside_a_string_or_brackets_is_refused() {
+        for (open, close) in [("\"\"\"", "\"\"\""), ("[", "]")] {
+            let mut text = library(4);
+            text.push_str(&format!("X = {open}\n\n@script()\n{close}\n"));
+            let at = text.rfind("\n@script()").unwrap() + 1;
+            assert_eq!(parse_halves(0, &text, at), None, "{open}");
+            // Parsed in one piece, as if never cut.
+            assert_eq!(parse(0, &text).module, parse_tokens(layout(0, &text).tokens).ok(), "{open}");
+        }
+    }
+
+    #[test]
+    fn the_stream_reports_lexical_errors_alone_even_after_a_syntax_error() {
+        // The syntax error comes first; the lexical error after it is what the file reports.
+        let parsed = parse(0, "def f:\n    return 1\nx = $\n");
+        assert!(parsed.module.is_none());
+        let codes: Vec<&str> = parsed.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [codes::INVALID_CHARACTER]);
     }
 }
