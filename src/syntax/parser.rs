@@ -130,9 +130,14 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
     let large = text.len() >= 2 * MIN_BYTES_PER_THREAD;
     let split = if large && crate::parallel::cores() > 1 { split_point(text, MIN_BYTES_PER_THREAD) } else { None };
-    if let Some(module) = split.and_then(|at| parse_halves(file, text, at)) {
-        return Parsed { module: Some(module), diagnostics: Vec::new() };
+    match split.and_then(|at| parse_halves(file, text, at)) {
+        Some(module) => Parsed { module: Some(module), diagnostics: Vec::new() },
+        None => parse_whole(file, text),
     }
+}
+
+/// [`parse`] in one piece, on this thread.
+fn parse_whole(file: FileId, text: &str) -> Parsed {
     // One parse, taking the tokens as they are laid out: the names move from the tokens into
     // the AST, and no file's tokens are ever all in memory.
     let mut laying = Laying::new(file, text, 0);
@@ -482,6 +487,32 @@ mod tests {
             assert_eq!(parse_halves(0, &text, at), None, "{open}");
             // Parsed in one piece, as if never cut.
             assert_eq!(parse(0, &text).module, parse_tokens(layout(0, &text).tokens).ok(), "{open}");
+        }
+    }
+
+    /// Files large enough to be cut, clean and with errors on either side of the middle: what
+    /// `parse` gives (in two halves where it can) is what one parse gives.
+    #[test]
+    fn large_files_parse_as_one_parse_would() {
+        let clean = library(400);
+        assert!(clean.len() > 2 * MIN_BYTES_PER_THREAD);
+        let middle = clean[clean.len() / 2..].find("\n# function").unwrap() + clean.len() / 2 + 1;
+        let quarter = clean[clean.len() / 4..].find("\n# function").unwrap() + clean.len() / 4 + 1;
+        let with = |at: usize, insert: &str| format!("{}{insert}{}", &clean[..at], &clean[at..]);
+        let cases = [
+            ("clean", clean.clone()),
+            ("string open across the middle", with(middle, "X = '''\n\n")),
+            ("bracket open across the middle", with(middle, "X = [\n\n")),
+            ("syntax error in the first half", with(quarter, "def )\n")),
+            ("syntax error in the second half", with(clean.len(), "def )\n")),
+            ("lexical error in the first half", with(quarter, "X = $\n")),
+        ];
+        for (what, text) in cases {
+            let (split, whole) = (parse(0, &text), parse_whole(0, &text));
+            assert_eq!(split.module, whole.module, "{what}");
+            let reports = |p: &Parsed| p.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect::<Vec<_>>();
+            assert_eq!(reports(&split), reports(&whole), "{what}");
+            assert_eq!(whole.module.is_some(), what == "clean", "{what}");
         }
     }
 
