@@ -207,7 +207,7 @@ impl Eval<'_, '_> {
     fn eval(&self, e: &Expr) -> R<Value> {
         let py = |v: PyValue| Ok(Value::Py(v));
         match &e.kind {
-            ExprKind::Int(i) => py(PyValue::Int(*i)),
+            ExprKind::Int(i) => py(PyValue::Int(i.get())),
             ExprKind::Float(f) => py(PyValue::Float(*f)),
             ExprKind::Bool(b) => py(PyValue::Bool(*b)),
             ExprKind::Str(s) => py(PyValue::str(s)),

@@ -138,7 +138,7 @@ pub struct Expr {
 pub enum ExprKind {
     Name(String),
     /// An int literal: Python's are unbounded, onnxsc's literals go up to `i128::MAX`.
-    Int(i128),
+    Int(Int128),
     Float(f64),
     Str(String),
     /// An f-string (or a string concatenation with one), evaluated at compile time.
@@ -631,4 +631,27 @@ fn walk_import_alias_mut<V: VisitMut + ?Sized>(v: &mut V, a: &mut ImportAlias) {
         v.visit_ident(alias);
     }
     v.visit_span(span);
+}
+
+/// An int literal's value, stored without `i128`'s 16-byte alignment: that alignment would pad
+/// every expression node (and every value on the parser's stack) by 8 bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Int128([u8; 16]);
+
+impl Int128 {
+    pub fn get(self) -> i128 {
+        i128::from_le_bytes(self.0)
+    }
+}
+
+impl From<i128> for Int128 {
+    fn from(v: i128) -> Self {
+        Int128(v.to_le_bytes())
+    }
+}
+
+impl std::fmt::Debug for Int128 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.get())
+    }
 }

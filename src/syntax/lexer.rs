@@ -8,6 +8,8 @@
 
 use logos::{Lexer, Logos};
 
+use crate::syntax::ast::Int128;
+
 /// A fixed spelling carried by a token (a newtype, so logos does not take it for a borrow).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Word(pub &'static str);
@@ -51,7 +53,7 @@ pub enum Tok {
     #[regex(r"0[xX][0-9a-fA-F_]+", int_literal)]
     #[regex(r"0[oO][0-7_]+", int_literal)]
     #[regex(r"0[bB][01_]+", int_literal)]
-    Int(i128),
+    Int(Int128),
     #[regex(r"[0-9][0-9_]*\.[0-9_]*([eE][+-]?[0-9_]+)?", float_literal)]
     #[regex(r"\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?", float_literal)]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9_]+", float_literal)]
@@ -335,7 +337,7 @@ fn complex_literal(_: &mut Lexer<Tok>) -> Result<(), LexError> {
     Err(LexError::ComplexLiteral)
 }
 
-fn int_literal(lex: &mut Lexer<Tok>) -> Result<i128, LexError> {
+fn int_literal(lex: &mut Lexer<Tok>) -> Result<Int128, LexError> {
     let text: String = lex.slice().chars().filter(|c| *c != '_').collect();
     let (digits, radix) = match text.get(..2) {
         Some("0x") | Some("0X") => (&text[2..], 16),
@@ -347,7 +349,7 @@ fn int_literal(lex: &mut Lexer<Tok>) -> Result<i128, LexError> {
         // Python 3 rejects `017`: it would be an octal literal in Python 2.
         return Err(LexError::InvalidNumber);
     }
-    i128::from_str_radix(digits, radix).map_err(|_| LexError::IntegerTooLarge)
+    i128::from_str_radix(digits, radix).map(Int128::from).map_err(|_| LexError::IntegerTooLarge)
 }
 
 fn float_literal(lex: &mut Lexer<Tok>) -> Result<f64, LexError> {

@@ -247,7 +247,7 @@ fn annotated_tensor(env: &ModuleEnv, a: &Expr) -> Option<TensorType> {
     let dims = items
         .into_iter()
         .map(|d| match &d.kind {
-            ExprKind::Int(v) => i64::try_from(*v).ok().map(Dim::Value),
+            ExprKind::Int(v) => i64::try_from(v.get()).ok().map(Dim::Value),
             ExprKind::Str(p) => Some(Dim::Param(p.clone())),
             ExprKind::None => Some(Dim::Unknown),
             _ => None,
