@@ -633,8 +633,8 @@ fn walk_import_alias_mut<V: VisitMut + ?Sized>(v: &mut V, a: &mut ImportAlias) {
     v.visit_span(span);
 }
 
-/// An int literal's value, stored without `i128`'s 16-byte alignment: that alignment would pad
-/// every expression node (and every value on the parser's stack) by 8 bytes.
+/// An int literal's value, stored without `i128`'s 16-byte alignment: that alignment padded
+/// every expression node (and every value on the parser's stack) from 48 bytes to 64.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Int128([u8; 16]);
 
