@@ -25,6 +25,47 @@ lalrpop_util::lalrpop_mod!(
     "/onnxs.rs"
 );
 
+/// An operand of a binary-operator chain, with where its text starts and ends (a parenthesised
+/// operand's node spans its inside, the operator's node the parentheses too).
+type Operand = (usize, Expr, usize);
+
+/// How tightly a binary operator of a chain binds, as Python's grammar has it: `|` least, then
+/// `^`, `&`, shifts, `+ -`, and `* / // % @` most (`**` binds tighter and is not in chains).
+fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::BitOr => 1,
+        BinOp::BitXor => 2,
+        BinOp::BitAnd => 3,
+        BinOp::LShift | BinOp::RShift => 4,
+        BinOp::Add | BinOp::Sub => 5,
+        BinOp::Mult | BinOp::Div | BinOp::FloorDiv | BinOp::Mod | BinOp::MatMult | BinOp::Pow => 6,
+    }
+}
+
+/// The tree of `first op operand op operand ...`, every operator left-associative, grouped by
+/// [`precedence`] (operator-precedence parsing, without recursion: a chain of millions of
+/// terms is a tree that deep, built in a loop); called from the grammar.
+#[allow(clippy::vec_box, reason = "the operands come as the parser collected them: boxed while on its stack")]
+pub(crate) fn binary_chain(first: Operand, rest: Vec<Box<(BinOp, usize, Expr, usize)>>) -> Expr {
+    // Left operands waiting for their right one, each with its operator; and the operand read last.
+    let mut waiting: Vec<(Operand, BinOp)> = Vec::new();
+    let mut current = first;
+    let apply = |((l, left, _), op): (Operand, BinOp), (_, right, r): Operand| (l, binop(op, left, right, l, r), r);
+    for next in rest {
+        let (op, l, e, r) = *next;
+        // The operators waiting that bind at least as tightly take what was read since as their right operand.
+        while let Some(left) = waiting.pop_if(|(_, top)| precedence(*top) >= precedence(op)) {
+            current = apply(left, current);
+        }
+        waiting.push((current, op));
+        current = (l, e, r);
+    }
+    while let Some(left) = waiting.pop() {
+        current = apply(left, current);
+    }
+    current.1
+}
+
 /// Builds a binary-operator node; called from the grammar.
 pub(crate) fn binop(op: BinOp, left: Expr, right: Expr, l: usize, r: usize) -> Expr {
     Expr::new(ExprKind::BinOp { op, left: Box::new(left), right: Box::new(right) }, Span::new(l, r))
