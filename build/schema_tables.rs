@@ -186,23 +186,18 @@ pub fn tables(raw: &RawFile) -> Result<String, String> {
     Ok(out)
 }
 
-/// The open-addressing index of the operators (sorted `schemas`, one entry per version): slot
-/// `op_hash(domain, name) % slots`, or the next free one after it, holds the operator's index in
-/// `OPS` plus one; 0 is a free slot.
+/// The open-addressing index of the operators (sorted `schemas`, one entry per version): the
+/// first free slot of `op_hash::probe` holds the operator's index in `OPS` plus one; 0 is a free
+/// slot.
 fn op_slots(schemas: &[&RawSchema]) -> Vec<String> {
     let mut ops: Vec<(&str, &str)> = schemas.iter().map(|s| (s.domain.as_str(), s.name.as_str())).collect();
     ops.dedup();
     assert!(ops.len() < usize::from(u16::MAX), "more operators than the index's u16 slots can number");
     // At most half full, so that a probe ends soon at a free slot.
     let mut slots = vec![0u16; (2 * ops.len()).next_power_of_two()];
-    let mask = slots.len() - 1;
     for (index, (domain, name)) in ops.iter().enumerate() {
-        #[allow(clippy::cast_possible_truncation, reason = "masked to the table's size")]
-        let mut slot = op_hash::op_hash(domain, name) as usize & mask;
-        while slots[slot] != 0 {
-            slot = (slot + 1) & mask;
-        }
-        slots[slot] = u16::try_from(index + 1).expect("checked above");
+        let free = op_hash::probe(domain, name, slots.len()).find(|&slot| slots[slot] == 0);
+        slots[free.expect("half the slots are free")] = u16::try_from(index + 1).expect("checked above");
     }
     slots.iter().map(u16::to_string).collect()
 }

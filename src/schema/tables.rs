@@ -107,17 +107,15 @@ struct Constraint {
 /// wrote ([`OP_SLOTS`]): every op call is looked up several times, and a binary search compared
 /// strings a dozen times a lookup.
 pub(super) fn find(domain: &str, name: &str) -> Option<usize> {
-    let mask = OP_SLOTS.len() - 1;
-    #[allow(clippy::cast_possible_truncation, reason = "masked to the table's size")]
-    let mut slot = super::op_hash::op_hash(domain, name) as usize & mask;
-    loop {
+    for slot in super::op_hash::probe(domain, name, OP_SLOTS.len()) {
+        // A free slot ends the probe: the operator would have been put there.
         let index = usize::from(OP_SLOTS[slot]).checked_sub(1)?;
         let op = &OPS[index];
         if op.name.get() == name && op.domain.get() == domain {
             return Some(index);
         }
-        slot = (slot + 1) & mask;
     }
+    None
 }
 
 /// The operator names of `domain` (normalised), sorted.
