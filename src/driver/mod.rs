@@ -14,7 +14,7 @@ pub use reuse::Reuse;
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::lower::{self, ir::Function};
-use crate::parallel::{self, COMPILER_STACK};
+use crate::parallel;
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::{self, Decoration};
@@ -214,22 +214,22 @@ std::thread_local! {
     static ON_COMPILER_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `work` on a thread with [`COMPILER_STACK`]: here when this thread is one already (the
+/// Runs `work` on a thread with [`parallel::COMPILER_STACK`]: here when this thread is one already (the
 /// command line runs everything on one, and a second thread would only add to its start-up),
 /// or when no thread can be had.
 pub fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
     if ON_COMPILER_STACK.get() {
         return work();
     }
-    let outcome = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, || {
+    let ((), outcome) = parallel::in_two(
+        || (),
+        || {
             ON_COMPILER_STACK.set(true);
             work()
-        });
-        worker.map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+        },
+    );
     // No thread to be had: work here, with the stack we have.
-    outcome.unwrap_or_else(|_| work())
+    outcome.unwrap_or_else(work)
 }
 
 fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
