@@ -237,15 +237,13 @@ fn main() -> ExitCode {
     };
     let use_color = color.stderr_colored();
     let _ = miette::set_hook(Box::new(move |_| Box::new(miette::MietteHandlerOpts::new().color(use_color).build())));
-    // Emission walks nested `If` graphs recursively: the whole command runs on the compiler's
-    // large stack, and the compiler then needs no thread of its own.
-    let mut command = Some(cli.command);
-    let result = driver::on_compiler_stack(|| match command.take() {
-        Some(command) => run(command, color),
-        None => {
-            Err(AppError { message: "internal error: the compiler thread ran the command twice".into(), help: None })
-        }
-    });
+    let result = match cli.command {
+        // These compile on this thread when the sources are shallow (`driver::on_stack_for`):
+        // a second thread would be a third of a small `check`.
+        command @ (Command::Check { .. } | Command::Build { .. }) => run(command, color),
+        // The others read models and schema files of any depth: on the compiler's large stack.
+        command => driver::on_compiler_stack(|| run(command, color)),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -290,11 +288,16 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
         Command::Check { paths, format, deny_warnings, schemas } => {
             let c = compile(&paths, &schemas.options(), deny_warnings)?;
-            report(&c, format, color)?;
-            summary(&c);
-            let code = if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+            let outcome = report(&c, format, color).map(|()| {
+                summary(&c);
+                if c.has_errors() {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            });
             leave_to_exit(c);
-            Ok(code)
+            outcome
         }
         Command::Link { model, libs, output, mode, override_model, max_nodes, schemas } => {
             let mode = match mode {
@@ -330,31 +333,46 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 });
             }
             let c = compile(&paths, &schemas.options(), deny_warnings)?;
-            report(&c, format, color)?;
-            if c.has_errors() {
-                summary(&c);
-                return Ok(ExitCode::from(1));
-            }
-            let bytes = match emit {
-                Emit::Proto => emit::proto::library_bytes(&c.functions, &c.custom_ops),
-                Emit::Text => {
-                    let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
-                    emit::text::functions_to_text(&protos).into_bytes()
-                }
-            };
-            match &output {
-                Some(out) => write_output(out, &bytes, &c.files)?,
-                None => write_stdout(&bytes)?,
-            }
-            summary(&c);
+            let outcome = build_output(&c, emit, output.as_deref(), format, color);
             leave_to_exit(c);
-            Ok(ExitCode::SUCCESS)
+            outcome
         }
     }
 }
 
+/// `build`'s diagnostics, then its output unless there are errors.
+fn build_output(
+    c: &Compilation,
+    emit: Emit,
+    output: Option<&Path>,
+    format: Format,
+    color: ColorMode,
+) -> Result<ExitCode, AppError> {
+    report(c, format, color)?;
+    if c.has_errors() {
+        summary(c);
+        return Ok(ExitCode::from(1));
+    }
+    // Emission walks nested graphs recursively, as deep as the sources nest.
+    let bytes = driver::on_stack_for(c.nesting, || match emit {
+        Emit::Proto => emit::proto::library_bytes(&c.functions, &c.custom_ops),
+        Emit::Text => {
+            let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
+            emit::text::functions_to_text(&protos).into_bytes()
+        }
+    });
+    match output {
+        Some(out) => write_output(out, &bytes, &c.files)?,
+        None => write_stdout(&bytes)?,
+    }
+    summary(c);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The process exits once the command returns: its memory goes back to the system whole, so
-/// freeing a compilation node by node first (a twentieth of a large build) is only waiting.
+/// freeing a compilation node by node first (a twentieth of a large build) is only waiting. Nor
+/// could this thread always free it: its graphs nest as deeply as the sources, and a deep one
+/// would need the compiler's stack to drop.
 fn leave_to_exit(c: Compilation) {
     std::mem::forget(c);
 }

@@ -98,6 +98,9 @@ pub struct Compilation {
     pub files: Vec<PathBuf>,
     /// The custom operators the modules declare with `torch.library.define`, sorted.
     pub custom_ops: Vec<String>,
+    /// How deeply its sources nest ([`syntax::depth::nesting`]; `usize::MAX` when not measured):
+    /// a walk of its functions' graphs needs [`on_stack_for`] this.
+    pub nesting: usize,
 }
 
 impl Compilation {
@@ -116,6 +119,13 @@ pub struct Options {
     /// The operators registered with the PyTorch that will export, in the same format: declared
     /// custom operators are compared with them, and bindings to undeclared ones checked.
     pub registered_files: Vec<PathBuf>,
+}
+
+impl Options {
+    /// Whether any schema comes from a file rather than the embedded tables.
+    pub fn names_files(&self) -> bool {
+        self.native_functions.is_some() || !self.schema_files.is_empty() || !self.registered_files.is_empty()
+    }
 }
 
 /// One input file: its name and bytes as read.
@@ -178,7 +188,14 @@ pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
 }
 
 /// Compiles inputs whose bytes are already read. Fails only when a schema file cannot be read.
+///
+/// Shallow sources are compiled on the calling thread, which needs [`CALLER_STACK`] for it; the
+/// phases that could recurse deeper move to a thread with [`parallel::COMPILER_STACK`].
 pub fn compile_inputs(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
+    // Schema files are parsed before any source is measured: on the large stack, as before.
+    if !options.names_files() {
+        return compile_on_this_thread(inputs, options);
+    }
     on_compiler_stack(|| compile_on_this_thread(inputs, options))
 }
 
@@ -214,22 +231,55 @@ std::thread_local! {
     static ON_COMPILER_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `work` on a thread with [`parallel::COMPILER_STACK`]: here when this thread is one already (the
-/// command line runs everything on one, and a second thread would only add to its start-up),
-/// or when no thread can be had.
-pub fn on_compiler_stack<T: Send>(mut work: impl FnMut() -> T + Send) -> T {
+/// The stack a thread needs to compile shallow sources itself (see [`on_stack_for`]): what a
+/// process's main thread and Rust's spawned threads (2 MB) have. `tests/caller_stack.rs` compiles
+/// the deepest shapes that stay on the caller, in an unoptimised build, on a thread with this
+/// much.
+pub const CALLER_STACK: usize = 1 << 20;
+
+/// Sources nested at most this deep ([`syntax::depth::nesting`]) are compiled on the calling
+/// thread. A nesting level costs the recursive phases at most about 16 KB of stack in an
+/// unoptimised build (4 KB optimised; a nested call, `op.Neg(op.Neg(...))`, is the dearest),
+/// and the 420 files of `tests/cases` nest 5 or 6 deep, 13 at most. Starting a thread with a
+/// large stack costs about a third of a small `check`.
+pub const CALLER_NESTING: usize = 32;
+
+/// Files up to this many bytes are parsed on the calling thread. Parsing recurses only to drop
+/// the syntax trees of code it rejects, under 100 bytes of stack a level in any build, and each
+/// level takes at least a byte of source.
+pub const CALLER_PARSE_BYTES: usize = 8 << 10;
+
+/// Runs `work` here when sources `nesting` deep fit the caller's stack ([`CALLER_NESTING`]) or
+/// this thread has the compiler's; otherwise on a thread with [`parallel::COMPILER_STACK`].
+pub fn on_stack_for<T: Send>(nesting: usize, work: impl FnOnce() -> T + Send) -> T {
+    if nesting <= CALLER_NESTING {
+        return work();
+    }
+    on_compiler_stack(work)
+}
+
+/// Runs `work` on a thread with [`parallel::COMPILER_STACK`]: here when this thread is one
+/// already, or when no thread can be had.
+pub fn on_compiler_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
     if ON_COMPILER_STACK.get() {
         return work();
     }
+    // Lent to the thread, so that it is still here should no thread start.
+    let mut slot = Some(work);
+    let lent = &mut slot;
     let ((), outcome) = parallel::in_two(
         || (),
-        || {
+        move || {
             ON_COMPILER_STACK.set(true);
-            work()
+            lent.take().map(|work| work())
         },
     );
-    // No thread to be had: work here, with the stack we have.
-    outcome.unwrap_or_else(work)
+    match (outcome.flatten(), slot) {
+        (Some(done), _) => done,
+        // No thread to be had: work here, with the stack we have.
+        (None, Some(work)) => work(),
+        (None, None) => unreachable!("the compiler thread took the work and returned its result"),
+    }
 }
 
 fn compile_on_this_thread(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
@@ -245,7 +295,6 @@ fn pipeline(
     overlay: &Overlay,
     mut reuse: Option<&mut Reuse>,
 ) -> Result<(Compilation, Option<analysis::Known>), InputError> {
-    let for_editor = reuse.is_some();
     let mut sources = SourceMap::new();
     let mut diags = Diagnostics::new();
     let base = schemas::load(options, &mut sources, &mut diags)?;
@@ -260,6 +309,31 @@ fn pipeline(
         mods.add(input.name.clone(), key, &input.bytes, false, &mut sources, &mut diags);
     }
     mods.discover(&mut sources, &mut diags);
+
+    // The later phases recurse over the syntax trees; drop the trees there too.
+    let nesting = mods.units.iter().map(|u| u.nesting).max().unwrap_or(0);
+    let parsed = Parsed { sources, diags, mods, base, registered };
+    Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse, nesting)))
+}
+
+/// What the parse phase hands on to the rest.
+struct Parsed {
+    sources: SourceMap,
+    diags: Diagnostics,
+    mods: modules::Modules,
+    base: std::borrow::Cow<'static, AtenRegistry>,
+    registered: Option<AtenRegistry>,
+}
+
+/// The phases after parsing: names, calls, lowering, and what an editor keeps.
+fn compile_parsed(
+    parsed: Parsed,
+    options: &Options,
+    mut reuse: Option<&mut Reuse>,
+    nesting: usize,
+) -> (Compilation, Option<analysis::Known>) {
+    let Parsed { sources, mut diags, mut mods, base, registered } = parsed;
+    let for_editor = reuse.is_some();
 
     // Environments, each after the modules it imports (their names must be known).
     let (mut interfaces, firsts) = mods.interfaces();
@@ -347,8 +421,9 @@ fn pipeline(
         .chain(options.schema_files.iter().cloned())
         .collect();
     debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
-    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, dropped, custom_ops, files };
-    let Some(collected) = collected else { return Ok((compilation, None)) };
+    let compilation =
+        Compilation { sources, diagnostics: diags.into_sorted(), functions, dropped, custom_ops, files, nesting };
+    let Some(collected) = collected else { return (compilation, None) };
     let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
     // A module that does not parse now keeps its last syntax tree for the next edit.
     let mut parsed = std::mem::take(&mut mods.previous);
@@ -370,18 +445,19 @@ fn pipeline(
         r.parsed = parsed;
     }
     let known = analysis::Known { modules, functions: infos, bindings, facts, registry };
-    Ok((compilation, Some(known)))
+    (compilation, Some(known))
 }
 
 /// Reads one file's text (E0009 if it is not UTF-8) and parses it; only the statements an
-/// edit touched when the `previous` text and module of the file are known.
+/// edit touched when the `previous` text and module of the file are known. Also how deeply the
+/// module nests ([`modules::Unit::nesting`]).
 fn parse_input(
     name: &str,
     bytes: &[u8],
     previous: Option<&reuse::Parsed>,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
-) -> (crate::source::FileId, Result<syntax::ast::Module, Reported>) {
+) -> (crate::source::FileId, Result<syntax::ast::Module, Reported>, usize) {
     match std::str::from_utf8(bytes) {
         Ok(text) => {
             // Python accepts a UTF-8 byte-order mark at the start of a file.
@@ -395,31 +471,39 @@ fn parse_input(
                     syntax::incremental::reparse(file, &p.text, &p.module, text)
                 };
                 if let Some(module) = again {
-                    return (file, Ok(module));
+                    // An editor's, compiled on the large stack: not measured.
+                    return (file, Ok(module), usize::MAX);
                 }
             }
-            let result = syntax::parse(file, sources.text(file));
+            let nesting_bound = if text.len() <= CALLER_PARSE_BYTES { 0 } else { usize::MAX };
+            let result = on_stack_for(nesting_bound, || syntax::parse(file, text));
             let reported = diags.extend(result.diagnostics);
-            let module = match result.module {
-                Some(m) => match syntax::depth::too_deep(&m) {
-                    None => Ok(m),
-                    Some(span) => {
-                        syntax::depth::dismantle(m);
-                        Err(diags.push_error(too_deep(file, span)))
+            let (module, nesting) = match result.module {
+                Some(m) => {
+                    let nesting = syntax::depth::nesting(&m);
+                    match nesting.too_deep {
+                        None => (Ok(m), nesting.deepest),
+                        Some(span) => {
+                            syntax::depth::dismantle(m);
+                            (Err(diags.push_error(too_deep(file, span))), 0)
+                        }
                     }
-                },
+                }
                 // The parser reports why it has no module; should it not, this says it.
-                None => Err(reported.unwrap_or_else(|| {
-                    let d = Diagnostic::error(codes::SYNTAX_ERROR, file, "this file does not parse")
-                        .primary(Span::default(), "here");
-                    diags.push_error(d)
-                })),
+                None => {
+                    let reported = reported.unwrap_or_else(|| {
+                        let d = Diagnostic::error(codes::SYNTAX_ERROR, file, "this file does not parse")
+                            .primary(Span::default(), "here");
+                        diags.push_error(d)
+                    });
+                    (Err(reported), 0)
+                }
             };
-            (file, module)
+            (file, module, nesting)
         }
         Err(e) => {
             let file = sources.add(name.to_string(), String::from_utf8_lossy(bytes).into_owned());
-            (file, Err(diags.push_error(invalid_utf8(file, bytes, e))))
+            (file, Err(diags.push_error(invalid_utf8(file, bytes, e))), 0)
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct Unit {
     pub module: Result<Module, Reported>,
     /// Brought in by an import rather than given.
     pub discovered: bool,
+    /// How many calls deep a recursive walk of its syntax tree goes, at most (`usize::MAX` when
+    /// not measured): what decides the stack the later phases need.
+    pub nesting: usize,
 }
 
 /// Every module of the compilation and what each one's imports resolve to.
@@ -173,10 +176,10 @@ impl Modules {
         diags: &mut Diagnostics,
     ) -> usize {
         self.source_bytes += bytes.len() as u64;
-        let (file, module) = super::parse_input(&name, bytes, self.previous.get(&name), sources, diags);
+        let (file, module, nesting) = super::parse_input(&name, bytes, self.previous.get(&name), sources, diags);
         self.by_identity.entry(key.clone()).or_insert(self.units.len());
         let normalized = normalize(Path::new(&name));
-        self.units.push(Unit { name, key, normalized, file, module, discovered });
+        self.units.push(Unit { name, key, normalized, file, module, discovered, nesting });
         self.lookups.push(HashMap::new());
         self.deps.push(Vec::new());
         self.units.len() - 1

@@ -21,16 +21,33 @@ enum Node<'a> {
     Expr(&'a Expr),
 }
 
+/// How deeply a module nests, as [`nesting`] measures it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nesting {
+    /// The deepest level reached (at most [`MAX_DEPTH`] + 1: the walk stops there).
+    pub deepest: usize,
+    /// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
+    pub too_deep: Option<Span>,
+}
+
 /// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
-pub fn too_deep<'a>(module: &'a Module) -> Option<Span> {
+pub fn too_deep(module: &Module) -> Option<Span> {
+    nesting(module).too_deep
+}
+
+/// How deeply `module` nests: its statements are level 1, what each node holds one level
+/// deeper than the node. A recursive walk of the tree goes about as many calls deep.
+pub fn nesting<'a>(module: &'a Module) -> Nesting {
     let mut stack: Vec<(Node<'a>, usize)> = module.body.iter().map(|s| (Node::Stmt(s), 1)).collect();
+    let mut deepest = 0;
     while let Some((node, depth)) = stack.pop() {
         let span = match node {
             Node::Stmt(s) => s.span,
             Node::Expr(e) => e.span,
         };
+        deepest = deepest.max(depth);
         if depth > MAX_DEPTH {
-            return Some(span);
+            return Nesting { deepest, too_deep: Some(span) };
         }
         let mut push = |n: Node<'a>| stack.push((n, depth + 1));
         match node {
@@ -46,7 +63,7 @@ pub fn too_deep<'a>(module: &'a Module) -> Option<Span> {
             Node::Expr(e) => e.for_each_child(&mut |c| push(Node::Expr(c))),
         }
     }
-    None
+    Nesting { deepest, too_deep: None }
 }
 
 /// Drops a module node by node: dropping a tree too deep for the stack recursively would
@@ -160,6 +177,15 @@ mod tests {
         let m = parse(&text);
         let span = too_deep(&m).expect("too deep");
         assert!((span.end as usize) < text.len());
+        dismantle(m);
+    }
+
+    #[test]
+    fn nesting_counts_statements_and_expressions_together() {
+        // `def` 1, `if` 2, `return` 3, the sum 4, the subscript 5, the product 6, `-x` 7, `x` 8.
+        let m = parse("def f(x):\n    if x:\n        return x + (x * -x)[0]\n    return x\n");
+        assert_eq!(nesting(&m), Nesting { deepest: 8, too_deep: None });
+        assert_eq!(nesting(&parse("")).deepest, 0);
         dismantle(m);
     }
 
