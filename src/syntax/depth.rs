@@ -30,11 +30,6 @@ pub struct Nesting {
     pub too_deep: Option<Span>,
 }
 
-/// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
-pub fn too_deep(module: &Module) -> Option<Span> {
-    nesting(module).too_deep
-}
-
 /// How deeply `module` nests: its statements are level 1, what each node holds one level
 /// deeper than the node. A recursive walk of the tree goes about as many calls deep.
 pub fn nesting<'a>(module: &'a Module) -> Nesting {
@@ -166,7 +161,7 @@ mod tests {
     #[test]
     fn shallow_modules_pass() {
         let m = parse("def f(x):\n    if x:\n        return x + (x * -x)[0]\n    return [x, (x,)]\n");
-        assert_eq!(too_deep(&m), None);
+        assert_eq!(nesting(&m).too_deep, None);
         dismantle(m);
     }
 
@@ -175,7 +170,7 @@ mod tests {
     fn a_sum_of_millions_of_terms_is_too_deep_and_is_dropped_without_recursion() {
         let text = format!("y = x{}\n", " + x".repeat(4_000_000));
         let m = parse(&text);
-        let span = too_deep(&m).expect("too deep");
+        let span = nesting(&m).too_deep.expect("too deep");
         assert!((span.end as usize) < text.len());
         dismantle(m);
     }
@@ -194,7 +189,7 @@ mod tests {
         // The statement is level 1, the sum's top level 2, its n-th nested level n + 1.
         let at = |terms: usize| {
             let m = parse(&format!("y = x{}\n", " + x".repeat(terms)));
-            let found = too_deep(&m);
+            let found = nesting(&m).too_deep;
             dismantle(m);
             found
         };
