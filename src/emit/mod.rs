@@ -1,4 +1,6 @@
-//! Emission: the IR as ONNX protobuf ([`proto`]) and as ONNX's textual syntax ([`text`]).
+//! Emission: the IR as ONNX protobuf messages ([`proto`]) or straight as their bytes ([`wire`]),
+//! and as ONNX's textual syntax ([`text`]).
 
 pub mod proto;
 pub mod text;
+pub mod wire;

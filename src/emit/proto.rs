@@ -184,29 +184,24 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
     onnx::ModelProto { functions: protos, ..library_header(functions, custom_ops, ir) }
 }
 
-/// The bytes of [`library_model`], encoded without holding every `FunctionProto` at once: each
-/// function is built and encoded in turn, on every core. A large library's protos would take
-/// most of the compiler's memory.
+/// The bytes of [`library_model`], with no `FunctionProto` built: each function is written
+/// straight to bytes ([`super::wire`]), on every core.
 pub fn library_bytes(functions: &[Function], custom_ops: &[String]) -> Vec<u8> {
     let parts = crate::parallel::map_chunks(functions, |chunk| {
         let mut bytes = Vec::new();
-        let mut ir = ir_version::FUNCTION_METADATA;
         for f in chunk {
-            let proto = function(f);
-            ir = ir.max(ir_version::for_function_fields(&proto));
-            prost::encoding::message::encode(MODEL_FUNCTIONS_FIELD, &proto, &mut bytes);
+            super::wire::function_field(&mut bytes, MODEL_FUNCTIONS_FIELD, f);
         }
-        (bytes, ir)
+        bytes
     });
-    let ir = parts.iter().map(|(_, ir)| *ir).fold(ir_version::FUNCTION_METADATA, i64::max);
-    let header = library_header(functions, custom_ops, ir);
+    let header = library_header(functions, custom_ops, super::wire::FUNCTION_FIELDS_IR);
     // prost writes a message's fields in field-number order, and `functions` (25) is followed
     // only by `configuration` (26), which a library leaves empty: the header's bytes and then the
     // functions' are the whole model's.
     debug_assert!(header.functions.is_empty() && header.configuration.is_empty());
     let mut out = header.encode_to_vec();
-    out.reserve(parts.iter().map(|(b, _)| b.len()).sum());
-    for (bytes, _) in parts {
+    out.reserve(parts.iter().map(Vec::len).sum());
+    for bytes in parts {
         out.extend_from_slice(&bytes);
     }
     out
