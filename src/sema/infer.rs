@@ -188,8 +188,8 @@ fn alt(t: &ValueType) -> Option<Alt> {
 
 /// The types a formal parameter allows, or `None` when one of them is a type this checker does
 /// not reason about (maps, sparse tensors) or its type cannot be read.
-fn alternatives(schema: &OpSchema, formal: &FormalParam) -> Option<Vec<Alt>> {
-    schema.allowed_types(formal)?.iter().map(alt).collect()
+fn alternatives<'s>(schema: &'s OpSchema, formal: &'s FormalParam) -> Option<&'s [ValueType]> {
+    schema.allowed_types(formal).filter(|types| types.iter().all(|t| alt(t).is_some()))
 }
 
 /// An argument that contradicts the schema or another argument.
@@ -282,20 +282,21 @@ pub fn contradicts(actual: &Ty, want: &Ty) -> bool {
 pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> Result<Vec<Option<Ty>>, Conflict> {
     let op = &schema.name;
     // The first argument that fixed each type variable.
-    let mut bound: Vec<(String, Ty, usize)> = Vec::new();
+    let mut bound: Vec<(&str, &Ty, usize)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
-        let (Some(formal), Some(ty)) = (formal_of(schema, i), arg) else { continue };
-        let Some(alts) = alternatives(schema, formal) else { continue };
-        if alts.is_empty() {
+        let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
+        let Some(types) = alternatives(schema, formal) else { continue };
+        if types.is_empty() {
             continue;
         }
-        // A tensor where the schema wants a sequence, or the other way round.
+        // A tensor where the schema wants a sequence, or the other way round. (Every call
+        // checks this, so the alternatives are walked, not collected.)
         let kinds = ty.kinds();
-        let fitting: Vec<Alt> = alts.iter().copied().filter(|a| kinds.contains(&a.kind)).collect();
-        if fitting.is_empty() && !kinds.is_empty() {
+        let fitting = || types.iter().filter_map(alt).filter(|a| kinds.contains(&a.kind));
+        if fitting().next().is_none() && !kinds.is_empty() {
             let mut wanted: Vec<Kind> = Vec::new();
             let mut want: Vec<&str> = Vec::new();
-            for a in &alts {
+            for a in types.iter().filter_map(alt) {
                 if !wanted.contains(&a.kind) {
                     wanted.push(a.kind);
                     if !want.contains(&a.kind.describe()) {
@@ -317,26 +318,25 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             });
         }
         // The element type must be one of those allowed for values of this kind.
-        if let Some(t) = ty.tensor_ty() {
-            let allowed: Vec<ElemType> = fitting.iter().map(|a| a.elem).collect();
-            if !allowed.is_empty() && !allowed.iter().any(|e| t.admits(*e)) {
-                let what = match ty {
-                    Ty::Seq(_) => "sequences of ",
-                    Ty::Opt(_) => "optional ",
-                    _ => "",
-                };
-                let (message, label) = match ty {
-                    Ty::Var { name, allowed: own } => (
-                        format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
-                        format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
-                    ),
-                    _ => (
-                        format!("`{op}` does not accept {} for its input `{}`", ty.describe(), formal.name),
-                        format!("{} here; `{}` allows {what}{}", ty.describe(), formal.name, list(&allowed)),
-                    ),
-                };
-                return Err(Conflict { arg: i, other: None, message, label, help: None });
-            }
+        let admitted = |t: &Ty| fitting().next().is_none() || fitting().any(|a| t.admits(a.elem));
+        if ty.tensor_ty().is_some_and(|t| !admitted(t)) {
+            let allowed: Vec<ElemType> = fitting().map(|a| a.elem).collect();
+            let what = match ty {
+                Ty::Seq(_) => "sequences of ",
+                Ty::Opt(_) => "optional ",
+                _ => "",
+            };
+            let (message, label) = match ty {
+                Ty::Var { name, allowed: own } => (
+                    format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
+                    format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
+                ),
+                _ => (
+                    format!("`{op}` does not accept {} for its input `{}`", ty.describe(), formal.name),
+                    format!("{} here; `{}` allows {what}{}", ty.describe(), formal.name, list(&allowed)),
+                ),
+            };
+            return Err(Conflict { arg: i, other: None, message, label, help: None });
         }
         // Homogeneous uses of one type variable must agree.
         let is_var = matches!(formal.ty, FormalType::Param(_));
@@ -344,9 +344,9 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             continue;
         }
         match bound.iter().position(|(v, _, _)| *v == formal.type_str) {
-            None => bound.push((formal.type_str.clone(), (*ty).clone(), i)),
+            None => bound.push((&formal.type_str, ty, i)),
             Some(k) => {
-                let (first, j) = (&bound[k].1, bound[k].2);
+                let (first, j) = (bound[k].1, bound[k].2);
                 if clash(first, ty) {
                     let first_formal = formal_of(schema, j).map(|f| f.name.as_str()).unwrap_or("?");
                     let which = if first_formal == formal.name {
@@ -368,7 +368,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
                     });
                 }
                 if more_specific(ty, first) {
-                    bound[k].1 = (*ty).clone();
+                    bound[k].1 = ty;
                 }
             }
         }
@@ -408,13 +408,14 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
         let ty = if let Some(alt) = concrete {
             Some(alt.ty())
         } else if let Some((_, t, _)) = bound.iter().find(|(v, _, _)| *v == formal.type_str) {
-            Some(t.clone())
+            Some((*t).clone())
         } else {
+            let all = |types: &[ValueType], kind: fn(Kind) -> bool| types.iter().filter_map(alt).all(|a| kind(a.kind));
             match alternatives(schema, formal) {
-                Some(a) if a.len() == 1 => Some(a[0].ty()),
+                Some([one]) => alt(one).map(Alt::ty),
                 // Every alternative a sequence (or an optional value): that much is known.
-                Some(a) if !a.is_empty() && a.iter().all(|x| x.kind == Kind::Seq) => Some(Ty::Seq(None)),
-                Some(a) if !a.is_empty() && a.iter().all(|x| matches!(x.kind, Kind::OptTensor | Kind::OptSeq)) => {
+                Some(types) if !types.is_empty() && all(types, |k| k == Kind::Seq) => Some(Ty::Seq(None)),
+                Some(types) if !types.is_empty() && all(types, |k| matches!(k, Kind::OptTensor | Kind::OptSeq)) => {
                     Some(Ty::Opt(None))
                 }
                 _ => None,
@@ -424,7 +425,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
     }
     // Types that flow through the sequence and optional ops.
     if onnx && n_outputs > 0 {
-        let bound_var = |v: &str| bound.iter().find(|(b, _, _)| b == v).map(|(_, t, _)| t.clone());
+        let bound_var = |v: &str| bound.iter().find(|(b, _, _)| *b == v).map(|(_, t, _)| (*t).clone());
         let flowed: Option<Ty> = match op.as_str() {
             "SequenceConstruct" => bound_var("T").filter(Ty::is_tensor).map(|t| Ty::seq(Some(t))),
             "SequenceAt" | "ConcatFromSequence" => arg(0).and_then(Ty::seq_elem).cloned(),
