@@ -330,42 +330,40 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<Vec<Option<String>>> {
         let Some(schema) = schema else { return Ok(args) };
         let Some(last) = schema.inputs.last() else { return Ok(args) };
-        let mut bindings: HashMap<String, String> = HashMap::new();
-        let mut typevars: Vec<Option<String>> = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            let formal = match schema.inputs.get(i) {
-                Some(f) => f,
-                None => {
-                    if last.option != FormalOption::Variadic {
-                        typevars.push(None);
-                        continue;
-                    }
-                    if !last.is_homogeneous {
-                        typevars.push(None);
-                        continue;
-                    }
-                    last
-                }
-            };
-            if formal.option == FormalOption::Variadic && !formal.is_homogeneous && i >= schema.inputs.len() - 1 {
-                typevars.push(None);
-                continue;
-            }
-            let tv = formal.type_str.clone();
-            if !tv.contains('(') {
-                if let Some(a) = a {
-                    if !self.castable.contains(a) {
-                        bindings.insert(tv.clone(), a.clone());
-                    }
-                }
-                typevars.push(Some(tv));
-            } else {
-                typevars.push(None);
-            }
+        // Most calls have no literal operand: nothing to cast.
+        if !args.iter().flatten().any(|a| self.castable.contains(a)) {
+            return Ok(args);
         }
+        // The type variable each operand binds, where it is a plain one.
+        let typevars: Vec<Option<&str>> = (0..args.len())
+            .map(|i| {
+                let formal = match schema.inputs.get(i) {
+                    Some(f) => f,
+                    None if last.option == FormalOption::Variadic && last.is_homogeneous => last,
+                    None => return None,
+                };
+                let mixed = formal.option == FormalOption::Variadic && !formal.is_homogeneous;
+                let tv = formal.type_str.as_str();
+                // A variadic input of mixed types, or a concrete type, binds no variable.
+                if (mixed && i >= schema.inputs.len() - 1) || tv.contains('(') {
+                    None
+                } else {
+                    Some(tv)
+                }
+            })
+            .collect();
+        // The tensor operand that gives each type variable its type: the last one not castable.
+        let like = |tv: &str| {
+            let bound = typevars.iter().zip(&args).rev().find_map(|(t, a)| match a {
+                Some(a) if *t == Some(tv) && !self.castable.contains(a) => Some(a),
+                _ => None,
+            });
+            bound.cloned()
+        };
+        let likes: Vec<Option<String>> = typevars.iter().map(|tv| tv.and_then(like)).collect();
         let mut out = Vec::with_capacity(args.len());
-        for (a, tv) in args.into_iter().zip(typevars) {
-            match (a, tv.and_then(|t| bindings.get(&t).cloned())) {
+        for (a, like) in args.into_iter().zip(likes) {
+            match (a, like) {
                 (Some(a), Some(like)) if self.castable.contains(&a) => {
                     let cast = self.fresh(&format!("{a}_cast"));
                     let presence = self.presence(&a);
