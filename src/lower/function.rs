@@ -284,7 +284,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         attrs: &[Attr],
     ) {
         let ty = |v: &String| self.types.get(v).cloned();
-        let input_types: Vec<Option<Ty>> = inputs.iter().map(|i| i.as_ref().and_then(ty)).collect();
+        let input_types: Vec<Option<&Ty>> = inputs.iter().map(|i| i.as_ref().and_then(|v| self.types.get(v))).collect();
         let attr_facts: Vec<(&str, AttrFacts)> = attrs
             .iter()
             .map(|a| {

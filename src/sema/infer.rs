@@ -474,11 +474,11 @@ pub fn node_outputs(
     domain: &str,
     op_type: &str,
     version: i64,
-    inputs: &[Option<Ty>],
+    inputs: &[Option<&Ty>],
     attrs: &[(&str, AttrFacts)],
     outputs: usize,
 ) -> Vec<Option<Ty>> {
-    let input = |i: usize| inputs.get(i).cloned().flatten();
+    let input = |i: usize| inputs.get(i).copied().flatten().cloned();
     let attr = |name: &str| attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a);
     let elem = |code: i64| ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code);
     if !domain.is_empty() {
@@ -522,12 +522,15 @@ pub fn node_outputs(
 }
 
 /// The outputs' types that an op's schema gives, from its inputs'.
-fn schema_outputs(domain: &str, op_type: &str, version: i64, inputs: &[Option<Ty>], outputs: usize) -> Vec<Option<Ty>> {
+fn schema_outputs(
+    domain: &str,
+    op_type: &str,
+    version: i64,
+    inputs: &[Option<&Ty>],
+    outputs: usize,
+) -> Vec<Option<Ty>> {
     match crate::schema::registry().resolve(domain, op_type, version) {
-        crate::schema::Resolution::Found(schema) => {
-            let refs: Vec<Option<&Ty>> = inputs.iter().map(Option::as_ref).collect();
-            check_call(schema, &refs, outputs).unwrap_or_default()
-        }
+        crate::schema::Resolution::Found(schema) => check_call(schema, inputs, outputs).unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -631,7 +634,8 @@ mod tests {
     #[test]
     fn ops_without_typing_schemas_are_typed_from_their_attributes() {
         let out = |op: &str, inputs: &[Option<Ty>], attrs: &[(&str, AttrFacts)], n: usize| {
-            node_outputs("", op, 18, inputs, attrs, n)
+            let inputs: Vec<Option<&Ty>> = inputs.iter().map(Option::as_ref).collect();
+            node_outputs("", op, 18, &inputs, attrs, n)
         };
         assert_eq!(out("Constant", &[], &[("value_ints", AttrFacts::Other)], 1), vec![Some(INT64)]);
         assert_eq!(out("Cast", &[Some(FLOAT)], &[("to", AttrFacts::Int(7))], 1), vec![Some(INT64)]);
