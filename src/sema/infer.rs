@@ -111,6 +111,16 @@ impl Ty {
         }
     }
 
+    /// Whether some element type of the set `elems` ([`elem_bit`]) could be this one's.
+    fn admits_any(&self, elems: u32) -> bool {
+        match self {
+            Ty::Elem(e) => elems & elem_bit(*e) != 0,
+            Ty::Var { allowed, .. } => allowed.is_empty() || allowed.iter().any(|a| elems & elem_bit(*a) != 0),
+            Ty::MaybeOpt(inner) => inner.admits_any(elems),
+            Ty::Seq(_) | Ty::Opt(_) => false,
+        }
+    }
+
     /// The kinds of value this could be (empty: we cannot tell).
     fn kinds(&self) -> &'static [Kind] {
         match self {
@@ -184,6 +194,32 @@ fn alt(t: &ValueType) -> Option<Alt> {
         _ => return None,
     };
     Some(Alt { kind, elem })
+}
+
+/// A formal parameter's alternatives as sets of element types (bit `code`), one per kind: what a
+/// call checks against, in one pass over the schema's types.
+#[derive(Clone, Copy, Default)]
+struct AltSet([u32; 4]);
+
+impl AltSet {
+    /// `None` when one of the types is of a shape this checker does not reason about.
+    fn of(types: &[ValueType]) -> Option<AltSet> {
+        let mut set = AltSet::default();
+        for t in types {
+            let a = alt(t)?;
+            set.0[a.kind as usize] |= elem_bit(a.elem);
+        }
+        Some(set)
+    }
+
+    /// The element types allowed for values of any of `kinds`.
+    fn elems_for(self, kinds: &[Kind]) -> u32 {
+        kinds.iter().fold(0, |elems, k| elems | self.0[*k as usize])
+    }
+}
+
+fn elem_bit(e: ElemType) -> u32 {
+    1 << e.code()
 }
 
 /// The types a formal parameter allows, or `None` when one of them is a type this checker does
@@ -285,15 +321,12 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
     let mut bound: Vec<(&str, &Ty, usize)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
-        let Some(types) = alternatives(schema, formal) else { continue };
-        if types.is_empty() {
-            continue;
-        }
-        // A tensor where the schema wants a sequence, or the other way round. (Every call
-        // checks this, so the alternatives are walked, not collected.)
+        let Some(types) = schema.allowed_types(formal) else { continue };
+        let Some(alts) = AltSet::of(types).filter(|_| !types.is_empty()) else { continue };
+        // A tensor where the schema wants a sequence, or the other way round.
         let kinds = ty.kinds();
-        let fitting = || types.iter().filter_map(alt).filter(|a| kinds.contains(&a.kind));
-        if fitting().next().is_none() && !kinds.is_empty() {
+        let fitting = alts.elems_for(kinds);
+        if fitting == 0 && !kinds.is_empty() {
             let mut wanted: Vec<Kind> = Vec::new();
             let mut want: Vec<&str> = Vec::new();
             for a in types.iter().filter_map(alt) {
@@ -318,9 +351,9 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             });
         }
         // The element type must be one of those allowed for values of this kind.
-        let admitted = |t: &Ty| fitting().next().is_none() || fitting().any(|a| t.admits(a.elem));
-        if ty.tensor_ty().is_some_and(|t| !admitted(t)) {
-            let allowed: Vec<ElemType> = fitting().map(|a| a.elem).collect();
+        if ty.tensor_ty().is_some_and(|t| fitting != 0 && !t.admits_any(fitting)) {
+            let fits = types.iter().filter_map(alt).filter(|a| kinds.contains(&a.kind));
+            let allowed: Vec<ElemType> = fits.map(|a| a.elem).collect();
             let what = match ty {
                 Ty::Seq(_) => "sequences of ",
                 Ty::Opt(_) => "optional ",
