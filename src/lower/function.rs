@@ -468,6 +468,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 }
 
+/// Room for this many values in the tables every value enters: a typical translation has a
+/// few dozen, and growing the tables from empty rehashed them five times over.
+const VALUES_PER_FUNCTION: usize = 64;
+
 impl<'a, 'm> Lowerer<'a, 'm> {
     fn new(
         env: &'a ModuleEnv<'m>,
@@ -481,11 +485,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             facts,
             params: HashMap::new(),
             reported_no_opset: None,
-            types: HashMap::new(),
+            types: HashMap::with_capacity(VALUES_PER_FUNCTION),
             env,
             diags,
             calls,
-            used_names: HashSet::new(),
+            used_names: HashSet::with_capacity(VALUES_PER_FUNCTION),
             counter: 0,
             scopes: vec![Scope::default()],
             castable: HashSet::new(),

@@ -21,6 +21,8 @@ use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+// Every name a function reads is looked up here: seeded foldhash rather than SipHash.
+use foldhash::{HashMap as FastMap, HashMapExt};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
@@ -103,7 +105,7 @@ pub struct ModuleEnv<'m> {
     pub file: FileId,
     /// The module's statements, for edits that a fix makes at module level.
     pub module: &'m Module,
-    pub globals: HashMap<String, GlobalDef>,
+    pub globals: FastMap<String, GlobalDef>,
     /// The module's own functions, in source order.
     pub functions: Vec<&'m FunctionDef>,
     /// The compilation-wide id of `functions[0]`; `functions[i]` is `first_function + i`.
@@ -119,7 +121,7 @@ pub struct ModuleEnv<'m> {
     pub custom_ops: Vec<CustomOpDecl>,
     /// The earlier meanings of names the module binds more than once, with the offset where each
     /// binding ends, in source order (the last one is in `globals`).
-    pub rebound: HashMap<String, Vec<(u32, Global)>>,
+    pub rebound: FastMap<String, Vec<(u32, Global)>>,
     /// Where in the module names are looked up (see [`ModuleEnv::view_at`]); `u32::MAX` is the
     /// end of the module.
     view: std::cell::Cell<u32>,
@@ -314,13 +316,13 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
     let mut env = ModuleEnv {
         file,
         module,
-        globals: HashMap::new(),
+        globals: FastMap::new(),
         functions: Vec::new(),
         first_function: ctx.first_function,
         namespaces: HashMap::new(),
         linked: ctx.linked.clone(),
         custom_ops: Vec::new(),
-        rebound: HashMap::new(),
+        rebound: FastMap::new(),
         view: std::cell::Cell::new(u32::MAX),
         deferred_reported: Default::default(),
     };
