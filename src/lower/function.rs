@@ -168,11 +168,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             cut -= 1;
         }
         let candidate = &candidate[..cut];
-        let mut name = candidate.to_string();
-        while self.used_names.contains(&name) {
-            name = format!("{candidate}_{}", self.counter);
-            self.counter += 1;
-        }
+        let name = if self.used_names.contains(candidate) {
+            loop {
+                let numbered = format!("{candidate}_{}", self.counter);
+                self.counter += 1;
+                if !self.used_names.contains(&numbered) {
+                    break numbered;
+                }
+            }
+        } else {
+            candidate.to_string()
+        };
         self.used_names.insert(name.clone());
         name
     }
