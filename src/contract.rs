@@ -9,8 +9,8 @@
 //! The contracts: every diagnostic has a stable code with an explanation, and (for source
 //! diagnostics) a primary label whose span lies inside its file; rendering them (human and JSON)
 //! succeeds; a successful output passes onnx's structural rules ([`crate::validate`]) and
-//! survives an encode/decode round trip; and the same input gives the same output, byte for
-//! byte, and the same diagnostics.
+//! survives an encode/decode round trip, and `build` writes it as prost encodes it; and the same
+//! input gives the same output, byte for byte, and the same diagnostics.
 
 use crate::diagnostics::{self, Diagnostic};
 use crate::driver::{self, Compilation, Input};
@@ -92,12 +92,18 @@ fn check_code(d: &Diagnostic) {
     assert!(!d.message.is_empty(), "{}: empty message", d.code);
 }
 
-/// The library model and the text form of a clean compilation, checked.
+/// The library model and the text form of a clean compilation, checked; what `build` writes
+/// (straight from the IR, `emit::wire`) must be that model's bytes as prost encodes them.
 fn built(c: &Compilation) -> (Vec<u8>, String) {
     let model = emit::proto::library_model(&c.functions, &c.custom_ops);
     check_model(&model, "the built library");
+    let bytes = model.encode_to_vec();
+    assert!(
+        emit::proto::library_bytes(&c.functions, &c.custom_ops) == bytes,
+        "the library `build` writes is not the library model's encoding"
+    );
     let protos: Vec<FunctionProto> = c.functions.iter().map(emit::proto::function).collect();
-    (model.encode_to_vec(), emit::text::functions_to_text(&protos))
+    (bytes, emit::text::functions_to_text(&protos))
 }
 
 /// An output model: onnx's structural rules, and a lossless round trip through the wire format.
