@@ -2,5 +2,6 @@
 //! and as ONNX's textual syntax ([`text`]).
 
 pub mod proto;
+pub mod signature;
 pub mod text;
 pub mod wire;

@@ -1,7 +1,7 @@
 //! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
 
 use crate::lower::ir::*;
-use crate::onnx::metadata::{self, CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
+use crate::onnx::metadata::{CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
 use crate::onnx::{ir_version, ElemType};
 use crate::proto::onnx;
 use prost::Message;
@@ -105,48 +105,6 @@ fn dimension(d: &Dim) -> onnx::tensor_shape_proto::Dimension {
     onnx::tensor_shape_proto::Dimension { value, ..Default::default() }
 }
 
-/// The typed signature: what a consumer needs to call the function (attribute types are not
-/// otherwise recorded for attributes without a default).
-pub fn signature(f: &Function) -> metadata::Signature {
-    metadata::Signature {
-        attributes: f
-            .attributes
-            .iter()
-            .map(|a| metadata::Attribute {
-                default: a.default_repr.clone(),
-                name: a.name.clone(),
-                optional: a.optional,
-                ty: a.kind,
-            })
-            .collect(),
-        complex: f.complex,
-        inputs: f
-            .inputs
-            .iter()
-            .map(|i| metadata::Input {
-                default: i.default_repr.clone(),
-                name: i.name.clone(),
-                optional: i.optional,
-                ty: i.ty.clone(),
-            })
-            .collect(),
-        outputs: f
-            .outputs
-            .iter()
-            .zip(&f.output_types)
-            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.clone() })
-            .collect(),
-        parameters: f.parameters.clone(),
-        torch_ops: f
-            .torch_ops
-            .iter()
-            .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
-            .collect(),
-        type_vars: f.type_vars.clone(),
-        version: metadata::SIGNATURE_VERSION,
-    }
-}
-
 pub fn function(f: &Function) -> onnx::FunctionProto {
     let no_default: Vec<String> = f.attributes.iter().filter(|a| a.default.is_none()).map(|a| a.name.clone()).collect();
     let attribute_proto = f
@@ -168,7 +126,7 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
             .iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
             .collect(),
-        metadata_props: std::iter::once(entry(SIGNATURE_KEY, signature(f).to_json()))
+        metadata_props: std::iter::once(entry(SIGNATURE_KEY, super::signature::of(f).to_json()))
             .chain(f.source.iter().map(|at| entry(SOURCE_KEY, location(&f.source_file, at))))
             .collect(),
         ..Default::default()

@@ -1,0 +1,48 @@
+//! The typed signature a function carries in its `metadata_props` (the JSON format:
+//! docs/signature-format.md), written the same by both emitters ([`super::proto`],
+//! [`super::wire`]).
+
+use crate::lower::ir::Function;
+use crate::onnx::metadata;
+
+/// The typed signature: what a consumer needs to call the function (attribute types are not
+/// otherwise recorded for attributes without a default).
+pub fn of(f: &Function) -> metadata::Signature {
+    metadata::Signature {
+        attributes: f
+            .attributes
+            .iter()
+            .map(|a| metadata::Attribute {
+                default: a.default_repr.clone(),
+                name: a.name.clone(),
+                optional: a.optional,
+                ty: a.kind,
+            })
+            .collect(),
+        complex: f.complex,
+        inputs: f
+            .inputs
+            .iter()
+            .map(|i| metadata::Input {
+                default: i.default_repr.clone(),
+                name: i.name.clone(),
+                optional: i.optional,
+                ty: i.ty.clone(),
+            })
+            .collect(),
+        outputs: f
+            .outputs
+            .iter()
+            .zip(&f.output_types)
+            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.clone() })
+            .collect(),
+        parameters: f.parameters.clone(),
+        torch_ops: f
+            .torch_ops
+            .iter()
+            .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
+            .collect(),
+        type_vars: f.type_vars.clone(),
+        version: metadata::SIGNATURE_VERSION,
+    }
+}
