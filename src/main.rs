@@ -239,8 +239,9 @@ fn main() -> ExitCode {
     let _ = miette::set_hook(Box::new(move |_| Box::new(miette::MietteHandlerOpts::new().color(use_color).build())));
     let result = match cli.command {
         // These compile on this thread when the sources are shallow (`driver::on_stack_for`):
-        // a second thread would be a third of a small `check`.
-        command @ (Command::Check { .. } | Command::Build { .. }) => run(command, color),
+        // a second thread would be a third of a small `check`. The language server hands each
+        // analysis to the compiler's threads itself.
+        command @ (Command::Check { .. } | Command::Build { .. } | Command::Lsp { .. }) => run(command, color),
         // The others read models and schema files of any depth: on the compiler's large stack.
         command => driver::on_compiler_stack(|| run(command, color)),
     };

@@ -16,15 +16,53 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
-/// `here()` on this thread while `there()` runs on another, with [`COMPILER_STACK`]; `there`'s
-/// result is `None` when no thread can be had (it has not run then). A panic in either is
-/// carried on to this thread.
-pub fn in_two<H, T: Send>(here: impl FnOnce() -> H, there: impl FnOnce() -> T + Send) -> (H, Option<T>) {
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().stack_size(COMPILER_STACK).spawn_scoped(scope, there);
-        let mine = here();
-        (mine, worker.ok().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+std::thread_local! {
+    /// Whether this thread is one of the pool's, and so has [`COMPILER_STACK`].
+    static IN_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread has [`COMPILER_STACK`] (it is one of the pool's).
+pub fn on_large_stack() -> bool {
+    IN_POOL.get()
+}
+
+/// The compiler's threads, one per core, each with [`COMPILER_STACK`]; started the first time
+/// work is split or needs the large stack, and kept until the process ends: starting and
+/// ending a thread costs about a millisecond here, and a thread that stays reuses its memory.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores().max(2))
+            .stack_size(COMPILER_STACK)
+            .thread_name(|i| format!("onnxsc-{i}"))
+            .start_handler(|_| IN_POOL.set(true))
+            .build()
+            .ok()
     })
+    .as_ref()
+}
+
+/// `work` on a thread with [`COMPILER_STACK`]: this one when it is one, else one of the pool's
+/// while this one waits; `None` when no such thread can be had (`work` has not run then).
+pub fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
+    if on_large_stack() {
+        return Some(work());
+    }
+    pool().map(|p| p.install(work))
+}
+
+/// `here()` and `there()` at once, on the pool's threads; `there`'s result is `None` when no
+/// thread can be had (it has not run then, and `here` has run on this thread). A panic in
+/// either is carried on to this thread.
+pub fn in_two<H: Send, T: Send>(here: impl FnOnce() -> H + Send, there: impl FnOnce() -> T + Send) -> (H, Option<T>) {
+    match pool() {
+        Some(p) => {
+            let (h, t) = p.install(|| rayon::join(here, there));
+            (h, Some(t))
+        }
+        None => (here(), None),
+    }
 }
 
 /// Below this many items per thread, starting a thread costs more than it saves.
@@ -33,28 +71,14 @@ const MIN_ITEMS_PER_THREAD: usize = 64;
 /// `work` applied to consecutive chunks of `items`, one chunk per core (only one, on this thread,
 /// when `items` is small); the results in the order of the chunks.
 pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    use rayon::prelude::*;
     let most = items.len() / MIN_ITEMS_PER_THREAD;
     let threads = if most < 2 { 1 } else { cores().min(most) };
-    if threads == 1 {
+    let Some(p) = pool().filter(|_| threads > 1) else {
         return vec![work(items)];
-    }
+    };
     let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let work = &work;
-        let mut chunks = items.chunks(chunk);
-        // This thread takes the first chunk while the others run.
-        let first = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks.map(|c| scope.spawn(move || work(c))).collect();
-        let mut results = vec![work(first)];
-        for handle in others {
-            match handle.join() {
-                Ok(r) => results.push(r),
-                // A panic in `work` is a bug; carry it on to this thread as it would have been.
-                Err(payload) => std::panic::resume_unwind(payload),
-            }
-        }
-        results
-    })
+    p.install(|| items.par_chunks(chunk).map(&work).collect())
 }
 
 #[cfg(test)]

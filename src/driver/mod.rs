@@ -226,11 +226,6 @@ pub fn analyze_again(
     })
 }
 
-std::thread_local! {
-    /// Whether this thread was started by [`on_compiler_stack`], and so has its stack.
-    static ON_COMPILER_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// The stack a thread needs to compile shallow sources itself (see [`on_stack_for`]): what a
 /// process's main thread and Rust's spawned threads (2 MB) have. `tests/caller_stack.rs` compiles
 /// the deepest shapes that stay on the caller, in an unoptimised build, on a thread with this
@@ -261,19 +256,10 @@ pub fn on_stack_for<T: Send>(nesting: usize, work: impl FnOnce() -> T + Send) ->
 /// Runs `work` on a thread with [`parallel::COMPILER_STACK`]: here when this thread is one
 /// already, or when no thread can be had.
 pub fn on_compiler_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    if ON_COMPILER_STACK.get() {
-        return work();
-    }
-    // Lent to the thread, so that it is still here should no thread start.
+    // Lent to the pool, so that it is still here should no thread start.
     let mut slot = Some(work);
     let lent = &mut slot;
-    let ((), outcome) = parallel::in_two(
-        || (),
-        move || {
-            ON_COMPILER_STACK.set(true);
-            lent.take().map(|work| work())
-        },
-    );
+    let outcome = parallel::on_pool(move || lent.take().map(|work| work()));
     match (outcome.flatten(), slot) {
         (Some(done), _) => done,
         // No thread to be had: work here, with the stack we have.
@@ -610,9 +596,10 @@ fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnosti
     // Both halves on copies: what a half marks as reported must not silence the walk in order.
     let (mine, other) = (env.for_another_thread(), env.for_another_thread());
     let (first, second) = parallel::in_two(
-        || {
+        move || {
             let mut reports = Diagnostics::new();
-            (compile_functions(&mine, 0..half, inputs, &mut reports), reports)
+            let compiled = compile_functions(&mine, 0..half, inputs, &mut reports);
+            (compiled, reports, mine.reported_a_deferred_use())
         },
         move || {
             let mut reports = Diagnostics::new();
@@ -621,7 +608,7 @@ fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnosti
         },
     );
     match (first, second) {
-        ((mut compiled, reports), Some((rest, more, false))) if !mine.reported_a_deferred_use() => {
+        ((mut compiled, reports, false), Some((rest, more, false))) => {
             diags.append(reports);
             diags.append(more);
             compiled.extend(rest);
