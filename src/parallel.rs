@@ -74,7 +74,11 @@ pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync
     use rayon::prelude::*;
     let most = items.len() / MIN_ITEMS_PER_THREAD;
     let threads = if most < 2 { 1 } else { cores().min(most) };
-    let Some(p) = pool().filter(|_| threads > 1) else {
+    // The size first: a small input must not start the pool.
+    if threads == 1 {
+        return vec![work(items)];
+    }
+    let Some(p) = pool() else {
         return vec![work(items)];
     };
     let chunk = items.len().div_ceil(threads);
