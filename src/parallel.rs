@@ -26,11 +26,17 @@ pub fn on_large_stack() -> bool {
     IN_POOL.get()
 }
 
+static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+
+/// Whether the pool has been started (a small compilation must not start it).
+pub fn pool_started() -> bool {
+    POOL.get().is_some()
+}
+
 /// The compiler's threads, one per core, each with [`COMPILER_STACK`]; started the first time
 /// work is split or needs the large stack, and kept until the process ends: starting and
 /// ending a thread costs about a millisecond here, and a thread that stays reuses its memory.
 fn pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(cores().max(2))
