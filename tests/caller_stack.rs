@@ -24,6 +24,18 @@ fn returning(expr: &str) -> String {
     format!("{HEADER}{SIGNATURE}    return {expr}\n")
 }
 
+/// `inner` inside `n` pairs of `open` and `close`.
+fn around(open: &str, inner: &str, close: &str, n: usize) -> String {
+    format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+}
+
+/// `n` blocks nested in the function, level 1 first, each opened by `header(level)`, around
+/// one statement.
+fn nested(n: usize, header: fn(usize) -> String) -> String {
+    let headers: String = (1..=n).map(|i| format!("{}{}:\n", " ".repeat(4 * i), header(i))).collect();
+    format!("{HEADER}{SIGNATURE}{headers}{}x = op.Neg(x)\n    return x\n", " ".repeat(4 * (n + 1)))
+}
+
 fn constant(expr: &str) -> String {
     format!("{HEADER}C = {expr}\n{SIGNATURE}    return x\n")
 }
@@ -31,11 +43,7 @@ fn constant(expr: &str) -> String {
 /// The recursive phases' dearest shapes: nested calls, subscripts, operators, constants folded
 /// at compile time, and statements whose graphs nest.
 const SHAPES: &[Shape] = &[
-    Shape {
-        name: "nested calls",
-        source: |n| returning(&format!("{}x{}", "op.Neg(".repeat(n), ")".repeat(n))),
-        compiles: true,
-    },
+    Shape { name: "nested calls", source: |n| returning(&around("op.Neg(", "x", ")", n)), compiles: true },
     Shape { name: "unary minus", source: |n| returning(&format!("{}x", "-".repeat(n))), compiles: true },
     Shape { name: "sum", source: |n| returning(&format!("x{}", " + x".repeat(n))), compiles: true },
     Shape { name: "subscripts", source: |n| returning(&format!("x{}", "[0]".repeat(n))), compiles: true },
@@ -44,31 +52,12 @@ const SHAPES: &[Shape] = &[
         source: |n| returning(&format!("{}x", "x if a else ".repeat(n))),
         compiles: false,
     },
-    Shape {
-        name: "constant list",
-        source: |n| constant(&format!("{}1{}", "[".repeat(n), "]".repeat(n))),
-        compiles: true,
-    },
+    Shape { name: "constant list", source: |n| constant(&around("[", "1", "]", n)), compiles: true },
     Shape { name: "constant negation", source: |n| constant(&format!("{}1", "-".repeat(n))), compiles: true },
     Shape { name: "constant sum", source: |n| constant(&format!("1{}", " + 1".repeat(n))), compiles: true },
-    Shape {
-        name: "constant tuple",
-        source: |n| constant(&format!("{}1{}", "(1, ".repeat(n), ")".repeat(n))),
-        compiles: true,
-    },
-    Shape {
-        name: "constant dict",
-        source: |n| constant(&format!("{}1{}", "{1: ".repeat(n), "}".repeat(n))),
-        compiles: true,
-    },
-    Shape {
-        name: "nested ifs",
-        source: |n| {
-            let ifs: String = (1..=n).map(|i| format!("{}if a > {i}:\n", " ".repeat(4 * i))).collect();
-            format!("{HEADER}{SIGNATURE}{ifs}{}x = op.Neg(x)\n    return x\n", " ".repeat(4 * (n + 1)))
-        },
-        compiles: true,
-    },
+    Shape { name: "constant tuple", source: |n| constant(&around("(1, ", "1", ")", n)), compiles: true },
+    Shape { name: "constant dict", source: |n| constant(&around("{1: ", "1", "}", n)), compiles: true },
+    Shape { name: "nested ifs", source: |n| nested(n, |i| format!("if a > {i}")), compiles: true },
     Shape {
         name: "elif chain",
         source: |n| {
@@ -77,14 +66,7 @@ const SHAPES: &[Shape] = &[
         },
         compiles: true,
     },
-    Shape {
-        name: "nested loops",
-        source: |n| {
-            let loops: String = (1..=n).map(|i| format!("{}for i{i} in range(2):\n", " ".repeat(4 * i))).collect();
-            format!("{HEADER}{SIGNATURE}{loops}{}x = op.Neg(x)\n    return x\n", " ".repeat(4 * (n + 1)))
-        },
-        compiles: true,
-    },
+    Shape { name: "nested loops", source: |n| nested(n, |i| format!("for i{i} in range(2)")), compiles: true },
 ];
 
 /// The deepest instance of `shape` that still nests at most [`CALLER_NESTING`].
