@@ -21,11 +21,6 @@ std::thread_local! {
     static IN_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether this thread has [`COMPILER_STACK`] (it is one of the pool's).
-pub fn on_large_stack() -> bool {
-    IN_POOL.get()
-}
-
 static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
 
 /// Whether the pool has been started (a small compilation must not start it).
@@ -52,22 +47,22 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 /// `work` on a thread with [`COMPILER_STACK`]: this one when it is one, else one of the pool's
 /// while this one waits; `None` when no such thread can be had (`work` has not run then).
 pub fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
-    if on_large_stack() {
+    if IN_POOL.get() {
         return Some(work());
     }
     pool().map(|p| p.install(work))
 }
 
-/// `here()` and `there()` at once, on the pool's threads; `there`'s result is `None` when no
-/// thread can be had (it has not run then, and `here` has run on this thread). A panic in
+/// `first()` and `second()` at once, on the pool's threads; `second`'s result is `None` when no
+/// thread can be had (it has not run then, and `first` has run on this thread). A panic in
 /// either is carried on to this thread.
-pub fn in_two<H: Send, T: Send>(here: impl FnOnce() -> H + Send, there: impl FnOnce() -> T + Send) -> (H, Option<T>) {
+pub fn in_two<A: Send, B: Send>(first: impl FnOnce() -> A + Send, second: impl FnOnce() -> B + Send) -> (A, Option<B>) {
     match pool() {
         Some(p) => {
-            let (h, t) = p.install(|| rayon::join(here, there));
-            (h, Some(t))
+            let (a, b) = p.install(|| rayon::join(first, second));
+            (a, Some(b))
         }
-        None => (here(), None),
+        None => (first(), None),
     }
 }
 

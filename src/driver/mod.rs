@@ -298,8 +298,8 @@ fn pipeline(
 
     // The later phases recurse over the syntax trees; drop the trees there too.
     let nesting = mods.units.iter().map(|u| u.nesting).max().unwrap_or(0);
-    let parsed = Parsed { sources, diags, mods, base, registered };
-    Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse, nesting)))
+    let parsed = Parsed { sources, diags, mods, nesting, base, registered };
+    Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse)))
 }
 
 /// What the parse phase hands on to the rest.
@@ -307,6 +307,8 @@ struct Parsed {
     sources: SourceMap,
     diags: Diagnostics,
     mods: modules::Modules,
+    /// The deepest of the modules' [`modules::Unit::nesting`].
+    nesting: usize,
     base: std::borrow::Cow<'static, AtenRegistry>,
     registered: Option<AtenRegistry>,
 }
@@ -316,9 +318,8 @@ fn compile_parsed(
     parsed: Parsed,
     options: &Options,
     mut reuse: Option<&mut Reuse>,
-    nesting: usize,
 ) -> (Compilation, Option<analysis::Known>) {
-    let Parsed { sources, mut diags, mut mods, base, registered } = parsed;
+    let Parsed { sources, mut diags, mut mods, nesting, base, registered } = parsed;
     let for_editor = reuse.is_some();
 
     // Environments, each after the modules it imports (their names must be known).
@@ -461,8 +462,11 @@ fn parse_input(
                     return (file, Ok(module), usize::MAX);
                 }
             }
-            let nesting_bound = if text.len() <= CALLER_PARSE_BYTES { 0 } else { usize::MAX };
-            let result = on_stack_for(nesting_bound, || syntax::parse(file, text));
+            let result = if text.len() <= CALLER_PARSE_BYTES {
+                syntax::parse(file, text)
+            } else {
+                on_compiler_stack(|| syntax::parse(file, text))
+            };
             let reported = diags.extend(result.diagnostics);
             let (module, nesting) = match result.module {
                 Some(m) => {
