@@ -469,16 +469,13 @@ fn parse_input(
             };
             let reported = diags.extend(result.diagnostics);
             let (module, nesting) = match result.module {
-                Some(m) => {
-                    let nesting = syntax::depth::nesting(&m);
-                    match nesting.too_deep {
-                        None => (Ok(m), nesting.deepest),
-                        Some(span) => {
-                            syntax::depth::dismantle(m);
-                            (Err(diags.push_error(too_deep(file, span))), 0)
-                        }
+                Some(m) => match result.nesting.too_deep {
+                    None => (Ok(m), result.nesting.deepest),
+                    Some(span) => {
+                        syntax::depth::dismantle(m);
+                        (Err(diags.push_error(too_deep(file, span))), 0)
                     }
-                }
+                },
                 // The parser reports why it has no module; should it not, this says it.
                 None => {
                     let reported = reported.unwrap_or_else(|| {

@@ -22,12 +22,20 @@ enum Node<'a> {
 }
 
 /// How deeply a module nests, as [`nesting`] measures it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Nesting {
     /// The deepest level reached (at most [`MAX_DEPTH`] + 1: the walk stops there).
     pub deepest: usize,
-    /// The span of the first node nested deeper than [`MAX_DEPTH`], if any.
+    /// The span of the first node nested deeper than [`MAX_DEPTH`] that the walk meets, if any.
     pub too_deep: Option<Span>,
+}
+
+impl Nesting {
+    /// The nesting of a module whose statements are `self`'s and then `later`'s: what
+    /// [`nesting`] finds on the whole, which walks later statements first.
+    pub fn then(self, later: Nesting) -> Nesting {
+        Nesting { deepest: self.deepest.max(later.deepest), too_deep: later.too_deep.or(self.too_deep) }
+    }
 }
 
 /// How deeply `module` nests: its statements are level 1, what each node holds one level

@@ -5,6 +5,7 @@
 //! construct being written ("expected `:` after the function signature").
 
 use super::ast::{BinOp, Expr, ExprKind, FStringPart, Module};
+use super::depth::{self, Nesting};
 use super::layout::{layout, Laying, Triple};
 use super::lexer::{lex, FPiece, StrLit, Tok};
 use crate::diagnostics::{codes, Diagnostic};
@@ -161,9 +162,12 @@ fn shift_pieces(pieces: &[FPiece], by: usize) -> Vec<FPiece> {
         .collect()
 }
 
-/// The result of parsing one file: an AST when the syntax was valid, and the diagnostics.
+/// The result of parsing one file: an AST when the syntax was valid, how deeply it nests
+/// (measured on the thread that parsed it, each half of a large file on its own), and the
+/// diagnostics.
 pub struct Parsed {
     pub module: Option<Module>,
+    pub nesting: Nesting,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -172,7 +176,7 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     let large = text.len() >= 2 * MIN_BYTES_PER_THREAD;
     let split = if large && crate::parallel::cores() > 1 { split_point(text, MIN_BYTES_PER_THREAD) } else { None };
     match split.and_then(|at| parse_halves(file, text, at)) {
-        Some(module) => Parsed { module: Some(module), diagnostics: Vec::new() },
+        Some((module, nesting)) => Parsed { module: Some(module), nesting, diagnostics: Vec::new() },
         None => parse_whole(file, text),
     }
 }
@@ -188,15 +192,15 @@ fn parse_whole(file: FileId, text: &str) -> Parsed {
     let mut diagnostics = laying.into_diagnostics();
     if !diagnostics.is_empty() {
         // Lexical and indentation errors make the token stream unreliable: report them alone.
-        return Parsed { module: None, diagnostics };
+        return Parsed { module: None, nesting: Nesting::default(), diagnostics };
     }
     match result {
-        Ok(module) => Parsed { module: Some(module), diagnostics },
+        Ok(module) => Parsed { nesting: depth::nesting(&module), module: Some(module), diagnostics },
         Err(err) => {
             // Only a syntax error needs the tokens again, to say what was expected.
             let tokens = layout(file, text).tokens;
             diagnostics.push(explain(file, &tokens, err));
-            Parsed { module: None, diagnostics }
+            Parsed { module: None, nesting: Nesting::default(), diagnostics }
         }
     }
 }
@@ -238,18 +242,22 @@ fn split_point(text: &str, min_per_thread: usize) -> Option<usize> {
 /// The module of `text` parsed in two halves, cut at byte `at` ([`split_point`]), at once on
 /// two threads, each laying out its own half; `None` when a half has an error of any kind (the
 /// file then goes through one parse, which reports it as always) or no second thread can be had.
-fn parse_halves(file: FileId, text: &str, at: usize) -> Option<Module> {
+fn parse_halves(file: FileId, text: &str, at: usize) -> Option<(Module, Nesting)> {
     let half = |text: &str, start: usize| {
         let mut laying = Laying::new(file, text, start);
         let module = parse_tokens(&mut laying).ok()?;
         // The parser took the stream to its end, so its errors are all known.
-        (!laying.has_errors()).then_some(module)
+        (!laying.has_errors()).then(|| {
+            let nesting = depth::nesting(&module);
+            (module, nesting)
+        })
     };
     // On the compiler's stack: a syntax error drops the half-built trees, recursively.
     let (first, second) = crate::parallel::in_two(|| half(&text[..at], 0), || half(text, at));
-    let mut module = first?;
-    module.body.extend(second??.body);
-    Some(module)
+    let (mut module, first) = first?;
+    let (rest, second) = second??;
+    module.body.extend(rest.body);
+    Some((module, first.then(second)))
 }
 
 /// The tokens of the logical line that contains token index `at`, up to it.
@@ -491,8 +499,9 @@ mod tests {
             let text = library(functions);
             let at = split_point(&text, 1).expect("a point past the middle");
             assert_eq!(&text[at..at + 8], "@script(", "{functions}: not at a function's first decorator");
-            let halves = parse_halves(0, &text, at).expect("each half parses");
-            assert_eq!(halves, whole(&text), "{functions} functions");
+            let (module, nesting) = parse_halves(0, &text, at).expect("each half parses");
+            assert_eq!(module, whole(&text), "{functions} functions");
+            assert_eq!(nesting, depth::nesting(&module), "{functions} functions");
         }
     }
 
@@ -540,7 +549,12 @@ mod tests {
         let middle = clean[clean.len() / 2..].find("\n# function").unwrap() + clean.len() / 2 + 1;
         let quarter = clean[clean.len() / 4..].find("\n# function").unwrap() + clean.len() / 4 + 1;
         let with = |at: usize, insert: &str| format!("{}{insert}{}", &clean[..at], &clean[at..]);
+        // Nested more than the compiler walks: `nesting` must find the same node in halves.
+        let too_deep = format!("Y = x{}\n", " + x".repeat(depth::MAX_DEPTH));
         let cases = [
+            ("deep in the first half", with(quarter, &format!("Y = {}x\n", "-".repeat(500)))),
+            ("too deep in the first half", with(quarter, &too_deep)),
+            ("too deep in both halves", format!("{}{too_deep}", with(quarter, &too_deep))),
             ("clean", clean.clone()),
             ("string open across the middle", with(middle, "X = '''\n\n")),
             ("bracket open across the middle", with(middle, "X = [\n\n")),
@@ -550,10 +564,21 @@ mod tests {
         ];
         for (what, text) in cases {
             let (split, whole) = (parse(0, &text), parse_whole(0, &text));
-            assert_eq!(split.module, whole.module, "{what}");
+            // Comparing trees too deep for a walk would overflow this thread's stack.
+            if !what.contains("too deep") {
+                assert_eq!(split.module, whole.module, "{what}");
+            }
             let reports = |p: &Parsed| p.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect::<Vec<_>>();
-            assert_eq!(reports(&split), reports(&whole), "{what}");
-            assert_eq!(whole.module.is_some(), what == "clean", "{what}");
+            let (split_reports, whole_reports) = (reports(&split), reports(&whole));
+            let parsed = whole.module.is_some();
+            // Taken apart before any assertion: unwinding would drop them recursively.
+            for m in [split.module, whole.module].into_iter().flatten() {
+                depth::dismantle(m);
+            }
+            assert_eq!(split.nesting, whole.nesting, "{what}");
+            assert_eq!(split_reports, whole_reports, "{what}");
+            assert_eq!(parsed, what == "clean" || what.contains("deep"), "{what}");
+            assert_eq!(whole.nesting.too_deep.is_some(), what.contains("too deep"), "{what}");
         }
     }
 
