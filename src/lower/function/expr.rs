@@ -353,13 +353,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             })
             .collect();
         // The tensor operand that gives each type variable its type: the last one not castable.
-        let like = |tv: &str| {
-            let bound = typevars.iter().zip(&args).rev().find_map(|(t, a)| match a {
-                Some(a) if *t == Some(tv) && !self.castable.contains(a) => Some(a),
-                _ => None,
-            });
-            bound.cloned()
-        };
+        // A schema has a few type variables, so a list, in one pass over the operands.
+        let mut bound: Vec<(&str, &String)> = Vec::new();
+        for (tv, a) in typevars.iter().zip(&args) {
+            let (Some(tv), Some(a)) = (tv, a) else { continue };
+            if self.castable.contains(a) {
+                continue;
+            }
+            match bound.iter_mut().find(|(t, _)| t == tv) {
+                Some(b) => b.1 = a,
+                None => bound.push((tv, a)),
+            }
+        }
+        let like = |tv: &str| bound.iter().find(|(t, _)| *t == tv).map(|(_, a)| (*a).clone());
         let likes: Vec<Option<String>> = typevars.iter().map(|tv| tv.and_then(like)).collect();
         let mut out = Vec::with_capacity(args.len());
         for (a, like) in args.into_iter().zip(likes) {
