@@ -289,15 +289,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         outputs: &[String],
         attrs: &[Attr],
     ) {
-        let ty = |v: &String| self.types.get(v).cloned();
-        let input_types: Vec<Option<&Ty>> = inputs.iter().map(|i| i.as_ref().and_then(|v| self.types.get(v))).collect();
+        let ty = |v: &String| self.types.get(v);
+        let input_types: Vec<Option<&Ty>> = inputs.iter().map(|i| i.as_ref().and_then(ty)).collect();
         let attr_facts: Vec<(&str, AttrFacts)> = attrs
             .iter()
             .map(|a| {
                 let facts = match &a.value {
                     AttrValue::Int(i) => AttrFacts::Int(*i),
                     AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
-                    AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(ty).collect()),
+                    AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| ty(o).cloned()).collect()),
                     _ => AttrFacts::Other,
                 };
                 (a.name.as_str(), facts)
