@@ -354,14 +354,15 @@ fn build_output(
         summary(c);
         return Ok(ExitCode::from(1));
     }
-    // Emission walks nested graphs recursively, as deep as the sources nest.
-    let bytes = driver::on_stack_for(c.nesting, || match emit {
+    // Emission recurses only into subgraphs, which lowering keeps within
+    // `sema::liveness::MAX_NESTING` levels (E1001): any thread's stack holds it.
+    let bytes = match emit {
         Emit::Proto => emit::proto::library_bytes(&c.functions, &c.custom_ops),
         Emit::Text => {
             let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
             emit::text::functions_to_text(&protos).into_bytes()
         }
-    });
+    };
     match output {
         Some(out) => write_output(out, &bytes, &c.files)?,
         None => write_stdout(&bytes)?,
@@ -371,9 +372,7 @@ fn build_output(
 }
 
 /// The process exits once the command returns: its memory goes back to the system whole, so
-/// freeing a compilation node by node first (a twentieth of a large build) is only waiting. Nor
-/// could this thread always free it: its graphs nest as deeply as the sources, and a deep one
-/// would need the compiler's stack to drop.
+/// freeing a compilation node by node first (a twentieth of a large build) is only waiting.
 fn leave_to_exit(c: Compilation) {
     std::mem::forget(c);
 }

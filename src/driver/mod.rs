@@ -98,9 +98,6 @@ pub struct Compilation {
     pub files: Vec<PathBuf>,
     /// The custom operators the modules declare with `torch.library.define`, sorted.
     pub custom_ops: Vec<String>,
-    /// How deeply its sources nest ([`syntax::depth::nesting`]; `usize::MAX` when not measured):
-    /// a walk of its functions' graphs needs [`on_stack_for`] this.
-    pub nesting: usize,
 }
 
 impl Compilation {
@@ -246,7 +243,7 @@ pub const CALLER_PARSE_BYTES: usize = 8 << 10;
 
 /// Runs `work` here when sources `nesting` deep fit the caller's stack ([`CALLER_NESTING`]) or
 /// this thread has the compiler's; otherwise on a thread with [`parallel::COMPILER_STACK`].
-pub fn on_stack_for<T: Send>(nesting: usize, work: impl FnOnce() -> T + Send) -> T {
+fn on_stack_for<T: Send>(nesting: usize, work: impl FnOnce() -> T + Send) -> T {
     if nesting <= CALLER_NESTING {
         return work();
     }
@@ -298,7 +295,7 @@ fn pipeline(
 
     // The later phases recurse over the syntax trees; drop the trees there too.
     let nesting = mods.units.iter().map(|u| u.nesting).max().unwrap_or(0);
-    let parsed = Parsed { sources, diags, mods, nesting, base, registered };
+    let parsed = Parsed { sources, diags, mods, base, registered };
     Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse)))
 }
 
@@ -307,8 +304,6 @@ struct Parsed {
     sources: SourceMap,
     diags: Diagnostics,
     mods: modules::Modules,
-    /// The deepest of the modules' [`modules::Unit::nesting`].
-    nesting: usize,
     base: std::borrow::Cow<'static, AtenRegistry>,
     registered: Option<AtenRegistry>,
 }
@@ -319,7 +314,7 @@ fn compile_parsed(
     options: &Options,
     mut reuse: Option<&mut Reuse>,
 ) -> (Compilation, Option<analysis::Known>) {
-    let Parsed { sources, mut diags, mut mods, nesting, base, registered } = parsed;
+    let Parsed { sources, mut diags, mut mods, base, registered } = parsed;
     let for_editor = reuse.is_some();
 
     // Environments, each after the modules it imports (their names must be known).
@@ -408,8 +403,7 @@ fn compile_parsed(
         .chain(options.schema_files.iter().cloned())
         .collect();
     debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
-    let compilation =
-        Compilation { sources, diagnostics: diags.into_sorted(), functions, dropped, custom_ops, files, nesting };
+    let compilation = Compilation { sources, diagnostics: diags.into_sorted(), functions, dropped, custom_ops, files };
     let Some(collected) = collected else { return (compilation, None) };
     let analysis::Collected { globals, namespaces, functions: infos, bindings } = collected;
     // A module that does not parse now keeps its last syntax tree for the next edit.
