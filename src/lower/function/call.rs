@@ -350,8 +350,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     let value = match a {
                         Some(a) => match self.lower_opt_expr(&a.value) {
                             Ok(Some(v)) if !p.optional => {
-                                let place = format!("`{}` requires its input `{}`", callee.name, p.name);
-                                match self.require_present(&v, a.value.span, &place) {
+                                let place = || format!("`{}` requires its input `{}`", callee.name, p.name);
+                                match self.require_present(&v, a.value.span, place) {
                                     Ok(()) => Some(v),
                                     Err(r) => {
                                         failed = Err(r);

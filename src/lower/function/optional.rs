@@ -333,9 +333,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// E0602 when `value`, at `span`, may be None here.
-    pub(super) fn require_present(&mut self, value: &str, span: Span, place: &str) -> R<()> {
+    /// `place` says what needs the value; it is written only for the diagnostic.
+    pub(super) fn require_present(&mut self, value: &str, span: Span, place: impl FnOnce() -> String) -> R<()> {
+        if self.presence(value) == Presence::Present {
+            return Ok(());
+        }
         let text = self.names_read.get(&(span.start, span.end)).cloned().unwrap_or_default();
-        self.require_present_named(value, &text, span, place)
+        self.require_present_named(value, &text, span, &place())
     }
 
     /// E0602 for `value`, which the source calls `text`.
@@ -372,15 +376,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     _ => continue,
                 },
             };
+            if formal.option == FormalOption::Optional || self.presence(v) == Presence::Present {
+                continue;
+            }
             // An op that takes optional values (`OptionalGetElement`) may be given one.
             let takes_optional = schema
                 .type_constraint(&formal.type_str)
                 .is_some_and(|c| c.allowed.iter().any(|t| t.starts_with("optional(")));
-            if formal.option == FormalOption::Optional || takes_optional {
+            if takes_optional {
                 continue;
             }
             let span = spans.get(i).or(spans.last()).copied().unwrap_or_default();
-            self.require_present(v, span, &format!("`{}` requires its input `{}`", schema.name, formal.name))?;
+            self.require_present(v, span, || format!("`{}` requires its input `{}`", schema.name, formal.name))?;
         }
         Ok(())
     }
@@ -404,7 +411,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// E0602 for a function output that may be None.
     pub(super) fn check_returned(&mut self, value: &str, span: Span) -> R<()> {
-        self.require_present(value, span, "a function must return a value")
+        self.require_present(value, span, || "a function must return a value".into())
     }
 
     /// The presence of a branch output; E0602 when a value that may be None passes through a
@@ -469,7 +476,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         target: Option<&str>,
     ) -> R<String> {
         let value = self.attribute_constant(attr, AttrType::String, var, span)?;
-        self.require_present(&value, span, "comparing it needs a value")?;
+        self.require_present(&value, span, || "comparing it needs a value".into())?;
         let ml = Opset { domain: ML_DOMAIN.into(), version: self.imports.get(ML_DOMAIN).map(|(v, _)| *v).unwrap_or(1) };
         let mapped = self
             .fresh(&format!("{var}_is_{}", if text.chars().all(|c| c.is_ascii_alphanumeric()) { text } else { "s" }));
