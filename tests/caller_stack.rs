@@ -110,10 +110,15 @@ fn the_deepest_shapes_that_stay_on_the_caller_fit_its_stack() {
         assert_eq!(!reference.has_errors(), shape.compiles, "{}: {:?}", shape.name, reference.diagnostics);
         let deepest = nesting(&source);
         assert!(deepest > CALLER_NESTING / 2, "{}: only {deepest} deep", shape.name);
-        // Compiled, emitted and dropped with the caller's stack only.
-        let (c, emitted) = on_caller_stack(move || compile_and_emit(source));
-        assert_eq!(c.diagnostics, reference.diagnostics, "{}", shape.name);
-        assert_eq!(c.functions, reference.functions, "{}", shape.name);
+        // Compiled, emitted and dropped (with the syntax trees it holds) with the caller's stack
+        // only.
+        let name = shape.name;
+        let emitted = on_caller_stack(move || {
+            let (c, emitted) = compile_and_emit(source);
+            assert_eq!(c.diagnostics, reference.diagnostics, "{name}");
+            assert_eq!(c.functions, reference.functions, "{name}");
+            emitted
+        });
         assert!(emitted > 0 || !shape.compiles, "{}", shape.name);
     }
 }
