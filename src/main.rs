@@ -356,16 +356,17 @@ fn build_output(
     }
     // Emission recurses only into subgraphs, which lowering keeps within
     // `sema::liveness::MAX_NESTING` levels (E1001): any thread's stack holds it.
-    let bytes = match emit {
-        Emit::Proto => emit::proto::library_bytes(&c.functions, &c.custom_ops),
+    let parts = match emit {
+        Emit::Proto => emit::proto::library_parts(&c.functions, &c.custom_ops),
         Emit::Text => {
             let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
-            emit::text::functions_to_text(&protos).into_bytes()
+            vec![emit::text::functions_to_text(&protos).into_bytes()]
         }
     };
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     match output {
-        Some(out) => write_output(out, &bytes, &c.files)?,
-        None => write_stdout(&bytes)?,
+        Some(out) => write_output(out, &parts, &c.files)?,
+        None => parts.iter().try_for_each(|part| write_stdout(part))?,
     }
     summary(c);
     Ok(ExitCode::SUCCESS)
@@ -463,7 +464,7 @@ fn link_model(
     let dir_of = driver::output::dir_of;
     let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(&target))
         .map_err(|e| AppError { message: e.message, help: e.help })?;
-    if let Err(e) = write_output(output, &linked.model.encode_to_vec(), &inputs) {
+    if let Err(e) = write_output(output, &[&linked.model.encode_to_vec()], &inputs) {
         placed.undo();
         return Err(e);
     }
@@ -574,8 +575,9 @@ fn explain(code: &str) -> Result<ExitCode, AppError> {
 
 /// Writes an output file: never over an input, atomically for a regular file (see
 /// `driver::output`).
-fn write_output(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), AppError> {
-    driver::output::write(path, bytes, inputs).map_err(app_error)
+/// Writes the concatenation of `parts`.
+fn write_output(path: &Path, parts: &[&[u8]], inputs: &[PathBuf]) -> Result<(), AppError> {
+    driver::output::write(path, parts, inputs).map_err(app_error)
 }
 
 fn app_error(e: driver::output::OutputError) -> AppError {

@@ -22,8 +22,8 @@ pub struct OutputError {
 /// Symbolic links followed this many times at most (Linux's own limit).
 const MAX_LINKS: usize = 40;
 
-/// Writes `bytes` to `path`, which must not be any of `inputs`.
-pub fn write(path: &Path, bytes: &[u8], inputs: &[PathBuf]) -> Result<(), OutputError> {
+/// Writes `bytes`, the concatenation of its parts, to `path`, which must not be any of `inputs`.
+pub fn write(path: &Path, bytes: &[&[u8]], inputs: &[PathBuf]) -> Result<(), OutputError> {
     refuse_inputs(path, inputs)?;
     let target = resolve(path)?;
     match std::fs::metadata(&target) {
@@ -111,7 +111,7 @@ pub fn check_dir(path: &Path) -> Result<(), OutputError> {
 
 /// A FIFO or a device, written in place. A FIFO without a reader would block the open: it is
 /// first opened without blocking, which fails at once when nobody reads it.
-fn write_stream(shown: &Path, target: &Path, bytes: &[u8], what: &str) -> Result<(), OutputError> {
+fn write_stream(shown: &Path, target: &Path, bytes: &[&[u8]], what: &str) -> Result<(), OutputError> {
     let fail = |e: std::io::Error| OutputError {
         message: format!("cannot write {} ({what}): {}", shown.display(), super::io_message(&e)),
         help: None,
@@ -135,7 +135,7 @@ fn write_stream(shown: &Path, target: &Path, bytes: &[u8], what: &str) -> Result
         }
     };
     let mut f = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
-    f.write_all(bytes).and_then(|()| f.flush()).map_err(fail)
+    write_parts(&mut f, bytes).and_then(|()| f.flush()).map_err(fail)
 }
 
 /// A temporary file beside `path` with the permissions the output should have: those of the
@@ -152,7 +152,7 @@ fn temp_file_like(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTem
 }
 
 /// Writes through a temporary file in the target's directory, renamed into place.
-fn write_atomically(shown: &Path, target: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+fn write_atomically(shown: &Path, target: &Path, bytes: &[&[u8]]) -> Result<(), OutputError> {
     let fail = |e: &dyn std::fmt::Display| OutputError {
         message: format!("cannot write {}: {e}", shown.display()),
         help: None,
@@ -162,10 +162,14 @@ fn write_atomically(shown: &Path, target: &Path, bytes: &[u8]) -> Result<(), Out
         ..e
     })?;
     let mut tmp = temp_file_like(target, &dir_of(target)).map_err(|e| fail(&e))?;
-    tmp.write_all(bytes).map_err(|e| fail(&e))?;
+    write_parts(&mut tmp, bytes).map_err(|e| fail(&e))?;
     tmp.as_file().sync_all().map_err(|e| fail(&e))?;
     tmp.persist(target).map_err(|e| fail(&e.error))?;
     Ok(())
+}
+
+fn write_parts(to: &mut impl Write, parts: &[&[u8]]) -> std::io::Result<()> {
+    parts.iter().try_for_each(|part| to.write_all(part))
 }
 
 #[cfg(all(test, unix))]
@@ -180,7 +184,7 @@ mod tests {
         let link = dir.path().join("alias.onnx");
         std::os::unix::fs::symlink(&input, &link).expect("linked");
         for out in [&input, &link] {
-            let e = write(out, b"replaced", std::slice::from_ref(&input)).expect_err("refused");
+            let e = write(out, &[b"replaced"], std::slice::from_ref(&input)).expect_err("refused");
             assert!(e.message.contains("is one of the inputs"), "{}", e.message);
         }
         assert_eq!(std::fs::read_to_string(&input).expect("read"), "x = 1\n");
@@ -193,9 +197,20 @@ mod tests {
         std::fs::write(&real, "old").expect("written");
         let link = dir.path().join("out.onnx");
         std::os::unix::fs::symlink("real.onnx", &link).expect("linked");
-        write(&link, b"new", &[]).expect("written through the link");
+        write(&link, &[b"new"], &[]).expect("written through the link");
         assert!(std::fs::symlink_metadata(&link).expect("exists").file_type().is_symlink());
         assert_eq!(std::fs::read(&real).expect("read"), b"new");
+    }
+
+    #[test]
+    fn the_parts_are_written_one_after_the_other() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = dir.path().join("out.onnx");
+        std::fs::write(&out, "an older and longer output").expect("written");
+        write(&out, &[b"head", b"", b"er", b"s"], &[]).expect("written");
+        assert_eq!(std::fs::read(&out).expect("read"), b"headers");
+        write(&out, &[], &[]).expect("written");
+        assert_eq!(std::fs::read(&out).expect("read"), b"");
     }
 
     #[cfg(target_os = "linux")]
@@ -205,7 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let fifo = dir.path().join("out.onnx");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
-        let e = write(&fifo, b"bytes", &[]).expect_err("nobody reads it");
+        let e = write(&fifo, &[b"bytes"], &[]).expect_err("nobody reads it");
         assert!(e.message.contains("FIFO that nobody reads"), "{}", e.message);
         assert!(std::fs::symlink_metadata(&fifo).expect("exists").file_type().is_fifo());
     }
@@ -226,7 +241,7 @@ mod tests {
         };
         // The reader may not have opened it yet: then the write is refused, and is tried again.
         let mut tries = 0;
-        while let Err(e) = write(&fifo, b"bytes", &[]) {
+        while let Err(e) = write(&fifo, &[b"bytes"], &[]) {
             assert!(e.message.contains("nobody reads") && tries < 500, "{}", e.message);
             tries += 1;
             std::thread::sleep(std::time::Duration::from_millis(10));

@@ -145,24 +145,32 @@ pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::Mod
 /// The bytes of [`library_model`], with no `FunctionProto` built: each function is written
 /// straight to bytes ([`super::wire`]), on every core.
 pub fn library_bytes(functions: &[Function], custom_ops: &[String]) -> Vec<u8> {
-    let parts = crate::parallel::map_chunks(functions, |chunk| {
-        let mut bytes = Vec::new();
-        for f in chunk {
-            super::wire::function_field(&mut bytes, MODEL_FUNCTIONS_FIELD, f);
-        }
-        bytes
-    });
+    library_parts(functions, custom_ops).concat()
+}
+
+/// The bytes of [`library_bytes`] in pieces, to be written one after the other: a model's header,
+/// then the functions each core wrote. A large library is megabytes, and joining the pieces
+/// would copy it once more into fresh memory.
+pub fn library_parts(functions: &[Function], custom_ops: &[String]) -> Vec<Vec<u8>> {
     let header = library_header(functions, custom_ops, super::wire::FUNCTION_FIELDS_IR);
     // prost writes a message's fields in field-number order, and `functions` (25) is followed
     // only by `configuration` (26), which a library leaves empty: the header's bytes and then the
     // functions' are the whole model's.
     debug_assert!(header.functions.is_empty() && header.configuration.is_empty());
-    let mut out = header.encode_to_vec();
-    out.reserve(parts.iter().map(Vec::len).sum());
-    for bytes in parts {
-        out.extend_from_slice(&bytes);
-    }
-    out
+    let mut parts = vec![header.encode_to_vec()];
+    parts.extend(crate::parallel::map_chunks(functions, |chunk| {
+        let mut bytes = Vec::new();
+        for (i, f) in chunk.iter().enumerate() {
+            super::wire::function_field(&mut bytes, MODEL_FUNCTIONS_FIELD, f);
+            // The functions of one library are alike in size: room for the rest of the chunk
+            // at the first one's, so that the buffer is not grown (and copied) a dozen times.
+            if i == 0 {
+                bytes.reserve(bytes.len() * chunk.len());
+            }
+        }
+        bytes
+    }));
+    parts
 }
 
 /// `ModelProto.functions`.
