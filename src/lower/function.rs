@@ -99,7 +99,7 @@ pub struct Lowerer<'a, 'm> {
     castable: HashSet<String>,
     default_opset: Option<Opset>,
     imports: BTreeMap<String, (i64, Span)>,
-    live_out: std::collections::HashMap<u32, liveness::Live>,
+    live_out: std::collections::HashMap<u32, liveness::Live<'m>>,
     assigned_anywhere: HashSet<String>,
     lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.

@@ -9,7 +9,9 @@
 use crate::syntax::ast::*;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-pub type Live = BTreeSet<String>;
+/// A set of variables, borrowed from the syntax tree: the analyses build and merge a set for
+/// every statement, and owned names made that a third of their cost.
+pub type Live<'a> = BTreeSet<&'a str>;
 
 /// The deepest nesting of subgraphs (`if` branches, loop bodies, nested functions) that lowering
 /// accepts (E1001): each level is three protobuf messages (node, attribute, graph), and protobuf
@@ -19,17 +21,17 @@ pub const MAX_NESTING: usize = 30;
 
 /// Variables read by an expression. As in onnxscript, the callee of a call is not a use, and of
 /// keyword arguments only bare names count (other keyword values are script-time constants).
-pub fn used_vars(e: &Expr, out: &mut Live) {
+pub fn used_vars<'a>(e: &'a Expr, out: &mut Live<'a>) {
     match &e.kind {
         ExprKind::Name(n) => {
-            out.insert(n.clone());
+            out.insert(n);
         }
         ExprKind::Call { args, .. } => {
             for a in args {
                 match (&a.keyword, &a.value.kind) {
                     (None, _) => used_vars(&a.value, out),
                     (Some(_), ExprKind::Name(n)) => {
-                        out.insert(n.clone());
+                        out.insert(n);
                     }
                     _ => {}
                 }
@@ -126,22 +128,25 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
 /// The variables live after each `if` and loop statement (those of nested functions included)
 /// that the statement assigns (the only ones lowering asks about), keyed by the statement's
 /// span start.
-pub fn live_out_of_control_flow(body: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> HashMap<u32, Live> {
+pub fn live_out_of_control_flow<'a>(
+    body: &'a [Stmt],
+    is_static: &dyn Fn(&Stmt) -> Option<bool>,
+) -> HashMap<u32, Live<'a>> {
     let mut map = HashMap::new();
     record_block(body, Live::new(), is_static, 0, &mut map);
     map
 }
 
 /// The variables a block reads before assigning them: its inputs.
-pub fn exposed_uses(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live {
+pub fn exposed_uses<'a>(stmts: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live<'a> {
     block_effect(stmts, is_static, 0).gen
 }
 
 /// The variables of enclosing scopes that a nested function reads.
-pub fn captured(f: &FunctionDef, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live {
+pub fn captured<'a>(f: &'a FunctionDef, is_static: &dyn Fn(&Stmt) -> Option<bool>) -> Live<'a> {
     let mut used = exposed_uses(&f.body, is_static);
     for p in &f.params {
-        used.remove(&p.name.name);
+        used.remove(p.name.name.as_str());
     }
     used
 }
@@ -170,21 +175,21 @@ pub fn bound_in_nested_functions(stmts: &[Stmt], out: &mut Vec<String>) {
 /// `gen ∪ (after − kill)`, or only `gen` when it always returns. Loops are summarised in closed
 /// form (a body may run zero or more times), so each statement is analysed a bounded number of
 /// times however deeply loops nest.
-struct Effect {
-    gen: Live,
-    kill: Live,
+struct Effect<'a> {
+    gen: Live<'a>,
+    kill: Live<'a>,
     returns: bool,
 }
 
-impl Effect {
-    fn reads(gen: Live) -> Effect {
+impl<'a> Effect<'a> {
+    fn reads(gen: Live<'a>) -> Effect<'a> {
         Effect { gen, kill: Live::new(), returns: false }
     }
 
     /// What is live before, from what is live after, updated in place: a straight-line block
     /// of thousands of statements with thousands of live variables must not copy the set at
     /// every statement.
-    fn apply(&self, live: &mut Live) {
+    fn apply(&self, live: &mut Live<'a>) {
         if self.returns {
             live.clone_from(&self.gen);
             return;
@@ -192,55 +197,66 @@ impl Effect {
         for k in &self.kill {
             live.remove(k);
         }
-        live.extend(self.gen.iter().cloned());
+        live.extend(self.gen.iter().copied());
     }
 
     /// `self`, then `next`.
-    fn then(mut self, next: Effect) -> Effect {
+    fn then(mut self, next: Effect<'a>) -> Effect<'a> {
         if self.returns {
             return self;
         }
-        self.gen.extend(next.gen.difference(&self.kill).cloned());
+        self.gen.extend(next.gen.difference(&self.kill).copied());
         self.kill.extend(next.kill);
         self.returns = next.returns;
         self
     }
 
     /// `self` or `other`, whichever path runs.
-    fn or(mut self, other: Effect) -> Effect {
+    fn or(mut self, other: Effect<'a>) -> Effect<'a> {
         self.gen.extend(other.gen);
         self.kill = match (self.returns, other.returns) {
             (true, true) | (false, true) => self.kill,
             (true, false) => other.kill,
-            (false, false) => self.kill.intersection(&other.kill).cloned().collect(),
+            (false, false) => self.kill.intersection(&other.kill).copied().collect(),
         };
         self.returns = self.returns && other.returns;
         self
     }
 }
 
-fn used_in(e: &Expr) -> Live {
+fn used_in(e: &Expr) -> Live<'_> {
     let mut live = Live::new();
     used_vars(e, &mut live);
     live
 }
 
-fn names_of(t: &Expr) -> Live {
-    let mut names = Vec::new();
-    target_names(t, &mut names);
-    names.into_iter().collect()
+fn names_of(t: &Expr) -> Live<'_> {
+    let mut names = Live::new();
+    bound_by(t, &mut names);
+    names
+}
+
+/// [`target_names`], borrowed.
+fn bound_by<'a>(t: &'a Expr, out: &mut Live<'a>) {
+    match &t.kind {
+        ExprKind::Name(n) => {
+            out.insert(n);
+        }
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| bound_by(i, out)),
+        _ => {}
+    }
 }
 
 /// The effect of a block nested in `depth` subgraphs. Deeper than [`MAX_NESTING`] it is taken
 /// to do nothing: lowering refuses it anyway.
-fn block_effect(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect {
+fn block_effect<'a>(stmts: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect<'a> {
     if depth > MAX_NESTING {
         return Effect::reads(Live::new());
     }
     stmts.iter().fold(Effect::reads(Live::new()), |e, s| e.then(effect(s, is_static, depth)))
 }
 
-fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect {
+fn effect<'a>(s: &'a Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> Effect<'a> {
     let inner = depth + 1;
     match &s.kind {
         StmtKind::Assign { targets, value } => {
@@ -250,7 +266,7 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> 
             Effect { gen: value.as_ref().map(used_in).unwrap_or_default(), kill: names_of(target), returns: false }
         }
         StmtKind::AugAssign { target, value, .. } => {
-            Effect::reads(used_in(target).union(&used_in(value)).cloned().collect())
+            Effect::reads(used_in(target).union(&used_in(value)).copied().collect())
         }
         StmtKind::Return(v) => {
             Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true }
@@ -265,7 +281,7 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> 
         // before assigning, and its header.
         StmtKind::For { target, iter, body, .. } => {
             let mut gen: Live =
-                block_effect(body, is_static, inner).gen.difference(&names_of(target)).cloned().collect();
+                block_effect(body, is_static, inner).gen.difference(&names_of(target)).copied().collect();
             gen.extend(used_in(iter));
             Effect::reads(gen)
         }
@@ -277,7 +293,7 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> 
         // The graph is built where the function is defined, from the values its captured
         // variables have there.
         StmtKind::FunctionDef(f) => {
-            Effect { gen: captured(f, is_static), kill: Live::from([f.name.name.clone()]), returns: false }
+            Effect { gen: captured(f, is_static), kill: Live::from([f.name.name.as_str()]), returns: false }
         }
         StmtKind::Expr(e) => Effect::reads(used_in(e)),
         _ => Effect::reads(Live::new()),
@@ -286,12 +302,12 @@ fn effect(s: &Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize) -> 
 
 /// Walks a block backwards from what is live after it, recording what is live after each `if`
 /// and loop.
-fn record_block(
-    stmts: &[Stmt],
-    mut live: Live,
+fn record_block<'a>(
+    stmts: &'a [Stmt],
+    mut live: Live<'a>,
     is_static: &dyn Fn(&Stmt) -> Option<bool>,
     depth: usize,
-    map: &mut HashMap<u32, Live>,
+    map: &mut HashMap<u32, Live<'a>>,
 ) {
     if depth > MAX_NESTING {
         return;
@@ -302,12 +318,12 @@ fn record_block(
     }
 }
 
-fn record_stmt(
-    s: &Stmt,
-    live_out: &Live,
+fn record_stmt<'a>(
+    s: &'a Stmt,
+    live_out: &Live<'a>,
     is_static: &dyn Fn(&Stmt) -> Option<bool>,
     depth: usize,
-    map: &mut HashMap<u32, Live>,
+    map: &mut HashMap<u32, Live<'a>>,
 ) {
     let inner = depth + 1;
     if !matches!(s.kind, StmtKind::If { .. } | StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::FunctionDef(_))
@@ -318,7 +334,7 @@ fn record_stmt(
     // it need not be carried in (nor copied) into its blocks.
     let mut assigned = Vec::new();
     assigned_at(std::slice::from_ref(s), is_static, depth, &mut assigned);
-    let live_out: &Live = &assigned.into_iter().filter(|v| live_out.contains(v)).collect();
+    let live_out: &Live = &assigned.iter().filter_map(|v| live_out.get(v.as_str()).copied()).collect();
     match &s.kind {
         StmtKind::If { body, orelse, .. } => {
             map.insert(s.span.start, live_out.clone());
@@ -335,7 +351,7 @@ fn record_stmt(
         StmtKind::For { target, body, .. } => {
             map.insert(s.span.start, live_out.clone());
             let mut end = live_out.clone();
-            end.extend(block_effect(body, is_static, inner).gen.difference(&names_of(target)).cloned());
+            end.extend(block_effect(body, is_static, inner).gen.difference(&names_of(target)).copied());
             record_block(body, end, is_static, inner, map);
         }
         StmtKind::While { test, body, .. } => {

@@ -34,7 +34,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let captures = {
             let is_static = |s: &Stmt| self.is_static_if(s);
             let names = liveness::captured(f, &is_static);
-            names.into_iter().filter_map(|n| self.lookup(&n).cloned().map(|b| (n, b))).collect()
+            names.into_iter().filter_map(|n| self.lookup(n).cloned().map(|b| (n.to_string(), b))).collect()
         };
         let graph = Graph { name: f.name.name.clone(), doc, inputs, nodes: scope.nodes, outputs };
         Ok(NestedGraph { graph, captures, header: f.header_span })

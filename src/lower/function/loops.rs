@@ -271,7 +271,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 return Err(self.push(d));
             }
         }
-        Ok(assigned.into_iter().filter(|v| exposed.contains(v) || live.contains(v)).collect())
+        Ok(assigned.into_iter().filter(|v| exposed.contains(v.as_str()) || live.contains(v.as_str())).collect())
     }
 
     /// The values the carried variables enter the loop with.

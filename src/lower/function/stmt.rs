@@ -229,7 +229,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut assigned = Vec::new();
         let is_static = |st: &Stmt| self.is_static_if(st);
         liveness::assigned_in_order(std::slice::from_ref(s), &is_static, &mut assigned);
-        let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v)).collect();
+        let outputs: Vec<String> = assigned.into_iter().filter(|v| live.contains(v.as_str())).collect();
         self.check_nesting(s.span)?;
         let cond = self.lower_expr(test, Some("cond"))?;
         let line = self.line_of(s.span);
