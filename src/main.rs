@@ -573,9 +573,8 @@ fn explain(code: &str) -> Result<ExitCode, AppError> {
     }
 }
 
-/// Writes an output file: never over an input, atomically for a regular file (see
-/// `driver::output`).
-/// Writes the concatenation of `parts`.
+/// Writes the concatenation of `parts` to an output file: never over an input, atomically for a
+/// regular file (see `driver::output`).
 fn write_output(path: &Path, parts: &[&[u8]], inputs: &[PathBuf]) -> Result<(), AppError> {
     driver::output::write(path, parts, inputs).map_err(app_error)
 }

@@ -22,8 +22,8 @@ pub struct OutputError {
 /// Symbolic links followed this many times at most (Linux's own limit).
 const MAX_LINKS: usize = 40;
 
-/// Writes `bytes`, the concatenation of its parts, to `path`, which must not be any of `inputs`.
-pub fn write(path: &Path, bytes: &[&[u8]], inputs: &[PathBuf]) -> Result<(), OutputError> {
+/// Writes the concatenation of `parts` to `path`, which must not be any of `inputs`.
+pub fn write(path: &Path, parts: &[&[u8]], inputs: &[PathBuf]) -> Result<(), OutputError> {
     refuse_inputs(path, inputs)?;
     let target = resolve(path)?;
     match std::fs::metadata(&target) {
@@ -31,8 +31,8 @@ pub fn write(path: &Path, bytes: &[&[u8]], inputs: &[PathBuf]) -> Result<(), Out
             message: format!("cannot write {}: it is a directory", path.display()),
             help: Some("name a file, e.g. `-o out.onnx`".into()),
         }),
-        Ok(m) if !m.is_file() => write_stream(path, &target, bytes, super::files::describe(&m)),
-        _ => write_atomically(path, &target, bytes),
+        Ok(m) if !m.is_file() => write_stream(path, &target, parts, super::files::describe(&m)),
+        _ => write_atomically(path, &target, parts),
     }
 }
 
@@ -111,7 +111,7 @@ pub fn check_dir(path: &Path) -> Result<(), OutputError> {
 
 /// A FIFO or a device, written in place. A FIFO without a reader would block the open: it is
 /// first opened without blocking, which fails at once when nobody reads it.
-fn write_stream(shown: &Path, target: &Path, bytes: &[&[u8]], what: &str) -> Result<(), OutputError> {
+fn write_stream(shown: &Path, target: &Path, parts: &[&[u8]], what: &str) -> Result<(), OutputError> {
     let fail = |e: std::io::Error| OutputError {
         message: format!("cannot write {} ({what}): {}", shown.display(), super::io_message(&e)),
         help: None,
@@ -135,7 +135,7 @@ fn write_stream(shown: &Path, target: &Path, bytes: &[&[u8]], what: &str) -> Res
         }
     };
     let mut f = std::fs::OpenOptions::new().write(true).open(target).map_err(fail)?;
-    write_parts(&mut f, bytes).and_then(|()| f.flush()).map_err(fail)
+    write_parts(&mut f, parts).and_then(|()| f.flush()).map_err(fail)
 }
 
 /// A temporary file beside `path` with the permissions the output should have: those of the
@@ -152,7 +152,7 @@ fn temp_file_like(path: &Path, dir: &Path) -> std::io::Result<tempfile::NamedTem
 }
 
 /// Writes through a temporary file in the target's directory, renamed into place.
-fn write_atomically(shown: &Path, target: &Path, bytes: &[&[u8]]) -> Result<(), OutputError> {
+fn write_atomically(shown: &Path, target: &Path, parts: &[&[u8]]) -> Result<(), OutputError> {
     let fail = |e: &dyn std::fmt::Display| OutputError {
         message: format!("cannot write {}: {e}", shown.display()),
         help: None,
@@ -162,7 +162,7 @@ fn write_atomically(shown: &Path, target: &Path, bytes: &[&[u8]]) -> Result<(), 
         ..e
     })?;
     let mut tmp = temp_file_like(target, &dir_of(target)).map_err(|e| fail(&e))?;
-    write_parts(&mut tmp, bytes).map_err(|e| fail(&e))?;
+    write_parts(&mut tmp, parts).map_err(|e| fail(&e))?;
     tmp.as_file().sync_all().map_err(|e| fail(&e))?;
     tmp.persist(target).map_err(|e| fail(&e.error))?;
     Ok(())

@@ -80,11 +80,11 @@ pub fn used_vars<'a>(e: &'a Expr, out: &mut Live<'a>) {
     }
 }
 
-/// Names bound by an assignment target.
-pub fn target_names(t: &Expr, out: &mut Vec<String>) {
+/// Each name bound by an assignment target.
+fn target_names<'a>(t: &'a Expr, each: &mut impl FnMut(&'a str)) {
     match &t.kind {
-        ExprKind::Name(n) => out.push(n.clone()),
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| target_names(i, out)),
+        ExprKind::Name(n) => each(n),
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| target_names(i, each)),
         _ => {}
     }
 }
@@ -105,8 +105,12 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
     }
     for s in stmts {
         match &s.kind {
-            StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target_names(t, out)),
-            StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => target_names(target, out),
+            StmtKind::Assign { targets, .. } => {
+                targets.iter().for_each(|t| target_names(t, &mut |n| out.push(n.to_string())));
+            }
+            StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                target_names(target, &mut |n| out.push(n.to_string()));
+            }
             StmtKind::If { body, orelse, .. } => match is_static(s) {
                 Some(true) => assigned_at(body, is_static, depth, out),
                 Some(false) => assigned_at(orelse, is_static, depth, out),
@@ -117,7 +121,7 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
             },
             StmtKind::For { target, body, .. } => {
                 assigned_at(body, is_static, depth + 1, out);
-                target_names(target, out);
+                target_names(target, &mut |n| out.push(n.to_string()));
             }
             StmtKind::While { body, .. } => assigned_at(body, is_static, depth + 1, out),
             _ => {}
@@ -232,19 +236,10 @@ fn used_in(e: &Expr) -> Live<'_> {
 
 fn names_of(t: &Expr) -> Live<'_> {
     let mut names = Live::new();
-    bound_by(t, &mut names);
+    target_names(t, &mut |n| {
+        names.insert(n);
+    });
     names
-}
-
-/// [`target_names`], borrowed.
-fn bound_by<'a>(t: &'a Expr, out: &mut Live<'a>) {
-    match &t.kind {
-        ExprKind::Name(n) => {
-            out.insert(n);
-        }
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| bound_by(i, out)),
-        _ => {}
-    }
 }
 
 /// The effect of a block nested in `depth` subgraphs. Deeper than [`MAX_NESTING`] it is taken
