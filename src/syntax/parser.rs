@@ -4,7 +4,7 @@
 //! is for the machine. [`explain`] turns it into one sentence that names what was expected in the
 //! construct being written ("expected `:` after the function signature").
 
-use super::ast::{BinOp, Expr, ExprKind, FStringPart, Module};
+use super::ast::{BinOp, BoolOp, Expr, ExprKind, FStringPart, Module};
 use super::depth::{self, Nesting};
 use super::layout::{layout, Laying, Triple};
 use super::lexer::{lex, FPiece, StrLit, Tok};
@@ -65,6 +65,16 @@ pub(crate) fn binary_chain(first: Operand, rest: Vec<Box<(BinOp, usize, Expr, us
         current = apply(left, current);
     }
     current.1
+}
+
+/// `first and b and c ...` (or `or`), grouped from the left as Python does, each node spanning
+/// from `start` to the end of its right operand; called from the grammar.
+#[allow(clippy::vec_box, reason = "the operands come as the parser collected them: boxed while on its stack")]
+pub(crate) fn bool_chain(op: BoolOp, start: usize, first: Expr, rest: Vec<Box<(Expr, usize)>>) -> Expr {
+    rest.into_iter().fold(first, |left, right| {
+        let (right, end) = *right;
+        Expr::new(ExprKind::BoolOp { op, values: vec![left, right] }, Span::new(start, end))
+    })
 }
 
 /// Builds a binary-operator node; called from the grammar.
