@@ -53,37 +53,51 @@ pub fn on_pool<T: Send>(work: impl FnOnce() -> T + Send) -> Option<T> {
     pool().map(|p| p.install(work))
 }
 
-/// `first()` and `second()` at once, on the pool's threads; `second`'s result is `None` when no
-/// thread can be had (it has not run then, and `first` has run on this thread). A panic in
-/// either is carried on to this thread.
-pub fn in_two<A: Send, B: Send>(first: impl FnOnce() -> A + Send, second: impl FnOnce() -> B + Send) -> (A, Option<B>) {
-    match pool() {
-        Some(p) => {
-            let (a, b) = p.install(|| rayon::join(first, second));
-            (a, Some(b))
-        }
-        None => (first(), None),
+/// Work is cut into up to this many pieces per core, taken by whichever thread is free: a
+/// thread that starts late (a core of a virtual machine can take milliseconds to wake) or is
+/// slowed then takes fewer pieces, where with one piece per core the other would wait for it.
+const PIECES_PER_CORE: usize = 4;
+
+/// How many pieces `units` of work (bytes, functions) make, each at least `min_per_piece`: 1
+/// when the work is too small to share, else up to [`PIECES_PER_CORE`] per core.
+pub fn pieces(units: usize, min_per_piece: usize) -> usize {
+    let most = units / min_per_piece.max(1);
+    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
+    if most < 2 {
+        return 1;
+    }
+    let cores = cores();
+    if cores < 2 {
+        1
+    } else {
+        most.min(cores * PIECES_PER_CORE)
     }
 }
 
-/// Below this many items per thread, starting a thread costs more than it saves.
-const MIN_ITEMS_PER_THREAD: usize = 64;
-
-/// `work` applied to consecutive chunks of `items`, one chunk per core (only one, on this thread,
-/// when `items` is small); the results in the order of the chunks.
-pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+/// `work(0)` to `work(count - 1)` on the pool's threads, each piece taken by whichever thread is
+/// free, with the results in order; `None` when no thread can be had (nothing has run then). A
+/// panic in a piece is carried on to this thread.
+pub fn each_piece<R: Send>(count: usize, work: impl Fn(usize) -> R + Sync) -> Option<Vec<R>> {
     use rayon::prelude::*;
-    let most = items.len() / MIN_ITEMS_PER_THREAD;
-    let threads = if most < 2 { 1 } else { cores().min(most) };
-    // The size first: a small input must not start the pool.
-    if threads == 1 {
-        return vec![work(items)];
+    let p = pool()?;
+    Some(p.install(|| (0..count).into_par_iter().with_max_len(1).map(&work).collect()))
+}
+
+/// Below this many items in a piece, sharing the work costs more than it saves.
+const MIN_ITEMS_PER_PIECE: usize = 64;
+
+/// `work` applied to consecutive chunks of `items` ([`pieces`] of them: only one, on this
+/// thread, when `items` is small); the results in the order of the chunks.
+pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let count = pieces(items.len(), MIN_ITEMS_PER_PIECE);
+    if count > 1 {
+        let chunk = items.len().div_ceil(count);
+        let chunks: Vec<&[T]> = items.chunks(chunk).collect();
+        if let Some(results) = each_piece(chunks.len(), |i| work(chunks[i])) {
+            return results;
+        }
     }
-    let Some(p) = pool() else {
-        return vec![work(items)];
-    };
-    let chunk = items.len().div_ceil(threads);
-    p.install(|| items.par_chunks(chunk).map(&work).collect())
+    vec![work(items)]
 }
 
 #[cfg(test)]
@@ -92,10 +106,25 @@ mod tests {
 
     #[test]
     fn chunks_come_back_in_order_and_cover_every_item() {
-        for n in [0, 1, MIN_ITEMS_PER_THREAD, 2 * MIN_ITEMS_PER_THREAD + 1, 10_000] {
+        for n in [0, 1, MIN_ITEMS_PER_PIECE, 2 * MIN_ITEMS_PER_PIECE + 1, 10_000] {
             let items: Vec<usize> = (0..n).collect();
             let joined: Vec<usize> = map_chunks(&items, <[usize]>::to_vec).concat();
             assert_eq!(joined, items);
         }
+    }
+
+    #[test]
+    fn small_work_is_one_piece_and_large_work_at_most_four_a_core() {
+        assert_eq!(pieces(0, 64), 1);
+        assert_eq!(pieces(127, 64), 1);
+        let most = if cores() < 2 { 1 } else { cores() * PIECES_PER_CORE };
+        assert_eq!(pieces(128, 64), most.min(2));
+        assert_eq!(pieces(1 << 20, 64), most);
+    }
+
+    #[test]
+    fn pieces_come_back_in_order() {
+        let squares = each_piece(50, |i| i * i).expect("the pool starts");
+        assert_eq!(squares, (0..50).map(|i| i * i).collect::<Vec<_>>());
     }
 }

@@ -1,4 +1,4 @@
-//! A large module is lowered in two halves on two threads (`driver::compile_module`). What comes
+//! A large module is lowered in pieces on the compiler's threads (`driver::compile_module`). What comes
 //! out must not show it: each function as it would be compiled alone, and the diagnostics of a
 //! module with something to report exactly those of compiling it in order. (On a machine with
 //! one core nothing is split, and these hold as they would anyway.)
@@ -10,7 +10,8 @@ use onnxsc::driver::{compile_sources, Compilation};
 use onnxsc::emit;
 use prost::Message;
 
-/// More functions than one thread takes alone, so the module is split.
+/// More functions than one thread takes alone, so the module is cut (into three pieces of at
+/// least 64 functions).
 const FUNCTIONS: usize = 200;
 
 const HEADER: &str = "from onnxscript import FLOAT, script\nfrom onnxscript import opset18 as op\n\n";
@@ -55,10 +56,10 @@ fn each_function_comes_out_as_compiled_alone() {
 }
 
 #[test]
-fn a_constant_that_fails_is_reported_once_across_the_halves() {
-    // A constant onnxsc cannot evaluate is an error at its first use only: the first half and
-    // the second half each use it once.
-    let uses = [10, FUNCTIONS - 10];
+fn a_constant_that_fails_is_reported_once_across_the_pieces() {
+    // A constant onnxsc cannot evaluate is an error at its first use only: the first, middle
+    // and last pieces each use it once.
+    let uses = [10, FUNCTIONS / 2, FUNCTIONS - 10];
     let body = |i: usize| if uses.contains(&i) { "TABLE" } else { "x" };
     let text =
         format!("{HEADER}TABLE = {{\"a\": 1}}\n\n{}", (0..FUNCTIONS).map(|i| function(i, body(i))).collect::<String>());
@@ -75,13 +76,13 @@ fn a_constant_that_fails_is_reported_once_across_the_halves() {
 }
 
 #[test]
-fn errors_in_both_halves_are_each_reported_as_alone() {
-    let wrong = [10, FUNCTIONS - 10];
+fn errors_in_every_piece_are_each_reported_as_alone() {
+    let wrong = [10, FUNCTIONS / 2, FUNCTIONS - 10];
     let functions: Vec<String> =
         (0..FUNCTIONS).map(|i| function(i, if wrong.contains(&i) { "op.Addd(x, x)" } else { "x" })).collect();
     let whole = compile(&format!("{HEADER}{}", functions.concat()));
     let expected: Vec<_> = wrong.iter().flat_map(|&i| alone(&functions, i).diagnostics).collect();
-    assert_eq!(expected.len(), 2, "{expected:#?}");
+    assert_eq!(expected.len(), wrong.len(), "{expected:#?}");
     assert_eq!(whole.diagnostics, expected);
     assert_eq!(whole.functions.len(), FUNCTIONS - wrong.len());
 }

@@ -592,49 +592,49 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// Compiles the functions of one module and checks their PyTorch bindings. A function whose
 /// decorators were read is compiled, or has errors: the proof of their report.
 ///
-/// A large module is split in two and its halves compiled at once on two threads, each with its
-/// own copy of the environment. A function's diagnostics depend only on the environment and the
-/// function, except for one thing compiling in order shares: which uses of a deferred constant
-/// were already reported (only the first is). So when either half reported such a use, the
-/// module is compiled again in order, with the environment neither half touched, and only that
-/// result counts; otherwise the halves' diagnostics, one after the other, are those of the walk
-/// in order.
+/// A large module is cut into pieces of consecutive functions ([`parallel::pieces`]), compiled
+/// on the compiler's threads, each with its own copy of the environment. A function's
+/// diagnostics depend only on the environment and the function, except for one thing compiling
+/// in order shares: which uses of a deferred constant were already reported (only the first
+/// is). So when any piece reported such a use, the module is compiled again in order, with the
+/// environment no piece touched, and only that result counts; otherwise the pieces'
+/// diagnostics, one after the other, are those of the walk in order.
 fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
     let all = 0..env.functions.len();
-    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
-    if all.len() < 2 * MIN_FUNCTIONS_PER_THREAD || parallel::cores() < 2 {
+    let pieces = parallel::pieces(all.len(), MIN_FUNCTIONS_PER_PIECE);
+    if pieces < 2 {
         return compile_functions(env, all, inputs, diags);
     }
-    let (half, end) = (all.len() / 2, all.end);
-    // Both halves on copies: what a half marks as reported must not silence the walk in order.
-    let (mine, other) = (env.for_another_thread(), env.for_another_thread());
-    let (first, second) = parallel::in_two(
-        move || {
-            let mut reports = Diagnostics::new();
-            let compiled = compile_functions(&mine, 0..half, inputs, &mut reports);
-            (compiled, reports, mine.reported_a_deferred_use())
-        },
-        move || {
-            let mut reports = Diagnostics::new();
-            let compiled = compile_functions(&other, half..end, inputs, &mut reports);
-            (compiled, reports, other.reported_a_deferred_use())
-        },
-    );
-    match (first, second) {
-        ((mut compiled, reports, false), Some((rest, more, false))) => {
-            diags.append(reports);
-            diags.append(more);
-            compiled.extend(rest);
-            compiled
+    let per_piece = all.len().div_ceil(pieces);
+    let ranges: Vec<std::ops::Range<usize>> =
+        (0..all.len()).step_by(per_piece).map(|start| start..(start + per_piece).min(all.end)).collect();
+    // Each piece on a copy: what a piece marks as reported must not silence the walk in order.
+    // An environment is for one thread at a time; each piece takes its copy out of its slot.
+    let copies: Vec<std::sync::Mutex<Option<ModuleEnv>>> =
+        ranges.iter().map(|_| std::sync::Mutex::new(Some(env.for_another_thread()))).collect();
+    let compiled = parallel::each_piece(ranges.len(), |i| {
+        let copy = copies[i].lock().ok()?.take()?;
+        let mut reports = Diagnostics::new();
+        let compiled = compile_functions(&copy, ranges[i].clone(), inputs, &mut reports);
+        (!copy.reported_a_deferred_use()).then_some((compiled, reports))
+    });
+    match compiled.and_then(|pieces| pieces.into_iter().collect::<Option<Vec<_>>>()) {
+        Some(pieces) => {
+            let mut functions = Vec::with_capacity(all.len());
+            for (compiled, reports) in pieces {
+                diags.append(reports);
+                functions.extend(compiled);
+            }
+            functions
         }
-        // A use of a deferred constant reported, or no second thread: in order.
-        _ => compile_functions(env, all, inputs, diags),
+        // A use of a deferred constant reported, or no thread to be had: in order.
+        None => compile_functions(env, all, inputs, diags),
     }
 }
 
-/// Below this many functions on each of two threads, a thread and a copy of the module's
-/// environment cost more than they save.
-const MIN_FUNCTIONS_PER_THREAD: usize = 64;
+/// Below this many functions in a piece, a copy of the module's environment and the sharing
+/// cost more than they save.
+const MIN_FUNCTIONS_PER_PIECE: usize = 64;
 
 /// What lowering a module's functions reads besides its environment, shared by the threads that
 /// lower it.

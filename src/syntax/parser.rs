@@ -182,10 +182,9 @@ pub struct Parsed {
 }
 
 pub fn parse(file: FileId, text: &str) -> Parsed {
-    // The size first: asking for the cores reads cgroup files, a cost a small check should not pay.
-    let large = text.len() >= 2 * MIN_BYTES_PER_THREAD;
-    let split = if large && crate::parallel::cores() > 1 { split_point(text, MIN_BYTES_PER_THREAD) } else { None };
-    match split.and_then(|at| parse_halves(file, text, at)) {
+    let pieces = crate::parallel::pieces(text.len(), MIN_BYTES_PER_PIECE);
+    let cuts = if pieces > 1 { split_points(text, pieces) } else { Vec::new() };
+    match (!cuts.is_empty()).then(|| parse_pieces(file, text, &cuts)).flatten() {
         Some((module, nesting)) => Parsed { module: Some(module), nesting, diagnostics: Vec::new() },
         None => parse_whole(file, text),
     }
@@ -219,24 +218,34 @@ fn parse_tokens(tokens: impl IntoIterator<Item = Triple>) -> Result<Module, Pars
     grammar::ModuleParser::new().parse(tokens.into_iter().map(Ok::<Triple, ()>))
 }
 
-/// Below this many bytes on each of two threads (a file of about 64 KB), a file is parsed on
-/// one: a thread costs more than it saves.
-const MIN_BYTES_PER_THREAD: usize = 1 << 15;
+/// Below this many bytes a piece (a file of about 64 KB makes two), a file is parsed on one
+/// thread: sharing it costs more than it saves.
+const MIN_BYTES_PER_PIECE: usize = 1 << 15;
 
-/// Where a large file can be cut in two for [`parse_halves`]: the first line past the middle
-/// that starts with `@` in its first column and follows a blank line or a comment, the way a
+/// Where a large file can be cut into `pieces` for [`parse_pieces`], in order: for each of the
+/// points that divide it evenly, the first line at or past it (and past the previous cut) that
+/// starts with `@` in its first column and follows a blank line or a comment, the way a
 /// decorated top-level function starts. Such a line is a top-level statement's start unless it
 /// is inside a string or brackets, or the line before ends in a backslash; the blank or comment
-/// line rules the last out, and in the others the first half ends inside a string or with a
-/// bracket open, an error that sends the file to one parse. `None` when the file is below
-/// `min_per_thread` bytes a half, or has no such line past its middle.
-fn split_point(text: &str, min_per_thread: usize) -> Option<usize> {
-    if text.len() < 2 * min_per_thread {
-        return None;
-    }
+/// line rules the last out, and in the others the piece before ends inside a string or with a
+/// bracket open, an error that sends the file to one parse. Fewer cuts when the file has too
+/// few such lines; none when it has none past its middle or `pieces` is 1.
+fn split_points(text: &str, pieces: usize) -> Vec<usize> {
     let bytes = text.as_bytes();
-    let mut from = text.len() / 2;
-    while let Some(found) = bytes[from..].windows(2).position(|w| w == b"\n@") {
+    let mut cuts: Vec<usize> = Vec::new();
+    for i in 1..pieces {
+        let from = (text.len() / pieces * i).max(cuts.last().map_or(0, |c| c + 1));
+        match cut_at_or_after(bytes, from) {
+            Some(at) => cuts.push(at),
+            None => break,
+        }
+    }
+    cuts
+}
+
+/// The first cut ([`split_points`]) at or past byte `from`.
+fn cut_at_or_after(bytes: &[u8], mut from: usize) -> Option<usize> {
+    while let Some(found) = bytes.get(from..)?.windows(2).position(|w| w == b"\n@") {
         let at = from + found + 1;
         let line_end = if bytes[..at - 1].ends_with(b"\r") { at - 2 } else { at - 1 };
         let line_start = bytes[..line_end].iter().rposition(|b| matches!(b, b'\n' | b'\r')).map_or(0, |i| i + 1);
@@ -249,12 +258,14 @@ fn split_point(text: &str, min_per_thread: usize) -> Option<usize> {
     None
 }
 
-/// The module of `text` parsed in two halves, cut at byte `at` ([`split_point`]), at once on
-/// two threads, each laying out its own half; `None` when a half has an error of any kind (the
-/// file then goes through one parse, which reports it as always) or no second thread can be had.
-fn parse_halves(file: FileId, text: &str, at: usize) -> Option<(Module, Nesting)> {
-    let half = |text: &str, start: usize| {
-        let mut laying = Laying::new(file, text, start);
+/// The module of `text` parsed in pieces, cut at the bytes `cuts` ([`split_points`]), on the
+/// compiler's threads, each laying out its own piece; `None` when a piece has an error of any
+/// kind (the file then goes through one parse, which reports it as always) or no thread can be
+/// had.
+fn parse_pieces(file: FileId, text: &str, cuts: &[usize]) -> Option<(Module, Nesting)> {
+    let bounds: Vec<usize> = std::iter::once(0).chain(cuts.iter().copied()).chain([text.len()]).collect();
+    let piece = |i: usize| {
+        let mut laying = Laying::new(file, &text[..bounds[i + 1]], bounds[i]);
         let module = parse_tokens(&mut laying).ok()?;
         // The parser took the stream to its end, so its errors are all known.
         (!laying.has_errors()).then(|| {
@@ -263,11 +274,15 @@ fn parse_halves(file: FileId, text: &str, at: usize) -> Option<(Module, Nesting)
         })
     };
     // On the compiler's stack: a syntax error drops the half-built trees, recursively.
-    let (first, second) = crate::parallel::in_two(|| half(&text[..at], 0), || half(text, at));
-    let (mut module, first) = first?;
-    let (rest, second) = second??;
-    module.body.extend(rest.body);
-    Some((module, first.then(second)))
+    let parsed = crate::parallel::each_piece(bounds.len() - 1, piece)?;
+    let mut parsed = parsed.into_iter();
+    let (mut module, mut nesting) = parsed.next()??;
+    for next in parsed {
+        let (rest, more) = next?;
+        module.body.extend(rest.body);
+        nesting = nesting.then(more);
+    }
+    Some((module, nesting))
 }
 
 /// The tokens of the logical line that contains token index `at`, up to it.
@@ -504,39 +519,48 @@ mod tests {
     }
 
     #[test]
-    fn halves_parse_to_the_whole_module() {
+    fn pieces_parse_to_the_whole_module() {
         for functions in [2, 3, 7, 20] {
             let text = library(functions);
-            let at = split_point(&text, 1).expect("a point past the middle");
-            assert_eq!(&text[at..at + 8], "@script(", "{functions}: not at a function's first decorator");
-            let (module, nesting) = parse_halves(0, &text, at).expect("each half parses");
-            assert_eq!(module, whole(&text), "{functions} functions");
-            assert_eq!(nesting, depth::nesting(&module), "{functions} functions");
+            for pieces in [2, 3, 5] {
+                let cuts = split_points(&text, pieces);
+                assert!(!cuts.is_empty() && cuts.len() < pieces, "{functions} functions, {pieces} pieces: {cuts:?}");
+                assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
+                for &at in &cuts {
+                    assert_eq!(&text[at..at + 8], "@script(", "{functions}: not at a function's first decorator");
+                }
+                let (module, nesting) = parse_pieces(0, &text, &cuts).expect("each piece parses");
+                assert_eq!(module, whole(&text), "{functions} functions, {pieces} pieces");
+                assert_eq!(nesting, depth::nesting(&module), "{functions} functions, {pieces} pieces");
+            }
         }
     }
 
     #[test]
-    fn no_split_inside_a_function_or_between_its_decorators() {
+    fn no_cut_inside_a_function_or_between_its_decorators() {
         let text = library(9);
-        let at = split_point(&text, 1).expect("a point past the middle");
-        assert!(at >= text.len() / 2);
+        let cuts = split_points(&text, 4);
+        assert_eq!(cuts.len(), 3, "{cuts:?}");
         // Not the `@script()` line inside the docstring, nor the second decorator.
         let first_decorators: Vec<usize> = text.match_indices("\n@script(\n").map(|(i, _)| i + 1).collect();
-        assert!(first_decorators.contains(&at), "split at byte {at} is not a function's first decorator");
-        assert_eq!(split_point(&text, text.len()), None, "too small to split");
+        for (i, at) in cuts.iter().enumerate() {
+            assert!(*at >= text.len() / 4 * (i + 1), "cut {i} at byte {at} is before its quarter");
+            assert!(first_decorators.contains(at), "cut at byte {at} is not a function's first decorator");
+        }
+        assert!(split_points(&text, 1).is_empty(), "one piece has no cut");
     }
 
     #[test]
-    fn a_syntax_error_in_a_half_sends_the_file_to_one_parse() {
+    fn a_syntax_error_in_a_piece_sends_the_file_to_one_parse() {
         let mut text = library(6);
         let bad = text.rfind("return op.Add").unwrap();
         text.insert_str(bad, "return )\n    ");
-        let at = split_point(&text, 1).unwrap();
-        assert!(at < bad, "the error is in the second half");
-        assert_eq!(parse_halves(0, &text, at), None);
+        let cuts = split_points(&text, 2);
+        assert!(cuts[0] < bad, "the error is in the second piece");
+        assert_eq!(parse_pieces(0, &text, &cuts), None);
     }
 
-    /// A cut that is not a statement boundary leaves the first half inside a string or with a
+    /// A cut that is not a statement boundary leaves the piece before inside a string or with a
     /// bracket open: an error, so the file is parsed in one piece, to the same module.
     #[test]
     fn a_cut_inside_a_string_or_brackets_is_refused() {
@@ -544,22 +568,22 @@ mod tests {
             let mut text = library(4);
             text.push_str(&format!("X = {open}\n\n@script()\n{close}\n"));
             let at = text.rfind("\n@script()").unwrap() + 1;
-            assert_eq!(parse_halves(0, &text, at), None, "{open}");
+            assert_eq!(parse_pieces(0, &text, &[at]), None, "{open}");
             // Parsed in one piece, as if never cut.
             assert_eq!(parse(0, &text).module, parse_tokens(layout(0, &text).tokens).ok(), "{open}");
         }
     }
 
     /// Files large enough to be cut, clean and with errors on either side of the middle: what
-    /// `parse` gives (in two halves where it can) is what one parse gives.
+    /// `parse` gives (in pieces where it can) is what one parse gives.
     #[test]
     fn large_files_parse_as_one_parse_would() {
         let clean = library(400);
-        assert!(clean.len() > 2 * MIN_BYTES_PER_THREAD);
+        assert!(clean.len() > 2 * MIN_BYTES_PER_PIECE);
         let middle = clean[clean.len() / 2..].find("\n# function").unwrap() + clean.len() / 2 + 1;
         let quarter = clean[clean.len() / 4..].find("\n# function").unwrap() + clean.len() / 4 + 1;
         let with = |at: usize, insert: &str| format!("{}{insert}{}", &clean[..at], &clean[at..]);
-        // Nested more than the compiler walks: `nesting` must find the same node in halves.
+        // Nested more than the compiler walks: `nesting` must find the same node in pieces.
         let too_deep = format!("Y = x{}\n", " + x".repeat(depth::MAX_DEPTH));
         let cases = [
             ("deep in the first half", with(quarter, &format!("Y = {}x\n", "-".repeat(500)))),
