@@ -99,15 +99,17 @@ impl<'t> Laying<'t> {
         }
     }
 
-    /// Lays out one token from the lexer into `pending` (or none, or the errors it makes).
-    fn step(&mut self, res: Result<Tok, LexError>, start: usize, end: usize) {
+    /// Lays out one token from the lexer: what comes before it (a line start's INDENT or
+    /// DEDENTs) into `pending`, and the token itself returned, unless it makes none (a newline
+    /// the layout drops, an error).
+    fn step(&mut self, res: Result<Tok, LexError>, start: usize, end: usize) -> Option<Triple> {
         let (file, text) = (self.file, self.text);
         let tok = match res {
             Ok(tok) => tok,
             Err(LexError::InvalidCharacter) if self.run.is_some_and(|(_, e, _)| e == start) => {
                 // A run of invalid characters is one mistake, reported once.
                 self.run = self.run.map(|(first, _, count)| (first, end, count + 1));
-                return;
+                return None;
             }
             Err(err) => {
                 self.end_run();
@@ -118,16 +120,18 @@ impl<'t> Laying<'t> {
                         ));
                     }
                     self.done = true;
-                    return;
+                    return None;
                 }
                 self.run = (err == LexError::InvalidCharacter).then_some((start, end, 1));
                 self.diags.push(lex_error(file, text, err, start, end));
                 // Keep going as if the bad text were a name, so parsing can report more.
                 self.at_line_start = false;
-                return;
+                return None;
             }
         };
-        self.end_run();
+        if self.run.is_some() {
+            self.end_run();
+        }
         // An f-string's fields are expressions: parse them now.
         let tok = match tok {
             Tok::Str(StrLit::Format(pieces)) => match super::parser::fstring(file, text, &pieces) {
@@ -142,10 +146,10 @@ impl<'t> Laying<'t> {
         match tok {
             Tok::Newline => {
                 if self.brackets.is_empty() && !self.at_line_start {
-                    self.pending.push_back((start, Tok::Newline, end));
                     self.at_line_start = true;
+                    return Some((start, Tok::Newline, end));
                 }
-                return;
+                return None;
             }
             _ if self.at_line_start => {
                 let line_start = text[..start].rfind(['\n', '\r']).map(|i| i + 1).unwrap_or(0);
@@ -167,7 +171,7 @@ impl<'t> Laying<'t> {
                                 .help("Python allows at most 100 levels; split the function"),
                         );
                         self.done = true;
-                        return;
+                        return None;
                     }
                     self.indents.push(indent);
                     self.pending.push_back((line_start, Tok::Indent, start));
@@ -195,7 +199,7 @@ impl<'t> Laying<'t> {
             }
             _ => {}
         }
-        self.pending.push_back((start, tok, end));
+        Some((start, tok, end))
     }
 
     /// The end of the text: brackets never closed, the last line's end, the open blocks' ends.
@@ -240,7 +244,14 @@ impl Iterator for Laying<'_> {
                 return None;
             }
             match self.tokens.next() {
-                Some((res, span)) => self.step(res, span.start, span.end),
+                Some((res, span)) => {
+                    // Most tokens come alone: they skip the queue.
+                    match self.step(res, span.start, span.end) {
+                        Some(token) if self.pending.is_empty() => return Some(token),
+                        Some(token) => self.pending.push_back(token),
+                        None => {}
+                    }
+                }
                 None => {
                     self.finish();
                     self.done = true;
