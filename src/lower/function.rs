@@ -123,6 +123,9 @@ pub struct Lowerer<'a, 'm> {
     exporter_bound: bool,
     /// The variable each name expression read (by span), for messages about values.
     names_read: HashMap<(u32, u32), String>,
+    /// The output types that checking the next node's inputs found ([`Lowerer::check_input_types`]),
+    /// set just before that node is emitted, which takes them rather than check its inputs again.
+    checked_outputs: Option<Vec<Option<Ty>>>,
 }
 
 /// What a [`Fact`] says of a parameter besides its binding.
@@ -264,8 +267,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         attrs: Vec<Attr>,
         span: Span,
     ) -> R<()> {
+        let checked = self.checked_outputs.take();
         self.use_domain(opset, span)?;
-        self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs);
+        self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs, checked);
         let source = Some(self.location(span));
         let scope = self.scope();
         scope.produced.extend(outputs.iter().cloned());
@@ -288,6 +292,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         inputs: &[Option<String>],
         outputs: &[String],
         attrs: &[Attr],
+        checked: Option<Vec<Option<Ty>>>,
     ) {
         let ty = |v: &String| self.types.get(v);
         let input_types: Vec<Option<&Ty>> = inputs.iter().map(|i| i.as_ref().and_then(ty)).collect();
@@ -303,8 +308,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 (a.name.as_str(), facts)
             })
             .collect();
-        let known =
-            infer::node_outputs(&opset.domain, op_type, opset.version, &input_types, &attr_facts, outputs.len());
+        let known = infer::node_outputs(
+            &opset.domain,
+            op_type,
+            opset.version,
+            &input_types,
+            &attr_facts,
+            outputs.len(),
+            checked,
+        );
         for (o, t) in outputs.iter().zip(known) {
             if let Some(t) = t {
                 self.types.insert(o.clone(), t);
@@ -312,11 +324,21 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    /// Reports the first element-type contradiction among a call's inputs (E0601).
-    fn check_input_types(&mut self, schema: &OpSchema, inputs: &[Option<String>], spans: &[Span]) -> R<()> {
+    /// Reports the first element-type contradiction among a call's inputs (E0601); otherwise the
+    /// types of the call's `outputs` outputs, as far as its inputs' types tell them.
+    fn check_input_types(
+        &mut self,
+        schema: &OpSchema,
+        inputs: &[Option<String>],
+        spans: &[Span],
+        outputs: usize,
+    ) -> R<Vec<Option<Ty>>> {
         self.check_required_inputs(schema, inputs, spans)?;
         let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.types.get(v))).collect();
-        let Err(c) = infer::check_call(schema, &args, 0) else { return Ok(()) };
+        let c = match infer::check_call(schema, &args, outputs) {
+            Ok(types) => return Ok(types),
+            Err(c) => c,
+        };
         let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
         let mut d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), c.message).primary(span_of(c.arg), c.label);
         if let Some(j) = c.other {
@@ -368,7 +390,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         attrs: Vec<Attr>,
         span: Span,
     ) -> R<()> {
+        // Taken before anything can fail: a node not emitted leaves nothing for the next one.
+        let checked = self.checked_outputs.take();
         let opset = self.default_opset(span)?;
+        self.checked_outputs = checked;
         self.emit(&opset, op_type, inputs, outputs, attrs, span)
     }
 
@@ -509,6 +534,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             optional_attrs: HashSet::new(),
             exporter_bound: false,
             names_read: HashMap::new(),
+            checked_outputs: None,
         }
     }
 }

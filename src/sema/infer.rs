@@ -502,7 +502,8 @@ pub enum AttrFacts {
 /// `Constant` (its value), `Cast` (`to`), `CastLike` (its second input), `SequenceEmpty`
 /// (`dtype`, float by default), `Identity`, `Loop` (the body's outputs after the condition:
 /// carried values and scan outputs) and `If` (what both branches agree on); every other op of a
-/// known schema through [`check_call`].
+/// known schema through [`check_call`], whose answer for these inputs the caller may already
+/// have (`checked`, from checking them against the same schema): it is not computed twice.
 pub fn node_outputs(
     domain: &str,
     op_type: &str,
@@ -510,12 +511,14 @@ pub fn node_outputs(
     inputs: &[Option<&Ty>],
     attrs: &[(&str, AttrFacts)],
     outputs: usize,
+    checked: Option<Vec<Option<Ty>>>,
 ) -> Vec<Option<Ty>> {
     let input = |i: usize| inputs.get(i).copied().flatten().cloned();
     let attr = |name: &str| attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a);
     let elem = |code: i64| ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code);
+    let from_schema = move || checked.unwrap_or_else(|| schema_outputs(domain, op_type, version, inputs, outputs));
     if !domain.is_empty() {
-        return schema_outputs(domain, op_type, version, inputs, outputs);
+        return from_schema();
     }
     match op_type {
         "Constant" => vec![match attr("value") {
@@ -550,7 +553,7 @@ pub fn node_outputs(
             let (then, els) = (branch("then_branch"), branch("else_branch"));
             then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
         }
-        _ => schema_outputs(domain, op_type, version, inputs, outputs),
+        _ => from_schema(),
     }
 }
 
@@ -668,7 +671,7 @@ mod tests {
     fn ops_without_typing_schemas_are_typed_from_their_attributes() {
         let out = |op: &str, inputs: &[Option<Ty>], attrs: &[(&str, AttrFacts)], n: usize| {
             let inputs: Vec<Option<&Ty>> = inputs.iter().map(Option::as_ref).collect();
-            node_outputs("", op, 18, &inputs, attrs, n)
+            node_outputs("", op, 18, &inputs, attrs, n, None)
         };
         assert_eq!(out("Constant", &[], &[("value_ints", AttrFacts::Other)], 1), vec![Some(INT64)]);
         assert_eq!(out("Cast", &[Some(FLOAT)], &[("to", AttrFacts::Int(7))], 1), vec![Some(INT64)]);
@@ -680,7 +683,7 @@ mod tests {
         let els = AttrFacts::Graph(vec![Some(FLOAT), Some(INT64)]);
         assert_eq!(out("If", &[], &[("then_branch", then), ("else_branch", els)], 2), vec![Some(FLOAT), None]);
         // Another domain's `Cast` is not ONNX's; ONNX ops with schemas are typed by them.
-        assert_eq!(node_outputs("my.domain", "Cast", 1, &[], &[("to", AttrFacts::Int(7))], 1), Vec::new());
+        assert_eq!(node_outputs("my.domain", "Cast", 1, &[], &[("to", AttrFacts::Int(7))], 1, None), Vec::new());
         assert_eq!(out("Add", &[Some(FLOAT), None], &[], 1), vec![Some(FLOAT)]);
     }
 }

@@ -178,9 +178,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         }
         let inputs = self.autocast(schema, inputs, span)?;
+        let mut checked = None;
         if let Some(schema) = schema {
             let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
-            self.check_input_types(schema, &inputs, &spans)?;
+            checked = Some(self.check_input_types(schema, &inputs, &spans, outputs.len())?);
             for a in &attrs {
                 let at =
                     args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
@@ -192,6 +193,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         while inputs.last().is_some_and(|i| i.is_none()) {
             inputs.pop();
         }
+        // Omitted inputs type nothing: what the check found holds without them.
+        self.checked_outputs = checked;
         self.emit(&opset, &op_name, inputs, outputs, attrs, span)
     }
 

@@ -238,10 +238,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
         };
         let x = self.lower_expr(operand, None)?;
-        if let Some(schema) = self.default_schema(op_type) {
-            self.check_input_types(schema, &[Some(x.clone())], &[operand.span])?;
-        }
+        let checked = match self.default_schema(op_type) {
+            Some(schema) => Some(self.check_input_types(schema, &[Some(x.clone())], &[operand.span], 1)?),
+            None => None,
+        };
         let name = self.fresh(target.unwrap_or("tmp"));
+        self.checked_outputs = checked;
         self.emit_default(op_type, vec![Some(x)], vec![name.clone()], vec![], span)?;
         Ok(name)
     }
@@ -303,7 +305,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// The operands of a Python operator, autocast and type-checked (at `arg_spans`) against
-    /// the default opset's `op_type`.
+    /// the default opset's `op_type`; what the check found of its one output is kept for the
+    /// emission of that node, which must come next.
     pub(super) fn autocast_default(
         &mut self,
         op_type: &str,
@@ -315,7 +318,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let schema = self.default_schema(op_type);
         let args = self.autocast(schema, args, span)?;
         if let Some(schema) = schema {
-            self.check_input_types(schema, &args, arg_spans)?;
+            self.checked_outputs = Some(self.check_input_types(schema, &args, arg_spans, 1)?);
         }
         Ok(args)
     }

@@ -186,7 +186,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let out = if Some(axis) == last { target.clone() } else { self.fresh(&format!("{var}_axis_{axis}")) };
             let inputs = vec![Some(result), Some(index_value)];
             if let Some(schema) = self.default_schema("Gather") {
-                self.check_input_types(schema, &inputs, &[value.span, item.span])?;
+                self.checked_outputs = Some(self.check_input_types(schema, &inputs, &[value.span, item.span], 1)?);
             }
             self.emit_default(
                 "Gather",
