@@ -267,7 +267,20 @@ impl Tok {
 /// The rest of an identifier after its first character.
 fn identifier(lex: &mut Lexer<Tok>) -> String {
     let rest = lex.remainder();
-    let len = rest.char_indices().find(|(_, c)| !unicode_ident::is_xid_continue(*c)).map_or(rest.len(), |(i, _)| i);
+    // ASCII first, byte by byte (its XID_Continue characters are letters, digits and `_`);
+    // characters are decoded only once a non-ASCII one is met.
+    let ascii = rest.bytes().position(|b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(rest.len());
+    let len = match rest.as_bytes().get(ascii) {
+        Some(b) if !b.is_ascii() => {
+            let unicode = &rest[ascii..];
+            ascii
+                + unicode
+                    .char_indices()
+                    .find(|(_, c)| !unicode_ident::is_xid_continue(*c))
+                    .map_or(unicode.len(), |(i, _)| i)
+        }
+        _ => ascii,
+    };
     lex.bump(len);
     lex.slice().to_owned()
 }
