@@ -4,7 +4,7 @@
 //! is for the machine. [`explain`] turns it into one sentence that names what was expected in the
 //! construct being written ("expected `:` after the function signature").
 
-use super::ast::{BinOp, BoolOp, Expr, ExprKind, FStringPart, Module};
+use super::ast::{BinOp, BoolOp, Expr, ExprKind, FStringPart, Module, UnaryOp};
 use super::depth::{self, Nesting};
 use super::layout::{layout, Laying, Triple};
 use super::lexer::{lex, FPiece, StrLit, Tok};
@@ -74,6 +74,15 @@ pub(crate) fn bool_chain(op: BoolOp, start: usize, first: Expr, rest: Vec<Box<(E
     rest.into_iter().fold(first, |left, right| {
         let (right, end) = *right;
         Expr::new(ExprKind::BoolOp { op, values: vec![left, right] }, Span::new(start, end))
+    })
+}
+
+/// `-`, `+` and `~` applied to `operand` (which ends at `end`), the last prefix innermost, each
+/// node spanning from its operator to the operand's end; called from the grammar. A loop: a
+/// million prefixes in a row are a tree that deep, built without recursion.
+pub(crate) fn unary_prefixes(prefixes: Vec<(usize, UnaryOp)>, operand: Expr, end: usize) -> Expr {
+    prefixes.into_iter().rev().fold(operand, |operand, (start, op)| {
+        Expr::new(ExprKind::UnaryOp { op, operand: Box::new(operand) }, Span::new(start, end))
     })
 }
 
