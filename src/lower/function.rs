@@ -88,6 +88,17 @@ struct Scope {
     facts: HashMap<String, Presence>,
 }
 
+impl Scope {
+    /// A function's own scope, with room for a typical translation's variables and values.
+    fn for_function() -> Scope {
+        Scope {
+            vars: HashMap::with_capacity(VARIABLES_PER_FUNCTION),
+            produced: HashSet::with_capacity(VALUES_PER_FUNCTION),
+            ..Scope::default()
+        }
+    }
+}
+
 pub struct Lowerer<'a, 'm> {
     env: &'a ModuleEnv<'m>,
     diags: &'a mut Diagnostics,
@@ -503,6 +514,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 /// few dozen, and growing the tables from empty rehashed them five times over.
 const VALUES_PER_FUNCTION: usize = 64;
 
+/// Room for this many variables (and literal constants, which may be cast) in the function's
+/// tables of them.
+const VARIABLES_PER_FUNCTION: usize = 16;
+
 impl<'a, 'm> Lowerer<'a, 'm> {
     fn new(
         env: &'a ModuleEnv<'m>,
@@ -522,8 +537,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             calls,
             used_names: HashSet::with_capacity(VALUES_PER_FUNCTION),
             counter: 0,
-            scopes: vec![Scope::default()],
-            castable: HashSet::new(),
+            scopes: vec![Scope::for_function()],
+            castable: HashSet::with_capacity(VARIABLES_PER_FUNCTION),
             default_opset: None,
             imports: BTreeMap::new(),
             live_out: std::collections::HashMap::new(),
@@ -533,7 +548,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             presence: HashMap::new(),
             optional_attrs: HashSet::new(),
             exporter_bound: false,
-            names_read: HashMap::new(),
+            names_read: HashMap::with_capacity(VALUES_PER_FUNCTION),
             checked_outputs: None,
         }
     }
