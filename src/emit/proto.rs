@@ -163,9 +163,12 @@ pub fn library_parts(functions: &[Function], custom_ops: &[String]) -> Vec<Vec<u
         for (i, f) in chunk.iter().enumerate() {
             super::wire::function_field(&mut bytes, MODEL_FUNCTIONS_FIELD, f);
             // The functions of one library are alike in size: room for the rest of the chunk
-            // at the first one's, so that the buffer is not grown (and copied) a dozen times.
+            // at the first one's, so that the buffer is not grown (and copied) a dozen times,
+            // and a sixteenth more, as later names and line numbers have more digits (growing
+            // once at the end copied the whole chunk); room never written is never touched.
             if i == 0 {
-                bytes.reserve(bytes.len() * chunk.len());
+                let rest = bytes.len() * chunk.len();
+                bytes.reserve(rest + rest / 16);
             }
         }
         bytes
