@@ -37,6 +37,7 @@ use crate::syntax::ast::*;
 // per-process seed still keeps crafted names from colliding on purpose.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 mod call;
 mod expr;
@@ -183,8 +184,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let candidate = &candidate[..cut];
         let name = if self.used_names.contains(candidate) {
+            // Most temporaries are numbered: built in one buffer, not formatted afresh each try.
+            let mut numbered = String::with_capacity(candidate.len() + 8);
+            numbered.push_str(candidate);
+            numbered.push('_');
             loop {
-                let numbered = format!("{candidate}_{}", self.counter);
+                numbered.truncate(candidate.len() + 1);
+                let _ = write!(numbered, "{}", self.counter);
                 self.counter += 1;
                 if !self.used_names.contains(&numbered) {
                     break numbered;

@@ -400,7 +400,9 @@ fn string_literal(lex: &mut Lexer<Tok>) -> Result<StrLit, LexError> {
     let quote = opening.chars().last().unwrap_or('"');
     let prefix = opening[..opening.len() - 1].to_ascii_lowercase();
     let rest = lex.remainder();
-    let triple = rest.starts_with(&format!("{quote}{quote}"));
+    // The pattern's last character: `"` or `'`.
+    let quote_byte = if quote == '\'' { b'\'' } else { b'"' };
+    let triple = rest.as_bytes().starts_with(&[quote_byte; 2]);
     let body_start = if triple { 2 } else { 0 };
     let raw = prefix.contains('r');
     let mut chars = rest[body_start..].char_indices();
@@ -416,7 +418,7 @@ fn string_literal(lex: &mut Lexer<Tok>) -> Result<StrLit, LexError> {
                 end = Some(i + 1);
                 break;
             }
-            if rest[body_start + i..].starts_with(&format!("{quote}{quote}{quote}")) {
+            if rest.as_bytes()[body_start + i..].starts_with(&[quote_byte; 3]) {
                 end = Some(i + 3);
                 break;
             }

@@ -394,7 +394,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         for (i, tv) in inputs.iter().zip(&type_vars) {
             match (i, tv.as_deref().and_then(|t| targets.get(t))) {
                 (Some(i), Some(like)) if self.castable.contains(i) => {
-                    let cast = self.fresh(&format!("{i}_cast"));
+                    let cast = self.fresh(&[i.as_str(), "_cast"].concat());
                     self.emit_default(
                         "CastLike",
                         vec![Some(i.clone()), Some(like.clone())],

@@ -374,7 +374,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         for (a, like) in args.into_iter().zip(likes) {
             match (a, like) {
                 (Some(a), Some(like)) if self.castable.contains(&a) => {
-                    let cast = self.fresh(&format!("{a}_cast"));
+                    let cast = self.fresh(&[a.as_str(), "_cast"].concat());
                     let presence = self.presence(&a);
                     self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
                     self.derive_presence(&cast, presence);

@@ -81,7 +81,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn attr_presence(&self, attr: &str) -> Presence {
-        match self.fact(&attr_key(attr)) {
+        // The key is made only when some `if` around says something: most code has no facts.
+        let known = self.scopes.iter().any(|s| !s.facts.is_empty());
+        match known.then(|| self.fact(&attr_key(attr))).flatten() {
             Some(p) => p,
             None if self.optional_attrs.contains(attr) => Presence::Maybe,
             None => Presence::Present,
