@@ -2,6 +2,7 @@
 //! deterministic whatever the number of threads.
 
 use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// Stack for a thread of the compiler: syntax trees are walked (and dropped) recursively, and a
@@ -74,6 +75,13 @@ pub fn pieces(units: usize, min_per_piece: usize) -> usize {
     }
 }
 
+/// `0..len` cut into [`pieces`] consecutive ranges of `min_per_piece` or more, all of one
+/// length but the last: how a list of work items is shared out.
+pub fn piece_ranges(len: usize, min_per_piece: usize) -> Vec<Range<usize>> {
+    let per_piece = len.div_ceil(pieces(len, min_per_piece)).max(1);
+    (0..len).step_by(per_piece).map(|start| start..(start + per_piece).min(len)).collect()
+}
+
 /// `work(0)` to `work(count - 1)` on the pool's threads, each piece taken by whichever thread is
 /// free, with the results in order; `None` when no thread can be had (nothing has run then). A
 /// panic in a piece is carried on to this thread.
@@ -89,11 +97,9 @@ const MIN_ITEMS_PER_PIECE: usize = 64;
 /// `work` applied to consecutive chunks of `items` ([`pieces`] of them: only one, on this
 /// thread, when `items` is small); the results in the order of the chunks.
 pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
-    let count = pieces(items.len(), MIN_ITEMS_PER_PIECE);
-    if count > 1 {
-        let chunk = items.len().div_ceil(count);
-        let chunks: Vec<&[T]> = items.chunks(chunk).collect();
-        if let Some(results) = each_piece(chunks.len(), |i| work(chunks[i])) {
+    let ranges = piece_ranges(items.len(), MIN_ITEMS_PER_PIECE);
+    if ranges.len() > 1 {
+        if let Some(results) = each_piece(ranges.len(), |i| work(&items[ranges[i].clone()])) {
             return results;
         }
     }
@@ -120,6 +126,17 @@ mod tests {
         let most = if cores() < 2 { 1 } else { cores() * PIECES_PER_CORE };
         assert_eq!(pieces(128, 64), most.min(2));
         assert_eq!(pieces(1 << 20, 64), most);
+    }
+
+    #[test]
+    fn piece_ranges_cover_the_items_in_order() {
+        for len in [0, 1, 63, 128, 1000, 10_000] {
+            let ranges = piece_ranges(len, 64);
+            let expected = if len == 0 { 0 } else { pieces(len, 64) };
+            assert_eq!(ranges.len(), expected, "{len}");
+            let covered: Vec<usize> = ranges.iter().flat_map(Range::clone).collect();
+            assert_eq!(covered, (0..len).collect::<Vec<_>>(), "{len}");
+        }
     }
 
     #[test]

@@ -601,13 +601,10 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// diagnostics, one after the other, are those of the walk in order.
 fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
     let all = 0..env.functions.len();
-    let pieces = parallel::pieces(all.len(), MIN_FUNCTIONS_PER_PIECE);
-    if pieces < 2 {
+    let ranges = parallel::piece_ranges(all.len(), MIN_FUNCTIONS_PER_PIECE);
+    if ranges.len() < 2 {
         return compile_functions(env, all, inputs, diags);
     }
-    let per_piece = all.len().div_ceil(pieces);
-    let ranges: Vec<std::ops::Range<usize>> =
-        (0..all.len()).step_by(per_piece).map(|start| start..(start + per_piece).min(all.end)).collect();
     // Each piece on a copy: what a piece marks as reported must not silence the walk in order.
     // An environment is for one thread at a time; each piece takes its copy out of its slot.
     let copies: Vec<std::sync::Mutex<Option<ModuleEnv>>> =
