@@ -111,6 +111,9 @@ pub struct Lowerer<'a, 'm> {
     castable: HashSet<String>,
     default_opset: Option<Opset>,
     imports: BTreeMap<String, (i64, Span)>,
+    /// The ONNX-domain version in `imports`, if any: nearly every node checks it, and a map
+    /// lookup compares strings.
+    onnx_version: Option<i64>,
     live_out: std::collections::HashMap<u32, liveness::Live<'m>>,
     assigned_anywhere: HashSet<String>,
     lines: &'a LineIndex,
@@ -250,6 +253,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     fn use_domain(&mut self, opset: &Opset, span: Span) -> R<()> {
+        if opset.domain.is_empty() && self.onnx_version == Some(opset.version) {
+            return Ok(());
+        }
         match self.imports.get(&opset.domain) {
             Some((v, first)) if *v != opset.version => {
                 let shown = if opset.domain.is_empty() {
@@ -269,6 +275,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             }
             Some(_) => Ok(()),
             None => {
+                if opset.domain.is_empty() {
+                    self.onnx_version = Some(opset.version);
+                }
                 self.imports.insert(opset.domain.clone(), (opset.version, span));
                 Ok(())
             }
@@ -547,6 +556,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             castable: HashSet::with_capacity(VARIABLES_PER_FUNCTION),
             default_opset: None,
             imports: BTreeMap::new(),
+            onnx_version: None,
             live_out: std::collections::HashMap::new(),
             assigned_anywhere: HashSet::new(),
             loop_depth: 0,
