@@ -5,7 +5,7 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use onnxsc::aten::AtenRegistry;
 use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
-use onnxsc::driver::{self, Compilation, Options};
+use onnxsc::driver::{self, Compilation, Keep, Options};
 use onnxsc::emit;
 use onnxsc::link;
 use prost::Message;
@@ -65,6 +65,7 @@ impl SchemaArgs {
             native_functions: self.native_functions.clone(),
             schema_files: self.schema_files.clone(),
             registered_files: self.registered_files.clone(),
+            keep: Keep::Functions,
         }
     }
 }
@@ -276,7 +277,7 @@ fn summary(c: &Compilation) {
     } else {
         format!(
             "onnxsc: {} in {} compiled, {}\n",
-            plural(c.functions.len(), "function"),
+            plural(c.outlines.len(), "function"),
             plural(c.sources.len(), "file"),
             if warnings == 0 { "no errors".to_string() } else { plural(warnings, "warning") }
         )
@@ -288,7 +289,8 @@ fn summary(c: &Compilation) {
 fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
         Command::Check { paths, format, deny_warnings, schemas } => {
-            let c = compile(&paths, &schemas.options(), deny_warnings)?;
+            let options = Options { keep: Keep::Outline, ..schemas.options() };
+            let c = compile(&paths, &options, deny_warnings)?;
             let outcome = report(&c, format, color).map(|()| {
                 summary(&c);
                 if c.has_errors() {
@@ -333,7 +335,11 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                     help: Some("pass `-o FILE` for the functions".into()),
                 });
             }
-            let c = compile(&paths, &schemas.options(), deny_warnings)?;
+            let keep = match emit {
+                Emit::Proto => Keep::Encoded,
+                Emit::Text => Keep::Functions,
+            };
+            let c = compile(&paths, &Options { keep, ..schemas.options() }, deny_warnings)?;
             let outcome = build_output(&c, emit, output.as_deref(), format, color);
             leave_to_exit(c);
             outcome
@@ -356,14 +362,15 @@ fn build_output(
     }
     // Emission recurses only into subgraphs, which lowering keeps within
     // `sema::liveness::MAX_NESTING` levels (E1001): any thread's stack holds it.
-    let parts = match emit {
-        Emit::Proto => emit::proto::library_parts(&c.functions, &c.custom_ops),
+    // `Emit::Proto` compiled with `Keep::Encoded`: the functions are bytes already.
+    let head = match emit {
+        Emit::Proto => emit::proto::library_header_bytes(&c.outlines, &c.custom_ops),
         Emit::Text => {
             let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
-            vec![emit::text::functions_to_text(&protos).into_bytes()]
+            emit::text::functions_to_text(&protos).into_bytes()
         }
     };
-    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let parts: Vec<&[u8]> = std::iter::once(head.as_slice()).chain(c.encoded.iter().map(Vec::as_slice)).collect();
     match output {
         Some(out) => write_output(out, &parts, &c.files)?,
         None => parts.iter().try_for_each(|part| write_stdout(part))?,

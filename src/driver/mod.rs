@@ -13,7 +13,11 @@ pub use reuse::Reuse;
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
-use crate::lower::{self, ir::Function};
+use crate::emit::proto::FunctionFields;
+use crate::lower::{
+    self,
+    ir::{Function, Outline},
+};
 use crate::parallel;
 use crate::sema::binding;
 use crate::sema::calls::{self, Callee, Calls};
@@ -90,7 +94,13 @@ pub fn io_message(e: &std::io::Error) -> String {
 pub struct Compilation {
     pub sources: SourceMap,
     pub diagnostics: Vec<Diagnostic>,
+    /// The functions compiled, when the options keep them ([`Keep::Functions`]).
     pub functions: Vec<Function>,
+    /// An outline of every function compiled, in order, whatever the options keep.
+    pub outlines: Vec<Outline>,
+    /// With [`Keep::Encoded`]: the functions' `ModelProto.functions` fields, in order, in the
+    /// pieces the threads that lowered them wrote ([`FunctionFields`]).
+    pub encoded: Vec<Vec<u8>>,
     /// How many functions were not compiled because of their errors (reported).
     pub dropped: usize,
     /// Every file the compilation read (sources, imported modules, schema files): an output
@@ -112,7 +122,7 @@ impl Compilation {
     }
 }
 
-/// Where the PyTorch operator schemas come from.
+/// Where the PyTorch operator schemas come from, and what to keep of the functions compiled.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// A native_functions.yaml to use instead of the embedded one.
@@ -122,6 +132,22 @@ pub struct Options {
     /// The operators registered with the PyTorch that will export, in the same format: declared
     /// custom operators are compared with them, and bindings to undeclared ones checked.
     pub registered_files: Vec<PathBuf>,
+    pub keep: Keep,
+}
+
+/// What a compilation keeps of each function it compiles, besides its [`Outline`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// The function ([`Compilation::functions`]).
+    #[default]
+    Functions,
+    /// Its `ModelProto.functions` field ([`Compilation::encoded`]), written on the thread that
+    /// lowered it, right after lowering: the functions' nodes are never all in memory, and the
+    /// memory one function's held is the next one's, already mapped and in the cache. What
+    /// `build` writes.
+    Encoded,
+    /// Nothing: what `check` needs.
+    Outline,
 }
 
 impl Options {
@@ -369,22 +395,22 @@ fn compile_parsed(
     report_too_many_functions(&envs, &decorations, &mut diags);
     let calls = calls::check_calls(&envs, callees, &mut diags);
 
-    let mut functions = Vec::new();
-    let mut dropped = 0;
+    let mut lowered = Lowered::default();
     let mut facts = Vec::new();
     let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &calls.callees, &invalid));
     for (env, decos) in envs.iter().zip(&decorations) {
         let Some(lines) = sources.lines(env.file) else { continue };
         let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
-            let file = sources.name(env.file);
-            let inputs =
-                LoweringInputs { decorations: decos, calls: &calls, lines, registry: &registry, invalid: &invalid };
-            for compiled in compile_module(env, inputs, &mut diags) {
-                match compiled {
-                    Ok(f) => functions.push(Function { source_file: file.to_string(), ..f }),
-                    Err(_) => dropped += 1,
-                }
-            }
+            let inputs = LoweringInputs {
+                decorations: decos,
+                calls: &calls,
+                lines,
+                registry: &registry,
+                invalid: &invalid,
+                source_file: sources.name(env.file),
+                keep: options.keep,
+            };
+            lowered.append(compile_module(env, inputs, &mut diags));
             continue;
         };
         let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
@@ -397,7 +423,8 @@ fn compile_parsed(
         reuse::check_module(reuse, name, text, context, env, decos, &mut check, &mut diags, &mut facts);
     }
     // Only compiled functions (not the editor's re-checks) are known here.
-    lower::exporter::check_translation_callees(&functions, &mut diags);
+    lower::exporter::check_translation_callees(&lowered.outlines, &mut diags);
+    let Lowered { functions, outlines, encoded, dropped } = lowered;
     let collected =
         for_editor.then(|| analysis::collect(&mods, &envs, &decorations, &calls.callees, &registry, &sources));
     drop(envs);
@@ -413,6 +440,8 @@ fn compile_parsed(
         sources,
         diagnostics: diags.into_sorted(),
         functions,
+        outlines,
+        encoded,
         dropped,
         custom_ops,
         files,
@@ -599,7 +628,7 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
 /// is). So when any piece reported such a use, the module is compiled again in order, with the
 /// environment no piece touched, and only that result counts; otherwise the pieces'
 /// diagnostics, one after the other, are those of the walk in order.
-fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Vec<Result<Function, Reported>> {
+fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnostics) -> Lowered {
     let all = 0..env.functions.len();
     let ranges = parallel::piece_ranges(all.len(), MIN_FUNCTIONS_PER_PIECE);
     if ranges.len() < 2 {
@@ -617,12 +646,12 @@ fn compile_module(env: &ModuleEnv, inputs: LoweringInputs, diags: &mut Diagnosti
     });
     match compiled.and_then(|pieces| pieces.into_iter().collect::<Option<Vec<_>>>()) {
         Some(pieces) => {
-            let mut functions = Vec::with_capacity(all.len());
+            let mut lowered = Lowered::default();
             for (compiled, reports) in pieces {
                 diags.append(reports);
-                functions.extend(compiled);
+                lowered.append(compiled);
             }
-            functions
+            lowered
         }
         // A use of a deferred constant reported, or no thread to be had: in order.
         None => compile_functions(env, all, inputs, diags),
@@ -643,6 +672,29 @@ struct LoweringInputs<'a> {
     lines: &'a LineIndex,
     registry: &'a AtenRegistry,
     invalid: &'a [String],
+    /// The module's file, as named on the command line.
+    source_file: &'a str,
+    keep: Keep,
+}
+
+/// What lowering functions gave, as [`Options::keep`] says.
+#[derive(Default)]
+struct Lowered {
+    functions: Vec<Function>,
+    outlines: Vec<Outline>,
+    encoded: Vec<Vec<u8>>,
+    /// Functions not compiled because of their errors.
+    dropped: usize,
+}
+
+impl Lowered {
+    /// What lowering the functions after these gave.
+    fn append(&mut self, next: Lowered) {
+        self.functions.extend(next.functions);
+        self.outlines.extend(next.outlines);
+        self.encoded.extend(next.encoded);
+        self.dropped += next.dropped;
+    }
 }
 
 /// [`compile_module`] for the functions `range` of the module, in order.
@@ -651,14 +703,29 @@ fn compile_functions(
     range: std::ops::Range<usize>,
     inputs: LoweringInputs,
     diags: &mut Diagnostics,
-) -> Vec<Result<Function, Reported>> {
-    let LoweringInputs { decorations, calls, lines, registry, invalid } = inputs;
-    let functions = env.functions[range.clone()].iter().zip(&decorations[range]);
-    functions
-        .filter_map(|(f, deco)| {
-            Some(compile_function(env, f, deco.as_ref()?, calls, lines, registry, invalid, diags, None))
-        })
-        .collect()
+) -> Lowered {
+    let LoweringInputs { decorations, calls, lines, registry, invalid, source_file, keep } = inputs;
+    let mut lowered = Lowered::default();
+    let mut fields = FunctionFields::for_count(range.len());
+    for (f, deco) in env.functions[range.clone()].iter().zip(&decorations[range]) {
+        let Some(deco) = deco else { continue };
+        let Ok(f) = compile_function(env, f, deco, calls, lines, registry, invalid, diags, None) else {
+            lowered.dropped += 1;
+            continue;
+        };
+        let f = Function { source_file: source_file.to_string(), ..f };
+        lowered.outlines.push(Outline::of(&f));
+        match keep {
+            Keep::Functions => lowered.functions.push(f),
+            Keep::Encoded => fields.push(&f),
+            Keep::Outline => {}
+        }
+    }
+    let bytes = fields.into_bytes();
+    if !bytes.is_empty() {
+        lowered.encoded.push(bytes);
+    }
+    lowered
 }
 
 /// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).

@@ -139,7 +139,8 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
 pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::ModelProto {
     let protos: Vec<onnx::FunctionProto> = functions.iter().map(function).collect();
     let ir = protos.iter().map(ir_version::for_function_fields).fold(ir_version::FUNCTION_METADATA, i64::max);
-    onnx::ModelProto { functions: protos, ..library_header(functions, custom_ops, ir) }
+    let opsets = functions.iter().map(|f| (&f.domain, &f.opset_imports));
+    onnx::ModelProto { functions: protos, ..library_header(opsets, custom_ops, ir) }
 }
 
 /// The bytes of [`library_model`], with no `FunctionProto` built: each function is written
@@ -152,44 +153,92 @@ pub fn library_bytes(functions: &[Function], custom_ops: &[String]) -> Vec<u8> {
 /// then the functions each core wrote. A large library is megabytes, and joining the pieces
 /// would copy it once more into fresh memory.
 pub fn library_parts(functions: &[Function], custom_ops: &[String]) -> Vec<Vec<u8>> {
+    let bodies = crate::parallel::map_chunks(functions, |chunk| {
+        let mut fields = FunctionFields::for_count(chunk.len());
+        chunk.iter().for_each(|f| fields.push(f));
+        fields.into_bytes()
+    });
+    assembled(functions.iter().map(|f| (&f.domain, &f.opset_imports)), bodies, custom_ops)
+}
+
+/// The first part of [`library_parts`] for functions that were encoded as they were lowered
+/// ([`FunctionFields`]), from their outlines: their fields follow it.
+pub fn library_header_bytes(outlines: &[Outline], custom_ops: &[String]) -> Vec<u8> {
+    header_bytes(outlines.iter().map(|f| (&f.domain, &f.opset_imports)), custom_ops)
+}
+
+/// A library's header and then its functions' fields; `functions` are each function's domain
+/// and opset imports.
+fn assembled<'f>(
+    functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
+    bodies: Vec<Vec<u8>>,
+    custom_ops: &[String],
+) -> Vec<Vec<u8>> {
+    let mut parts = vec![header_bytes(functions, custom_ops)];
+    parts.extend(bodies);
+    parts
+}
+
+fn header_bytes<'f>(
+    functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
+    custom_ops: &[String],
+) -> Vec<u8> {
     let header = library_header(functions, custom_ops, super::wire::FUNCTION_FIELDS_IR);
     // prost writes a message's fields in field-number order, and `functions` (25) is followed
     // only by `configuration` (26), which a library leaves empty: the header's bytes and then the
     // functions' are the whole model's.
     debug_assert!(header.functions.is_empty() && header.configuration.is_empty());
-    let mut parts = vec![header.encode_to_vec()];
-    parts.extend(crate::parallel::map_chunks(functions, |chunk| {
-        let mut bytes = Vec::new();
-        for (i, f) in chunk.iter().enumerate() {
-            super::wire::function_field(&mut bytes, MODEL_FUNCTIONS_FIELD, f);
-            // The functions of one library are alike in size: room for the rest of the chunk
-            // at the first one's, so that the buffer is not grown (and copied) a dozen times,
-            // and a sixteenth more, as later names and line numbers have more digits (growing
-            // once at the end copied the whole chunk); room never written is never touched.
-            if i == 0 {
-                let rest = bytes.len() * chunk.len();
-                bytes.reserve(rest + rest / 16);
-            }
+    header.encode_to_vec()
+}
+
+/// `ModelProto.functions` fields, one function after another: a piece of a library's bytes.
+pub struct FunctionFields {
+    bytes: Vec<u8>,
+    /// How many functions the piece is expected to hold.
+    count: usize,
+}
+
+impl FunctionFields {
+    pub fn for_count(count: usize) -> FunctionFields {
+        FunctionFields { bytes: Vec::new(), count }
+    }
+
+    pub fn push(&mut self, f: &Function) {
+        let first = self.bytes.is_empty();
+        super::wire::function_field(&mut self.bytes, MODEL_FUNCTIONS_FIELD, f);
+        // The functions of one library are alike in size: room for the rest of the piece at the
+        // first one's, so that the buffer is not grown (and copied) a dozen times, and a
+        // sixteenth more, as later names and line numbers have more digits (growing once at the
+        // end copied the whole piece); room never written is never touched.
+        if first {
+            let rest = self.bytes.len() * self.count;
+            self.bytes.reserve(rest + rest / 16);
         }
-        bytes
-    }));
-    parts
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
 }
 
 /// `ModelProto.functions`.
 const MODEL_FUNCTIONS_FIELD: u32 = 25;
 
 /// The library model without its functions, at IR version `function_ir` or what its opsets need.
-fn library_header(functions: &[Function], custom_ops: &[String], function_ir: i64) -> onnx::ModelProto {
+fn library_header<'f>(
+    functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
+    custom_ops: &[String],
+    function_ir: i64,
+) -> onnx::ModelProto {
     let mut imports: BTreeMap<String, i64> = BTreeMap::new();
-    for f in functions {
-        for (d, v) in &f.opset_imports {
+    for (_, opsets) in functions.clone() {
+        for (d, v) in opsets {
             let e = imports.entry(d.clone()).or_insert(*v);
             *e = (*e).max(*v);
         }
     }
-    for f in functions {
-        imports.entry(f.domain.clone()).or_insert(1);
+    for (domain, _) in functions {
+        imports.entry(domain.clone()).or_insert(1);
     }
     imports.entry(String::new()).or_insert(18);
     // What the functions' fields need (at least IR 10, as an empty library has always had), and

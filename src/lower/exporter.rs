@@ -2,7 +2,7 @@
 //! one opset ([`EXPORTER_OPSET`]) and inlines them there, with every function they call, so a
 //! translation, and each function it reaches, must import that opset.
 
-use super::ir::{AttrValue, Function, Node};
+use super::ir::Outline;
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::decorators::TorchBinding;
@@ -27,18 +27,18 @@ pub fn opset_mismatch(file: FileId, version: i64, span: Span, ops: &[TorchBindin
 
 /// E0513 for a translation that calls (directly or not) a function of another ONNX opset than
 /// the exporter's: the exporter inlines the callee into its opset-18 graph too.
-pub fn check_translation_callees(functions: &[Function], diags: &mut Diagnostics) {
-    let by_name: HashMap<(&str, &str), &Function> =
+pub fn check_translation_callees(functions: &[Outline], diags: &mut Diagnostics) {
+    let by_name: HashMap<(&str, &str), &Outline> =
         functions.iter().map(|f| ((f.domain.as_str(), f.name.as_str()), f)).collect();
-    for f in functions.iter().filter(|f| !f.torch_ops.is_empty()) {
+    for f in functions.iter().filter(|f| f.translates) {
         if f.opset_imports.get("").is_some_and(|v| *v != EXPORTER_OPSET) {
             continue; // reported at the translation itself
         }
         let mut seen = vec![(f.domain.as_str(), f.name.as_str())];
         let mut queue = vec![f];
         while let Some(g) = queue.pop() {
-            for n in all_nodes(&g.nodes) {
-                let Some(callee) = by_name.get(&(n.domain.as_str(), n.op_type.as_str())) else { continue };
+            for (domain, op_type) in &g.ops {
+                let Some(callee) = by_name.get(&(domain.as_str(), op_type.as_str())) else { continue };
                 if seen.contains(&(callee.domain.as_str(), callee.name.as_str())) {
                     continue;
                 }
@@ -68,18 +68,4 @@ pub fn check_translation_callees(functions: &[Function], diags: &mut Diagnostics
             }
         }
     }
-}
-
-/// The nodes of a function body and of its subgraphs.
-fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
-    let mut out = Vec::new();
-    for n in nodes {
-        out.push(n);
-        for a in &n.attrs {
-            if let AttrValue::Graph(g) = &a.value {
-                out.extend(all_nodes(&g.nodes));
-            }
-        }
-    }
-    out
 }

@@ -157,6 +157,57 @@ pub struct Function {
     pub complex: bool,
 }
 
+/// What the library's header and the checks across functions need of a lowered function, kept
+/// when its body is not: a large build encodes each function as soon as it is lowered and drops
+/// its nodes there, on the thread that lowered it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outline {
+    pub name: String,
+    pub domain: String,
+    pub file: crate::source::FileId,
+    pub name_span: crate::source::Span,
+    pub opset_imports: BTreeMap<String, i64>,
+    /// It binds PyTorch operators: a translation for the exporter.
+    pub translates: bool,
+    /// The domain and op type of its nodes, subgraphs' included, each once, in the order the
+    /// nodes come (a subgraph's before the nodes after its node).
+    pub ops: Vec<(String, String)>,
+}
+
+impl Outline {
+    pub fn of(f: &Function) -> Outline {
+        let mut ops = Vec::new();
+        ops_in(&f.nodes, &mut std::collections::HashSet::new(), &mut ops);
+        Outline {
+            name: f.name.clone(),
+            domain: f.domain.clone(),
+            file: f.file,
+            name_span: f.name_span,
+            opset_imports: f.opset_imports.clone(),
+            translates: !f.torch_ops.is_empty(),
+            ops: ops.into_iter().map(|(d, o)| (d.to_string(), o.to_string())).collect(),
+        }
+    }
+}
+
+fn ops_in<'f>(
+    nodes: &'f [Node],
+    seen: &mut std::collections::HashSet<(&'f str, &'f str)>,
+    out: &mut Vec<(&'f str, &'f str)>,
+) {
+    for n in nodes {
+        let op = (n.domain.as_str(), n.op_type.as_str());
+        if seen.insert(op) {
+            out.push(op);
+        }
+        for a in &n.attrs {
+            if let AttrValue::Graph(g) = &a.value {
+                ops_in(&g.nodes, seen, out);
+            }
+        }
+    }
+}
+
 /// A PyTorch operator a function translates, with the number of values the operator returns
 /// (from its schema; `None` when no schema is known).
 #[derive(Clone, Debug, PartialEq)]
