@@ -690,10 +690,16 @@ struct Lowered {
 impl Lowered {
     /// What lowering the functions after these gave.
     fn append(&mut self, next: Lowered) {
-        self.functions.extend(next.functions);
-        self.outlines.extend(next.outlines);
-        self.encoded.extend(next.encoded);
-        self.dropped += next.dropped;
+        let dropped = self.dropped + next.dropped;
+        if self.outlines.is_empty() {
+            // Nothing compiled before: take the vectors whole rather than copy them.
+            *self = next;
+        } else {
+            self.functions.extend(next.functions);
+            self.outlines.extend(next.outlines);
+            self.encoded.extend(next.encoded);
+        }
+        self.dropped = dropped;
     }
 }
 
@@ -705,7 +711,10 @@ fn compile_functions(
     diags: &mut Diagnostics,
 ) -> Lowered {
     let LoweringInputs { decorations, calls, lines, registry, invalid, source_file, keep } = inputs;
-    let mut lowered = Lowered::default();
+    let mut lowered = Lowered { outlines: Vec::with_capacity(range.len()), ..Lowered::default() };
+    if keep == Keep::Functions {
+        lowered.functions.reserve(range.len());
+    }
     let mut fields = FunctionFields::for_count(range.len());
     for (f, deco) in env.functions[range.clone()].iter().zip(&decorations[range]) {
         let Some(deco) = deco else { continue };

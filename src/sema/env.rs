@@ -20,9 +20,9 @@ use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 // Every name a function reads is looked up here: seeded foldhash rather than SipHash.
-use foldhash::{HashMap as FastMap, HashMapExt};
+use foldhash::{HashMap as FastMap, HashMapExt, HashSetExt};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// An opset: a domain and its version. The default ONNX domain is `""`.
@@ -261,8 +261,8 @@ impl<'m> ModuleEnv<'m> {
 /// redefine a function defined earlier in the module (E0104, reported by [`build`]).
 pub fn function_defs(module: &Module) -> Vec<&FunctionDef> {
     // Whether each name is bound, at this point of the module, to one of its own functions.
-    let mut local: HashSet<&str> = HashSet::new();
-    let mut out = Vec::new();
+    let mut local: foldhash::HashSet<&str> = foldhash::HashSet::with_capacity(module.body.len());
+    let mut out = Vec::with_capacity(module.body.len());
     for stmt in &module.body {
         match &stmt.kind {
             StmtKind::FunctionDef(f) => {
@@ -316,7 +316,9 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
     let mut env = ModuleEnv {
         file,
         module,
-        globals: FastMap::new(),
+        // A module's statements are mostly its functions and imports, each binding one name:
+        // a large library would otherwise rehash its globals a dozen times.
+        globals: FastMap::with_capacity(module.body.len()),
         functions: Vec::new(),
         first_function: ctx.first_function,
         namespaces: HashMap::new(),
@@ -327,7 +329,8 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         deferred_reported: Default::default(),
     };
     // By address: a redefinition is another `def` of the same name.
-    let accepted: HashSet<*const FunctionDef> = function_defs(module).into_iter().map(|f| f as *const _).collect();
+    let accepted: foldhash::HashSet<*const FunctionDef> =
+        function_defs(module).into_iter().map(|f| f as *const _).collect();
     for stmt in &module.body {
         match &stmt.kind {
             StmtKind::Import(aliases) => import_modules(&mut env, ctx, aliases, diags),
