@@ -7,7 +7,7 @@ use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::decorators::TorchBinding;
 use crate::source::{FileId, Span};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// E0513: a translation that imports another ONNX opset than the one the exporter builds at.
 pub fn opset_mismatch(file: FileId, version: i64, span: Span, ops: &[TorchBinding]) -> Diagnostic {

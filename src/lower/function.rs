@@ -114,7 +114,7 @@ pub struct Lowerer<'a, 'm> {
     /// The ONNX-domain version in `imports`, if any: nearly every node checks it, and a map
     /// lookup compares strings.
     onnx_version: Option<i64>,
-    live_out: std::collections::HashMap<u32, liveness::Live<'m>>,
+    live_out: liveness::LiveOut<'m>,
     assigned_anywhere: HashSet<String>,
     lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
@@ -557,7 +557,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             default_opset: None,
             imports: BTreeMap::new(),
             onnx_version: None,
-            live_out: std::collections::HashMap::new(),
+            live_out: liveness::LiveOut::default(),
             assigned_anywhere: HashSet::new(),
             loop_depth: 0,
             graphs_used: HashSet::new(),

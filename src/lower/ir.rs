@@ -177,7 +177,7 @@ pub struct Outline {
 impl Outline {
     pub fn of(f: &Function) -> Outline {
         let mut ops = Vec::new();
-        ops_in(&f.nodes, &mut std::collections::HashSet::new(), &mut ops);
+        ops_in(&f.nodes, &mut foldhash::HashSet::default(), &mut ops);
         Outline {
             name: f.name.clone(),
             domain: f.domain.clone(),
@@ -190,11 +190,7 @@ impl Outline {
     }
 }
 
-fn ops_in<'f>(
-    nodes: &'f [Node],
-    seen: &mut std::collections::HashSet<(&'f str, &'f str)>,
-    out: &mut Vec<(&'f str, &'f str)>,
-) {
+fn ops_in<'f>(nodes: &'f [Node], seen: &mut foldhash::HashSet<(&'f str, &'f str)>, out: &mut Vec<(&'f str, &'f str)>) {
     for n in nodes {
         let op = (n.domain.as_str(), n.op_type.as_str());
         if seen.insert(op) {

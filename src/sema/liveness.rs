@@ -7,11 +7,14 @@
 //! and then forgets values a loop needs).
 
 use crate::syntax::ast::*;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 /// A set of variables, borrowed from the syntax tree: the analyses build and merge a set for
 /// every statement, and owned names made that a third of their cost.
 pub type Live<'a> = BTreeSet<&'a str>;
+
+/// What is live after each control-flow statement, by the statement's start offset.
+pub type LiveOut<'a> = foldhash::HashMap<u32, Live<'a>>;
 
 /// The deepest nesting of subgraphs (`if` branches, loop bodies, nested functions) that lowering
 /// accepts (E1001): each level is three protobuf messages (node, attribute, graph), and protobuf
@@ -92,10 +95,13 @@ fn target_names<'a>(t: &'a Expr, each: &mut impl FnMut(&'a str)) {
 /// Variables a statement list may assign, in order of first assignment (appended to `out`, each
 /// once).
 pub fn assigned_in_order(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, out: &mut Vec<String>) {
-    let mut seen: HashSet<String> = out.iter().cloned().collect();
     let mut names = Vec::new();
     assigned_at(stmts, is_static, 0, &mut names);
-    out.extend(names.into_iter().filter(|n| seen.insert(n.clone())));
+    let first: Vec<bool> = {
+        let mut seen: foldhash::HashSet<&str> = out.iter().map(String::as_str).collect();
+        names.iter().map(|n| seen.insert(n.as_str())).collect()
+    };
+    out.extend(names.into_iter().zip(first).filter_map(|(n, first)| first.then_some(n)));
 }
 
 /// Every assignment in source order, repeats included; `depth` counts enclosing subgraphs.
@@ -132,11 +138,8 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
 /// The variables live after each `if` and loop statement (those of nested functions included)
 /// that the statement assigns (the only ones lowering asks about), keyed by the statement's
 /// span start.
-pub fn live_out_of_control_flow<'a>(
-    body: &'a [Stmt],
-    is_static: &dyn Fn(&Stmt) -> Option<bool>,
-) -> HashMap<u32, Live<'a>> {
-    let mut map = HashMap::new();
+pub fn live_out_of_control_flow<'a>(body: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>) -> LiveOut<'a> {
+    let mut map = LiveOut::default();
     record_block(body, Live::new(), is_static, 0, &mut map);
     map
 }
@@ -302,7 +305,7 @@ fn record_block<'a>(
     mut live: Live<'a>,
     is_static: &dyn Fn(&Stmt) -> Option<bool>,
     depth: usize,
-    map: &mut HashMap<u32, Live<'a>>,
+    map: &mut LiveOut<'a>,
 ) {
     if depth > MAX_NESTING {
         return;
@@ -318,7 +321,7 @@ fn record_stmt<'a>(
     live_out: &Live<'a>,
     is_static: &dyn Fn(&Stmt) -> Option<bool>,
     depth: usize,
-    map: &mut HashMap<u32, Live<'a>>,
+    map: &mut LiveOut<'a>,
 ) {
     let inner = depth + 1;
     if !matches!(s.kind, StmtKind::If { .. } | StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::FunctionDef(_))
