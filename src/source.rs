@@ -168,7 +168,26 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
-        let starts = std::iter::once(0).chain(line_breaks(text).map(|i| i as u32 + 1)).collect();
+        let bytes = text.as_bytes();
+        // Source lines are a few dozen bytes long.
+        let mut starts = Vec::with_capacity(bytes.len() / 32 + 1);
+        starts.push(0);
+        let mut i = 0;
+        while i < bytes.len() {
+            // Eight bytes at a time through text without a line break, which is most of it: a
+            // large file is indexed before anything else can start.
+            if let Some(word) = bytes.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+                let word = u64::from_le_bytes(word);
+                if !has_byte(word, b'\n') && !has_byte(word, b'\r') {
+                    i += 8;
+                    continue;
+                }
+            }
+            if is_line_break(bytes, i) {
+                starts.push(i as u32 + 1);
+            }
+            i += 1;
+        }
         LineIndex { starts, len: text.len() as u32 }
     }
 
@@ -194,14 +213,22 @@ impl LineIndex {
     }
 }
 
-/// The byte offset of each line's last character: every `\n`, and every `\r` not followed by
-/// `\n` (a lone `\r` ends a line, as in Python and in the lexer).
-fn line_breaks(text: &str) -> impl Iterator<Item = usize> + '_ {
-    let bytes = text.as_bytes();
-    bytes
-        .iter()
-        .enumerate()
-        .filter_map(move |(i, &b)| (b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))).then_some(i))
+/// Whether byte `i` ends a line: a `\n`, or a `\r` not followed by `\n` (a lone `\r` ends a
+/// line, as in Python and in the lexer).
+fn is_line_break(bytes: &[u8], i: usize) -> bool {
+    match bytes[i] {
+        b'\n' => true,
+        b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+        _ => false,
+    }
+}
+
+/// Whether any of the eight bytes of `word` is `byte` (the classic zero-byte test on `word`
+/// with `byte` cleared).
+const fn has_byte(word: u64, byte: u8) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    let x = word ^ (ONES * byte as u64);
+    x.wrapping_sub(ONES) & !x & (ONES << 7) != 0
 }
 
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
@@ -214,6 +241,26 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_line_index_finds_every_break_a_byte_at_a_time_would() {
+        let pieces = ["", "a", "\n", "\r", "\r\n", "\n\r", "abcdefgh", "é", "  x = 1  # ", "\r\r\n\n"];
+        let mut texts = Vec::new();
+        for (k, a) in pieces.iter().enumerate() {
+            for b in &pieces {
+                for c in &pieces {
+                    texts.push(format!("{}{a}{}{b}{}{c}", "x".repeat(k), "y".repeat(7 - k % 8), "z".repeat(k * 3)));
+                }
+            }
+        }
+        for text in texts {
+            let bytes = text.as_bytes();
+            let expected: Vec<u32> = std::iter::once(0)
+                .chain((0..bytes.len()).filter(|&i| is_line_break(bytes, i)).map(|i| i as u32 + 1))
+                .collect();
+            assert_eq!(LineIndex::new(&text).starts, expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn lines_and_columns() {
