@@ -94,6 +94,7 @@ impl Scope {
     fn for_function() -> Scope {
         Scope {
             vars: HashMap::with_capacity(VARIABLES_PER_FUNCTION),
+            nodes: Vec::with_capacity(NODES_PER_FUNCTION),
             produced: HashSet::with_capacity(VALUES_PER_FUNCTION),
             ..Scope::default()
         }
@@ -524,6 +525,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.lines.line(span.start) + 1
     }
 }
+
+/// Room for this many nodes in a function's body: a typical translation has one or two dozen,
+/// and the list grew from empty three or four times, each time copying nodes into fresh memory.
+const NODES_PER_FUNCTION: usize = 32;
 
 /// Room for this many values in the tables every value enters: a typical translation has a
 /// few dozen, and growing the tables from empty rehashed them five times over.

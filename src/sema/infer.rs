@@ -318,7 +318,7 @@ pub fn contradicts(actual: &Ty, want: &Ty) -> bool {
 pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> Result<Vec<Option<Ty>>, Conflict> {
     let op = &schema.name;
     // The first argument that fixed each type variable.
-    let mut bound: Vec<(&str, &Ty, usize)> = Vec::new();
+    let mut bound: Vec<(&str, &Ty, usize)> = Vec::with_capacity(args.len());
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
         let Some(types) = schema.allowed_types(formal) else { continue };
@@ -422,7 +422,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
             }
         }
     }
-    let mut outputs = Vec::new();
+    let mut outputs = Vec::with_capacity(n_outputs);
     for k in 0..n_outputs {
         let formal = match schema.outputs.get(k) {
             Some(f) => f,
