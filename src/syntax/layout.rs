@@ -47,7 +47,7 @@ pub fn layout(file: FileId, text: &str) -> Layout {
 pub struct Laying<'t> {
     file: FileId,
     text: &'t str,
-    tokens: Box<dyn Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + Send + 't>,
+    tokens: super::lexer::Tokens<'t>,
     /// Laid-out tokens not yet taken: the DEDENTs and INDENT a line start makes come with it.
     pending: VecDeque<Triple>,
     diags: Vec<Diagnostic>,
@@ -70,7 +70,7 @@ impl<'t> Laying<'t> {
         Laying {
             file,
             text,
-            tokens: Box::new(super::lexer::tokens_from(text, start)),
+            tokens: super::lexer::tokens_from(text, start),
             pending: VecDeque::new(),
             diags: Vec::new(),
             indents: vec![""],

@@ -321,23 +321,35 @@ fn keyword(name: &str) -> Option<Tok> {
 
 /// The tokens of a text with their byte ranges, keywords told apart from names; never all in
 /// memory at once.
-pub fn tokens(text: &str) -> impl Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + '_ {
+pub fn tokens(text: &str) -> Tokens<'_> {
     tokens_from(text, 0)
 }
 
 /// The tokens of `text` from byte `start` on (a line start, or the text's end), with their
 /// offsets in the whole text.
-pub fn tokens_from(
-    text: &str,
-    start: usize,
-) -> impl Iterator<Item = (Result<Tok, LexError>, std::ops::Range<usize>)> + '_ {
+pub fn tokens_from(text: &str, start: usize) -> Tokens<'_> {
     let mut lexer = Tok::lexer(text);
     // The lexer's next token starts where the current one ends.
     lexer.bump(start.min(text.len()));
-    lexer.spanned().map(|(res, span)| match res {
-        Ok(Tok::Name(name)) => (Ok(keyword(&name).unwrap_or(Tok::Name(name))), span),
-        other => (other, span),
-    })
+    Tokens { spanned: lexer.spanned() }
+}
+
+/// The stream [`tokens`] gives: a named type, so that the layout layer, which takes every
+/// token of a file from it, holds it directly rather than behind a pointer to a trait object.
+pub struct Tokens<'t> {
+    spanned: logos::SpannedIter<'t, Tok>,
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = (Result<Tok, LexError>, std::ops::Range<usize>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.spanned.next().map(|(res, span)| match res {
+            Ok(Tok::Name(name)) => (Ok(keyword(&name).unwrap_or(Tok::Name(name))), span),
+            other => (other, span),
+        })
+    }
 }
 
 fn aug_assign(lex: &mut Lexer<Tok>) -> Word {
