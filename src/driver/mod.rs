@@ -132,6 +132,7 @@ pub struct Options {
     /// The operators registered with the PyTorch that will export, in the same format: declared
     /// custom operators are compared with them, and bindings to undeclared ones checked.
     pub registered_files: Vec<PathBuf>,
+    /// What to keep of each function compiled.
     pub keep: Keep,
 }
 
@@ -141,10 +142,10 @@ pub enum Keep {
     /// The function ([`Compilation::functions`]).
     #[default]
     Functions,
-    /// Its `ModelProto.functions` field ([`Compilation::encoded`]), written on the thread that
-    /// lowered it, right after lowering: the functions' nodes are never all in memory, and the
-    /// memory one function's held is the next one's, already mapped and in the cache. What
-    /// `build` writes.
+    /// Its `ModelProto.functions` field ([`Compilation::encoded`]), written by the thread that
+    /// lowered it, right after lowering: the functions' nodes are never all in memory at once,
+    /// and the memory one function held is the next one's, already mapped and in the cache.
+    /// What `build` writes.
     Encoded,
     /// Nothing: what `check` needs.
     Outline,
