@@ -26,7 +26,7 @@ use crate::sema::decorators::Decoration;
 use crate::sema::env::{resolve_dotted, Global, ModuleEnv, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::imports;
-use crate::sema::infer::{self, AttrFacts, Ty};
+use crate::sema::infer::{self, AttrFacts, NodeFacts, Ty};
 use crate::sema::liveness;
 use crate::sema::signature::{Param as SigParam, Signature};
 use crate::sema::types::ElemType;
@@ -322,28 +322,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         checked: Option<Vec<Option<Ty>>>,
     ) {
         let ty = |v: &String| self.types.get(v);
-        let input_types: Vec<Option<&Ty>> = inputs.iter().map(|i| i.as_ref().and_then(ty)).collect();
-        let attr_facts: Vec<(&str, AttrFacts)> = attrs
-            .iter()
-            .map(|a| {
-                let facts = match &a.value {
-                    AttrValue::Int(i) => AttrFacts::Int(*i),
-                    AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
-                    AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| ty(o).cloned()).collect()),
-                    _ => AttrFacts::Other,
-                };
-                (a.name.as_str(), facts)
-            })
-            .collect();
-        let known = infer::node_outputs(
-            &opset.domain,
-            op_type,
-            opset.version,
-            &input_types,
-            &attr_facts,
-            outputs.len(),
-            checked,
-        );
+        let facts = || NodeFacts {
+            inputs: inputs.iter().map(|i| i.as_ref().and_then(ty)).collect(),
+            attrs: attrs
+                .iter()
+                .map(|a| {
+                    let facts = match &a.value {
+                        AttrValue::Int(i) => AttrFacts::Int(*i),
+                        AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
+                        AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| ty(o).cloned()).collect()),
+                        _ => AttrFacts::Other,
+                    };
+                    (a.name.as_str(), facts)
+                })
+                .collect(),
+        };
+        let known = infer::node_outputs(&opset.domain, op_type, opset.version, facts, outputs.len(), checked);
         for (o, t) in outputs.iter().zip(known) {
             if let Some(t) = t {
                 self.types.insert(o.clone(), t);

@@ -497,6 +497,23 @@ pub enum AttrFacts {
     Other,
 }
 
+/// What is known of a node's inputs and attributes, for typing its outputs ([`node_outputs`]).
+pub struct NodeFacts<'t> {
+    /// The types known of its inputs, in order.
+    pub inputs: Vec<Option<&'t Ty>>,
+    pub attrs: Vec<(&'t str, AttrFacts)>,
+}
+
+impl NodeFacts<'_> {
+    fn input(&self, i: usize) -> Option<Ty> {
+        self.inputs.get(i).copied().flatten().cloned()
+    }
+
+    fn attr(&self, name: &str) -> Option<&AttrFacts> {
+        self.attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
+    }
+}
+
 /// The types of a node's outputs, as far as they follow from what is known of its inputs and
 /// attributes (`None`: unknown). The ops whose outputs the schemas cannot type are typed here:
 /// `Constant` (its value), `Cast` (`to`), `CastLike` (its second input), `SequenceEmpty`
@@ -504,56 +521,60 @@ pub enum AttrFacts {
 /// carried values and scan outputs) and `If` (what both branches agree on); every other op of a
 /// known schema through [`check_call`], whose answer for these inputs the caller may already
 /// have (`checked`, from checking them against the same schema): it is not computed twice.
-pub fn node_outputs(
+/// `facts` is asked for only when they are read (gathering them looks up every input's type):
+/// for an op typed here, or one typed by its schema without a `checked` answer.
+pub fn node_outputs<'t, F: FnOnce() -> NodeFacts<'t>>(
     domain: &str,
     op_type: &str,
     version: i64,
-    inputs: &[Option<&Ty>],
-    attrs: &[(&str, AttrFacts)],
+    facts: F,
     outputs: usize,
     checked: Option<Vec<Option<Ty>>>,
 ) -> Vec<Option<Ty>> {
-    let input = |i: usize| inputs.get(i).copied().flatten().cloned();
-    let attr = |name: &str| attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a);
     let elem = |code: i64| ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code);
-    let from_schema = move || checked.unwrap_or_else(|| schema_outputs(domain, op_type, version, inputs, outputs));
+    let by_schema =
+        move |facts: F| checked.unwrap_or_else(|| schema_outputs(domain, op_type, version, &facts().inputs, outputs));
     if !domain.is_empty() {
-        return from_schema();
+        return by_schema(facts);
     }
     match op_type {
-        "Constant" => vec![match attr("value") {
-            Some(AttrFacts::Tensor(t)) => Some(Ty::Elem(*t)),
-            _ => match attrs.first().map(|(n, _)| *n) {
-                Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
-                Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
-                Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
-                _ => None,
-            },
-        }],
-        "Cast" => vec![match attr("to") {
+        "Constant" => {
+            let f = facts();
+            vec![match f.attr("value") {
+                Some(AttrFacts::Tensor(t)) => Some(Ty::Elem(*t)),
+                _ => match f.attrs.first().map(|(n, _)| *n) {
+                    Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
+                    Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
+                    Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
+                    _ => None,
+                },
+            }]
+        }
+        "Cast" => vec![match facts().attr("to") {
             Some(AttrFacts::Int(code)) => elem(*code).map(Ty::Elem),
             _ => None,
         }],
-        "CastLike" => vec![input(1)],
-        "SequenceEmpty" => vec![match attr("dtype") {
+        "CastLike" => vec![facts().input(1)],
+        "SequenceEmpty" => vec![match facts().attr("dtype") {
             Some(AttrFacts::Int(code)) => elem(*code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
             None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
             _ => Some(Ty::Seq(None)),
         }],
-        "Loop" => match attr("body") {
+        "Loop" => match facts().attr("body") {
             Some(AttrFacts::Graph(body)) => body.iter().skip(1).cloned().collect(),
             _ => Vec::new(),
         },
-        "Identity" => vec![input(0)],
+        "Identity" => vec![facts().input(0)],
         "If" => {
-            let branch = |name: &str| match attr(name) {
+            let f = facts();
+            let branch = |name: &str| match f.attr(name) {
                 Some(AttrFacts::Graph(g)) => g.clone(),
                 _ => vec![None; outputs],
             };
             let (then, els) = (branch("then_branch"), branch("else_branch"));
             then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
         }
-        _ => from_schema(),
+        _ => by_schema(facts),
     }
 }
 
@@ -670,8 +691,8 @@ mod tests {
     #[test]
     fn ops_without_typing_schemas_are_typed_from_their_attributes() {
         let out = |op: &str, inputs: &[Option<Ty>], attrs: &[(&str, AttrFacts)], n: usize| {
-            let inputs: Vec<Option<&Ty>> = inputs.iter().map(Option::as_ref).collect();
-            node_outputs("", op, 18, &inputs, attrs, n, None)
+            let facts = || NodeFacts { inputs: inputs.iter().map(Option::as_ref).collect(), attrs: attrs.to_vec() };
+            node_outputs("", op, 18, facts, n, None)
         };
         assert_eq!(out("Constant", &[], &[("value_ints", AttrFacts::Other)], 1), vec![Some(INT64)]);
         assert_eq!(out("Cast", &[Some(FLOAT)], &[("to", AttrFacts::Int(7))], 1), vec![Some(INT64)]);
@@ -683,7 +704,18 @@ mod tests {
         let els = AttrFacts::Graph(vec![Some(FLOAT), Some(INT64)]);
         assert_eq!(out("If", &[], &[("then_branch", then), ("else_branch", els)], 2), vec![Some(FLOAT), None]);
         // Another domain's `Cast` is not ONNX's; ONNX ops with schemas are typed by them.
-        assert_eq!(node_outputs("my.domain", "Cast", 1, &[], &[("to", AttrFacts::Int(7))], 1, None), Vec::new());
+        let cast_to_int = || NodeFacts { inputs: Vec::new(), attrs: vec![("to", AttrFacts::Int(7))] };
+        assert_eq!(node_outputs("my.domain", "Cast", 1, cast_to_int, 1, None), Vec::new());
         assert_eq!(out("Add", &[Some(FLOAT), None], &[], 1), vec![Some(FLOAT)]);
+    }
+
+    #[test]
+    fn a_checked_answer_spares_gathering_the_facts_only_where_the_schema_types_the_op() {
+        let unread = || -> NodeFacts<'static> { panic!("the facts of a node typed by its checked answer are read") };
+        assert_eq!(node_outputs("", "Add", 18, unread, 1, Some(vec![Some(INT64)])), vec![Some(INT64)]);
+        assert_eq!(node_outputs("my.domain", "Cast", 1, unread, 1, Some(vec![None])), vec![None]);
+        // `Identity` is typed here, from its input, whatever a check answered.
+        let float_input = || NodeFacts { inputs: vec![Some(&FLOAT)], attrs: Vec::new() };
+        assert_eq!(node_outputs("", "Identity", 18, float_input, 1, Some(vec![None])), vec![Some(FLOAT)]);
     }
 }
