@@ -178,10 +178,13 @@ impl LineIndex {
             // large file is indexed before anything else can start.
             if let Some(word) = bytes.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
                 let word = u64::from_le_bytes(word);
-                if !has_byte(word, b'\n') && !has_byte(word, b'\r') {
+                let breaks = bytes_equal_to(word, b'\n') | bytes_equal_to(word, b'\r');
+                if breaks == 0 {
                     i += 8;
                     continue;
                 }
+                // Straight to the first `\n` or `\r` of the word.
+                i += (breaks.trailing_zeros() / 8) as usize;
             }
             if is_line_break(bytes, i) {
                 starts.push(i as u32 + 1);
@@ -223,12 +226,13 @@ fn is_line_break(bytes: &[u8], i: usize) -> bool {
     }
 }
 
-/// Whether any of the eight bytes of `word` is `byte` (the classic zero-byte test on `word`
-/// with `byte` cleared).
-const fn has_byte(word: u64, byte: u8) -> bool {
+/// The bytes of `word` (little-endian) that equal `byte`, as the high bit of each: the classic
+/// zero-byte test on `word` with `byte` cleared. Zero when there is none; otherwise its lowest set
+/// bit marks the first such byte exactly (only bytes after a match can be flagged wrongly).
+const fn bytes_equal_to(word: u64, byte: u8) -> u64 {
     const ONES: u64 = u64::from_le_bytes([1; 8]);
     let x = word ^ (ONES * byte as u64);
-    x.wrapping_sub(ONES) & !x & (ONES << 7) != 0
+    x.wrapping_sub(ONES) & !x & (ONES << 7)
 }
 
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
