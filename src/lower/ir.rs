@@ -169,8 +169,9 @@ pub struct Outline {
     pub opset_imports: BTreeMap<String, i64>,
     /// It binds PyTorch operators: a translation for the exporter.
     pub translates: bool,
-    /// The domain and op type of its nodes, subgraphs' included, each once, in the order the
-    /// nodes come (a subgraph's before the nodes after its node).
+    /// The domain and op type of its nodes outside the ONNX domain, the only ones that can call
+    /// a function (no function lives in the ONNX domain: E0105), subgraphs' included, each once,
+    /// in the order the nodes come (a subgraph's before the nodes after its node).
     pub ops: Vec<(String, String)>,
 }
 
@@ -193,7 +194,7 @@ impl Outline {
 fn ops_in<'f>(nodes: &'f [Node], seen: &mut foldhash::HashSet<(&'f str, &'f str)>, out: &mut Vec<(&'f str, &'f str)>) {
     for n in nodes {
         let op = (n.domain.as_str(), n.op_type.as_str());
-        if seen.insert(op) {
+        if !n.domain.is_empty() && seen.insert(op) {
             out.push(op);
         }
         for a in &n.attrs {
