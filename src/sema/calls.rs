@@ -93,11 +93,6 @@ pub fn callee_of(env: &ModuleEnv, func: &Expr) -> Option<usize> {
             Some(Global::Function(id)) => Some(*id),
             _ => None,
         },
-        // Only an attribute of an imported module can be a function: `op.Add`'s `op` is an
-        // opset, found here without copying it, as resolving the whole name would.
-        ExprKind::Attribute { value, .. } if matches!(&value.kind, ExprKind::Name(n) if !matches!(env.get(n), Some(Global::Module(_)))) => {
-            None
-        }
         ExprKind::Attribute { .. } => match env::resolve_dotted(env, func) {
             Some(Global::Function(id)) => Some(id),
             _ => None,

@@ -506,26 +506,43 @@ fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
 pub fn resolve_dotted(env: &ModuleEnv, expr: &Expr) -> Option<Global> {
     match &expr.kind {
         ExprKind::Name(n) => env.get(n).cloned(),
-        ExprKind::Attribute { value, attr } => match resolve_dotted(env, value)? {
-            Global::Module(key @ (ModuleKey::Onnxs(_) | ModuleKey::Package(_))) => env.namespace(&key)?.get(&attr.name),
-            Global::Module(ModuleKey::Known(m)) => {
-                let full = format!("{m}.{}", attr.name);
-                match full.as_str() {
-                    "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => {
-                        Some(Global::Module(ModuleKey::Known(full)))
-                    }
-                    "onnxscript.script" => Some(Global::ScriptDecorator),
-                    "onnxscript.graph" => Some(Global::GraphDecorator),
-                    "onnxscript.values.Opset" | "onnxscript.Opset" => Some(Global::OpsetClass),
-                    _ if m == "typing" => Some(Global::Typing(attr.name.clone())),
-                    _ => imported(&m, &attr.name).ok(),
+        ExprKind::Attribute { value, attr } => {
+            // A name's global by reference: resolving `op.Add` must not copy the opset `op` only
+            // to find that this lookup has nothing for it.
+            let resolved;
+            let base = match &value.kind {
+                ExprKind::Name(n) => env.get(n)?,
+                _ => {
+                    resolved = resolve_dotted(env, value)?;
+                    &resolved
                 }
+            };
+            resolve_attribute(env, base, attr)
+        }
+        _ => None,
+    }
+}
+
+/// `base.attr`, for a `base` [`resolve_dotted`] resolved.
+fn resolve_attribute(env: &ModuleEnv, base: &Global, attr: &Ident) -> Option<Global> {
+    match base {
+        Global::Module(key @ (ModuleKey::Onnxs(_) | ModuleKey::Package(_))) => env.namespace(key)?.get(&attr.name),
+        Global::Module(ModuleKey::Known(m)) => {
+            let full = format!("{m}.{}", attr.name);
+            match full.as_str() {
+                "onnxscript.values" | "onnxscript.onnx_opset" | "onnxscript.onnx_types" => {
+                    Some(Global::Module(ModuleKey::Known(full)))
+                }
+                "onnxscript.script" => Some(Global::ScriptDecorator),
+                "onnxscript.graph" => Some(Global::GraphDecorator),
+                "onnxscript.values.Opset" | "onnxscript.Opset" => Some(Global::OpsetClass),
+                _ if m == "typing" => Some(Global::Typing(attr.name.clone())),
+                _ => imported(m, &attr.name).ok(),
             }
-            Global::Lib(path) => match constlib::member(&path, &attr.name)? {
-                constlib::Member::Value(v) => Some(Global::Const(v)),
-                constlib::Member::Object(p) => Some(Global::Lib(p)),
-            },
-            _ => None,
+        }
+        Global::Lib(path) => match constlib::member(path, &attr.name)? {
+            constlib::Member::Value(v) => Some(Global::Const(v)),
+            constlib::Member::Object(p) => Some(Global::Lib(p)),
         },
         _ => None,
     }
