@@ -37,7 +37,6 @@ use crate::syntax::ast::*;
 // per-process seed still keeps crafted names from colliding on purpose.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 mod call;
 mod expr;
@@ -84,7 +83,10 @@ struct NestedGraph {
 struct Scope {
     vars: HashMap<String, Binding>,
     nodes: Vec<Node>,
+    /// The outputs of `nodes[..indexed]`, built only for a scope too large to search (see
+    /// [`Scope::produced`]).
     produced: HashSet<String>,
+    indexed: usize,
     /// What the `if` around this scope says of optional values (see `optional`).
     facts: HashMap<String, Presence>,
 }
@@ -95,11 +97,44 @@ impl Scope {
         Scope {
             vars: HashMap::with_capacity(VARIABLES_PER_FUNCTION),
             nodes: Vec::with_capacity(NODES_PER_FUNCTION),
-            produced: HashSet::with_capacity(VALUES_PER_FUNCTION),
             ..Scope::default()
         }
     }
+
+    /// Whether a node of this scope computes `value`. Few values are asked about (what a scope
+    /// returns or passes out), so a typical scope's nodes are searched, not indexed as they come;
+    /// a large one is indexed once, and then only its new nodes, so that asking about each of
+    /// thousands of values stays linear.
+    fn produced(&mut self, value: &str) -> bool {
+        if self.nodes.len() <= SEARCHED_NODES {
+            return self.nodes.iter().any(|n| n.outputs.iter().any(|o| o == value));
+        }
+        for n in &self.nodes[self.indexed..] {
+            self.produced.extend(n.outputs.iter().cloned());
+        }
+        self.indexed = self.nodes.len();
+        self.produced.contains(value)
+    }
 }
+
+/// Appends `n` in decimal, as `write!` would, without the formatting machinery: nearly every
+/// temporary value is numbered.
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+}
+
+/// Up to this many nodes, [`Scope::produced`] searches a scope rather than index it.
+const SEARCHED_NODES: usize = 64;
 
 pub struct Lowerer<'a, 'm> {
     env: &'a ModuleEnv<'m>,
@@ -194,7 +229,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             numbered.push('_');
             loop {
                 numbered.truncate(candidate.len() + 1);
-                let _ = write!(numbered, "{}", self.counter);
+                push_decimal(&mut numbered, self.counter);
                 self.counter += 1;
                 if !self.used_names.contains(&numbered) {
                     break numbered;
@@ -298,9 +333,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.use_domain(opset, span)?;
         self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs, checked);
         let source = Some(self.location(span));
-        let scope = self.scope();
-        scope.produced.extend(outputs.iter().cloned());
-        scope.nodes.push(Node {
+        self.scope().nodes.push(Node {
             domain: opset.domain.clone(),
             op_type: op_type.into(),
             inputs,
@@ -814,7 +847,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                 if let Err(r) = self.check_returned(&v, e.span) {
                                     ok = Err(r);
                                 }
-                                if !self.scope().produced.contains(&v) {
+                                if !self.scope().produced(&v) {
                                     // An input or outer value cannot also be an output (it breaks ORT and inliners).
                                     match self.copy(&v, &hint, e.span) {
                                         Ok(c) => v = c,
@@ -934,4 +967,18 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
         })
     }
     in_stmts(env, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_decimal;
+
+    #[test]
+    fn decimal_digits_are_those_display_writes() {
+        for n in [0, 7, 9, 10, 99, 100, 4096, 1_000_003, usize::MAX] {
+            let mut out = String::from("tmp_");
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("tmp_{n}"));
+        }
+    }
 }

@@ -307,7 +307,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let local = self.scope().vars.contains_key(var);
         let Some(b) = self.lookup(var).cloned() else { return Ok(None) };
         let v = self.binding_value(var, b, var, span)?;
-        if local && self.scope().produced.contains(&v) && !outs.contains(&v) {
+        if local && self.scope().produced(&v) && !outs.contains(&v) {
             return Ok(Some(v));
         }
         self.copy(&v, var, span).map(Some)
