@@ -9,6 +9,7 @@ pub mod aten;
 #[doc(hidden)]
 pub mod contract;
 pub mod diagnostics;
+pub mod digits;
 pub mod driver;
 pub mod emit;
 pub mod link;

@@ -178,18 +178,8 @@ fn location(out: &mut Vec<u8>, file: &str, at: &SourceLocation) {
 }
 
 fn decimal(out: &mut Vec<u8>, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+    let (digits, start) = crate::digits::decimal(u64::from(n));
+    out.extend_from_slice(&digits[start..]);
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {

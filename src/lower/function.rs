@@ -117,22 +117,6 @@ impl Scope {
     }
 }
 
-/// Appends `n` in decimal, as `write!` would, without the formatting machinery: nearly every
-/// temporary value is numbered.
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[start..].iter().map(|&d| char::from(d)));
-}
-
 /// Up to this many nodes, [`Scope::produced`] searches a scope rather than index it.
 const SEARCHED_NODES: usize = 64;
 
@@ -229,7 +213,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             numbered.push('_');
             loop {
                 numbered.truncate(candidate.len() + 1);
-                push_decimal(&mut numbered, self.counter);
+                let (digits, start) = crate::digits::decimal(self.counter as u64);
+                numbered.extend(digits[start..].iter().map(|&d| char::from(d)));
                 self.counter += 1;
                 if !self.used_names.contains(&numbered) {
                     break numbered;
@@ -967,18 +952,4 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
         })
     }
     in_stmts(env, body)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::push_decimal;
-
-    #[test]
-    fn decimal_digits_are_those_display_writes() {
-        for n in [0, 7, 9, 10, 99, 100, 4096, 1_000_003, usize::MAX] {
-            let mut out = String::from("tmp_");
-            push_decimal(&mut out, n);
-            assert_eq!(out, format!("tmp_{n}"));
-        }
-    }
 }
