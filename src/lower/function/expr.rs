@@ -357,7 +357,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .collect();
         // The tensor operand that gives each type variable its type: the last one not castable.
         // A schema has a few type variables, so a list, in one pass over the operands.
-        let mut bound: Vec<(&str, &String)> = Vec::new();
+        let mut bound: Vec<(&str, &String)> = Vec::with_capacity(args.len());
         for (tv, a) in typevars.iter().zip(&args) {
             let (Some(tv), Some(a)) = (tv, a) else { continue };
             if self.castable.contains(a) {
