@@ -148,7 +148,7 @@ pub struct Lowerer<'a, 'm> {
     /// Where to record what each name stands for, for editors (`None`: not recorded).
     facts: Option<&'a mut Vec<Fact>>,
     /// The function's parameters: where each is declared and, for an input, whether it is
-    /// optional; for an attribute, its Python type and default.
+    /// optional; for an attribute, its Python type and default. Kept only with `facts`.
     params: HashMap<String, ParamNote>,
     /// Values that may be None (optional inputs and what passes them on); others are present.
     presence: HashMap<String, Presence>,

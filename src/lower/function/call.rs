@@ -530,9 +530,11 @@ pub(super) fn bind_op_arguments<'e>(
     args: &'e [Arg],
     span: Span,
 ) -> Result<OpArguments<'e>, Box<Diagnostic>> {
-    // Room for every argument in either list: growing them was a tenth of binding a call.
+    // Room for the arguments: growing the lists was a tenth of binding a call. Most calls pass
+    // inputs alone, by position, and then the attributes' list stays unallocated.
     let mut input_exprs: Vec<Option<&Expr>> = Vec::with_capacity(args.len());
-    let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::with_capacity(args.len());
+    let keywords = args.iter().filter(|a| a.keyword.is_some()).count();
+    let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::with_capacity(keywords);
     if let Some(d) = argument_order_error(file, args) {
         return Err(Box::new(d));
     }

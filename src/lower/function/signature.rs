@@ -122,9 +122,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         self.types.insert(p.name.name.clone(), t);
                     }
                     let optional = param.optional;
-                    let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
-                    self.params.insert(p.name.name.clone(), note);
-                    self.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
+                    // What a parameter is, for an editor's facts only.
+                    if self.facts.is_some() {
+                        let note = ParamNote { declared: p.name.span, optional, python: None, default: None };
+                        self.params.insert(p.name.name.clone(), note);
+                        self.note(&p.name.name, p.name.span, &Binding::Value(p.name.name.clone()));
+                    }
                     if optional {
                         self.declare_optional_input(&p.name.name);
                     }
@@ -184,16 +187,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         &p.name.name,
                         Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() },
                     );
-                    let shown = p.default.as_ref().and_then(|d| eval_const(self.env, d).ok()).map(|v| v.repr());
-                    let note = ParamNote {
-                        declared: p.name.span,
-                        optional: false,
-                        python: Some(ty.python_name()),
-                        default: shown,
-                    };
-                    self.params.insert(p.name.name.clone(), note);
-                    let binding = Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() };
-                    self.note(&p.name.name, p.name.span, &binding);
+                    // What a parameter is, for an editor's facts only: a build would evaluate
+                    // and print each default again for nothing.
+                    if self.facts.is_some() {
+                        let shown = p.default.as_ref().and_then(|d| eval_const(self.env, d).ok()).map(|v| v.repr());
+                        let note = ParamNote {
+                            declared: p.name.span,
+                            optional: false,
+                            python: Some(ty.python_name()),
+                            default: shown,
+                        };
+                        self.params.insert(p.name.name.clone(), note);
+                        let binding = Binding::Attr { name: p.name.name.clone(), ty: onnx_ty, as_bool: ty.is_bool() };
+                        self.note(&p.name.name, p.name.span, &binding);
+                    }
                     attributes.push(AttrParam {
                         name: p.name.name.clone(),
                         ty: onnx_ty,
