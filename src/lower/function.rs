@@ -156,8 +156,8 @@ pub struct Lowerer<'a, 'm> {
     optional_attrs: HashSet<String>,
     /// The function translates PyTorch operators for `torch.onnx.export` (see `sema::binding`).
     exporter_bound: bool,
-    /// The variable each name expression read (by span), for messages about values.
-    names_read: HashMap<(u32, u32), String>,
+    /// The function being lowered, for messages that name what the source wrote at a span.
+    def: &'a FunctionDef,
     /// The output types that checking the next node's inputs found ([`Lowerer::check_input_types`]),
     /// set just before that node is emitted, which takes them rather than check its inputs again.
     checked_outputs: Option<Vec<Option<Ty>>>,
@@ -557,8 +557,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         calls: &'a Calls,
         lines: &'a LineIndex,
         facts: Option<&'a mut Vec<Fact>>,
+        def: &'a FunctionDef,
     ) -> Self {
         Lowerer {
+            def,
             lines,
             facts,
             params: HashMap::new(),
@@ -581,7 +583,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             presence: HashMap::new(),
             optional_attrs: HashSet::new(),
             exporter_bound: false,
-            names_read: HashMap::with_capacity(VALUES_PER_FUNCTION),
             checked_outputs: None,
         }
     }
@@ -697,7 +698,7 @@ pub fn lower_function(
     facts: Option<&mut Vec<Fact>>,
 ) -> Result<Function, Reported> {
     let f = sig.def;
-    let mut l = Lowerer::new(env, diags, calls, lines, facts);
+    let mut l = Lowerer::new(env, diags, calls, lines, facts, f);
     l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {

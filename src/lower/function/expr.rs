@@ -112,7 +112,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     pub(super) fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
-        self.names_read.insert((span.start, span.end), n.to_string());
         match self.lookup(n).cloned() {
             Some(b) => {
                 self.note(n, span, &b);

@@ -340,8 +340,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if self.presence(value) == Presence::Present {
             return Ok(());
         }
-        let text = self.names_read.get(&(span.start, span.end)).cloned().unwrap_or_default();
-        self.require_present_named(value, &text, span, &place())
+        // Only a variable may be None, so the value at `span` is a name or it is unnamed.
+        let text = name_at(&self.def.body, span).unwrap_or_default();
+        self.require_present_named(value, text, span, &place())
     }
 
     /// E0602 for `value`, which the source calls `text`.
@@ -503,3 +504,37 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
 /// ONNX's classical machine-learning domain, home of `CategoryMapper`.
 const ML_DOMAIN: &str = "ai.onnx.ml";
+
+/// The name written at exactly `span` in `stmts` (nested blocks and functions included), if a
+/// name expression is there: found when a message needs it, rather than recorded at every read.
+fn name_at(stmts: &[Stmt], span: Span) -> Option<&str> {
+    fn in_expr(e: &Expr, span: Span) -> Option<&str> {
+        if let ExprKind::Name(n) = &e.kind {
+            return (e.span == span).then_some(n.as_str());
+        }
+        let mut found = None;
+        e.for_each_child(&mut |c| {
+            if found.is_none() {
+                found = in_expr(c, span);
+            }
+        });
+        found
+    }
+    let mut found = None;
+    for s in stmts {
+        s.for_each_expr(&mut |e| {
+            if found.is_none() {
+                found = in_expr(e, span);
+            }
+        });
+        s.for_each_block(&mut |b| {
+            if found.is_none() {
+                found = name_at(b, span);
+            }
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    found
+}
