@@ -899,7 +899,15 @@ pub fn np_array(v: &PyValue, dtype: Option<ElemType>) -> LibResult<Tensor> {
             }
         };
     }
-    let (items, dims) = flatten(v)?;
+    // A Python scalar is its own one element, of no dimensions (what `flatten` finds for it):
+    // most constants are scalars, and need no list of their elements.
+    let (items, dims) = match v.items() {
+        None => (std::borrow::Cow::Borrowed(std::slice::from_ref(v)), Vec::new()),
+        Some(_) => {
+            let (items, dims) = flatten(v)?;
+            (std::borrow::Cow::Owned(items), dims)
+        }
+    };
     let elem = match dtype {
         Some(e) => e,
         None => infer_numpy(&items)?,
