@@ -135,7 +135,7 @@ pub struct Lowerer<'a, 'm> {
     /// lookup compares strings.
     onnx_version: Option<i64>,
     live_out: liveness::LiveOut<'m>,
-    assigned_anywhere: HashSet<String>,
+    assigned_anywhere: HashSet<&'a str>,
     lines: &'a LineIndex,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: Option<Reported>,
@@ -708,8 +708,7 @@ pub fn lower_function(
 
     // Body analysis.
     let mut assigned = Vec::new();
-    liveness::assigned_in_order(&f.body, &|_| None, &mut assigned);
-    liveness::bound_in_nested_functions(&f.body, &mut assigned);
+    liveness::assigned_anywhere(&f.body, &mut assigned);
     l.assigned_anywhere = assigned.into_iter().collect();
     let live = {
         let is_static = |s: &Stmt| l.is_static_if(s);

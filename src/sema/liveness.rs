@@ -97,25 +97,33 @@ fn target_names<'a>(t: &'a Expr, each: &mut impl FnMut(&'a str)) {
 pub fn assigned_in_order(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, out: &mut Vec<String>) {
     let mut names = Vec::new();
     assigned_at(stmts, is_static, 0, &mut names);
-    let first: Vec<bool> = {
+    let first: Vec<&str> = {
         let mut seen: foldhash::HashSet<&str> = out.iter().map(String::as_str).collect();
-        names.iter().map(|n| seen.insert(n.as_str())).collect()
+        names.into_iter().filter(|n| seen.insert(n)).collect()
     };
-    out.extend(names.into_iter().zip(first).filter_map(|(n, first)| first.then_some(n)));
+    out.extend(first.into_iter().map(str::to_string));
+}
+
+/// Every variable a statement list may assign, its nested functions' included (their
+/// parameters too), borrowed from the tree, repeats and all: what a name lookup asks when it
+/// finds nothing bound (only later, or only on some paths).
+pub fn assigned_anywhere<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
+    assigned_at(stmts, &|_| None, 0, out);
+    bound_in_nested_functions(stmts, out);
 }
 
 /// Every assignment in source order, repeats included; `depth` counts enclosing subgraphs.
-fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize, out: &mut Vec<String>) {
+fn assigned_at<'a>(stmts: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize, out: &mut Vec<&'a str>) {
     if depth > MAX_NESTING {
         return;
     }
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { targets, .. } => {
-                targets.iter().for_each(|t| target_names(t, &mut |n| out.push(n.to_string())));
+                targets.iter().for_each(|t| target_names(t, &mut |n| out.push(n)));
             }
             StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                target_names(target, &mut |n| out.push(n.to_string()));
+                target_names(target, &mut |n| out.push(n));
             }
             StmtKind::If { body, orelse, .. } => match is_static(s) {
                 Some(true) => assigned_at(body, is_static, depth, out),
@@ -127,7 +135,7 @@ fn assigned_at(stmts: &[Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>, depth:
             },
             StmtKind::For { target, body, .. } => {
                 assigned_at(body, is_static, depth + 1, out);
-                target_names(target, &mut |n| out.push(n.to_string()));
+                target_names(target, &mut |n| out.push(n));
             }
             StmtKind::While { body, .. } => assigned_at(body, is_static, depth + 1, out),
             _ => {}
@@ -159,11 +167,11 @@ pub fn captured<'a>(f: &'a FunctionDef, is_static: &dyn Fn(&Stmt) -> Option<bool
 }
 
 /// Every name that nested functions bind: their parameters and the variables they assign.
-pub fn bound_in_nested_functions(stmts: &[Stmt], out: &mut Vec<String>) {
+fn bound_in_nested_functions<'a>(stmts: &'a [Stmt], out: &mut Vec<&'a str>) {
     for s in stmts {
         match &s.kind {
             StmtKind::FunctionDef(f) => {
-                out.extend(f.params.iter().map(|p| p.name.name.clone()));
+                out.extend(f.params.iter().map(|p| p.name.name.as_str()));
                 assigned_at(&f.body, &|_| None, 0, out);
                 bound_in_nested_functions(&f.body, out);
             }
@@ -370,7 +378,7 @@ fn record_stmt<'a>(
     // it need not be carried in (nor copied) into its blocks.
     let mut assigned = Vec::new();
     assigned_at(std::slice::from_ref(s), is_static, depth, &mut assigned);
-    let live_out: &Live = &assigned.iter().filter_map(|v| live_out.get(v.as_str()).copied()).collect();
+    let live_out: &Live = &assigned.iter().filter_map(|v| live_out.get(v).copied()).collect();
     match &s.kind {
         StmtKind::If { body, orelse, .. } => {
             map.insert(s.span.start, live_out.clone());

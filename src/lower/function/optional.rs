@@ -121,7 +121,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let (operand, is_none) = none_test(e)?;
         let ExprKind::Name(n) = &operand.kind else { return None };
-        if self.assigned_anywhere.contains(n) {
+        if self.assigned_anywhere.contains(n.as_str()) {
             return None;
         }
         let never_none = match self.lookup(n)? {

@@ -10,7 +10,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return Some(taken);
         }
         let ExprKind::Name(n) = &test.kind else { return None };
-        if self.assigned_anywhere.contains(n) {
+        if self.assigned_anywhere.contains(n.as_str()) {
             return None;
         }
         match self.env.get(n)? {
