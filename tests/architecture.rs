@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// below it (the generated protobuf types are `proto`, the shared ONNX vocabulary `onnx`;
 /// `main` is the command line, `src/main.rs`).
 const LAYERS: &[&[&str]] = &[
-    &["source", "diagnostics", "parallel"],
+    &["source", "diagnostics", "parallel", "digits"],
     &["syntax"],
     &["proto", "onnx"],
     &["schema", "aten"],
