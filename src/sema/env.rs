@@ -105,7 +105,9 @@ pub struct ModuleEnv<'m> {
     pub file: FileId,
     /// The module's statements, for edits that a fix makes at module level.
     pub module: &'m Module,
-    pub globals: FastMap<String, GlobalDef>,
+    /// Shared with the copies made for other threads ([`ModuleEnv::for_another_thread`]): a
+    /// large library's names are copied by reference, not name by name for every piece.
+    pub globals: Arc<FastMap<String, GlobalDef>>,
     /// The module's own functions, in source order.
     pub functions: Vec<&'m FunctionDef>,
     /// The compilation-wide id of `functions[0]`; `functions[i]` is `first_function + i`.
@@ -196,7 +198,7 @@ impl<'m> ModuleEnv<'m> {
         ModuleEnv {
             file: self.file,
             module: self.module,
-            globals: self.globals.clone(),
+            globals: Arc::clone(&self.globals),
             functions: self.functions.clone(),
             first_function: self.first_function,
             namespaces: self.namespaces.clone(),
@@ -318,7 +320,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
         module,
         // A module's statements are mostly its functions and imports, each binding one name:
         // a large library would otherwise rehash its globals a dozen times.
-        globals: FastMap::with_capacity(module.body.len()),
+        globals: Arc::new(FastMap::with_capacity(module.body.len())),
         functions: Vec::new(),
         first_function: ctx.first_function,
         namespaces: HashMap::new(),
@@ -490,7 +492,8 @@ fn custom_op_declaration(file: FileId, e: &Expr, diags: &mut Diagnostics) -> Opt
 }
 
 pub(super) fn define(env: &mut ModuleEnv, name: &Ident, value: Global) {
-    let previous = env.globals.insert(name.name.clone(), GlobalDef { value, span: name.span });
+    // The map is shared only once the environment is built: here it is copied at no cost.
+    let previous = Arc::make_mut(&mut env.globals).insert(name.name.clone(), GlobalDef { value, span: name.span });
     if let Some(previous) = previous {
         env.rebound.entry(name.name.clone()).or_default().push((previous.span.end, previous.value));
     }
