@@ -336,53 +336,53 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if !args.iter().flatten().any(|a| self.castable.contains(a)) {
             return Ok(args);
         }
-        // The type variable each operand binds, where it is a plain one.
-        let typevars: Vec<Option<&str>> = (0..args.len())
-            .map(|i| {
-                let formal = match schema.inputs.get(i) {
-                    Some(f) => f,
-                    None if last.option == FormalOption::Variadic && last.is_homogeneous => last,
-                    None => return None,
-                };
-                let mixed = formal.option == FormalOption::Variadic && !formal.is_homogeneous;
-                let tv = formal.type_str.as_str();
-                // A variadic input of mixed types, or a concrete type, binds no variable.
-                if (mixed && i >= schema.inputs.len() - 1) || tv.contains('(') {
-                    None
-                } else {
-                    Some(tv)
-                }
-            })
-            .collect();
+        // The type variable operand `i` binds, where it is a plain one.
+        let typevar = |i: usize| -> Option<&str> {
+            let formal = match schema.inputs.get(i) {
+                Some(f) => f,
+                None if last.option == FormalOption::Variadic && last.is_homogeneous => last,
+                None => return None,
+            };
+            let mixed = formal.option == FormalOption::Variadic && !formal.is_homogeneous;
+            let tv = formal.type_str.as_str();
+            // A variadic input of mixed types, or a concrete type, binds no variable.
+            if (mixed && i >= schema.inputs.len() - 1) || tv.contains('(') {
+                None
+            } else {
+                Some(tv)
+            }
+        };
         // The tensor operand that gives each type variable its type: the last one not castable.
         // A schema has a few type variables, so a list, in one pass over the operands.
-        let mut bound: Vec<(&str, &String)> = Vec::with_capacity(args.len());
-        for (tv, a) in typevars.iter().zip(&args) {
-            let (Some(tv), Some(a)) = (tv, a) else { continue };
+        let mut bound: Vec<(&str, usize)> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let (Some(tv), Some(a)) = (typevar(i), a) else { continue };
             if self.castable.contains(a) {
                 continue;
             }
-            match bound.iter_mut().find(|(t, _)| t == tv) {
-                Some(b) => b.1 = a,
-                None => bound.push((tv, a)),
+            match bound.iter_mut().find(|(t, _)| *t == tv) {
+                Some(b) => b.1 = i,
+                None => bound.push((tv, i)),
             }
         }
-        let like = |tv: &str| bound.iter().find(|(t, _)| *t == tv).map(|(_, a)| (*a).clone());
-        let likes: Vec<Option<String>> = typevars.iter().map(|tv| tv.and_then(like)).collect();
-        let mut out = Vec::with_capacity(args.len());
-        for (a, like) in args.into_iter().zip(likes) {
-            match (a, like) {
-                (Some(a), Some(like)) if self.castable.contains(&a) => {
-                    let cast = self.fresh(&[a.as_str(), "_cast"].concat());
-                    let presence = self.presence(&a);
-                    self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
-                    self.derive_presence(&cast, presence);
-                    out.push(Some(cast));
-                }
-                (a, _) => out.push(a),
+        // Each castable operand is replaced by its cast, in place: the operands that give the
+        // types are not castable, so none of them is replaced.
+        let mut args = args;
+        for i in 0..args.len() {
+            let Some(tv) = typevar(i) else { continue };
+            let Some(&(_, like)) = bound.iter().find(|(t, _)| *t == tv) else { continue };
+            if !args[i].as_ref().is_some_and(|a| self.castable.contains(a)) {
+                continue;
             }
+            let Some(like) = args[like].clone() else { continue };
+            let Some(a) = args[i].take() else { continue };
+            let cast = self.fresh(&[a.as_str(), "_cast"].concat());
+            let presence = self.presence(&a);
+            self.emit_default("CastLike", vec![Some(a), Some(like)], vec![cast.clone()], vec![], span)?;
+            self.derive_presence(&cast, presence);
+            args[i] = Some(cast);
         }
-        Ok(out)
+        Ok(args)
     }
 
     // -----------------------------------------------------------------------------------------
