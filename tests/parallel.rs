@@ -1,4 +1,5 @@
-//! A large module is lowered in pieces on the compiler's threads (`driver::compile_module`). What comes
+//! A large module's functions are read (`driver::function_heads`: decorators, signatures, calls) and
+//! lowered (`driver::compile_module`) in pieces on the compiler's threads. What comes
 //! out must not show it: each function as it would be compiled alone, and the diagnostics of a
 //! module with something to report exactly those of compiling it in order. (On a machine with
 //! one core nothing is split, and these hold as they would anyway.)
@@ -32,9 +33,14 @@ fn compile(text: &str) -> Compilation {
 /// space): the same byte offsets, lines and columns, so the same spans and source locations, and
 /// far too small to split.
 fn alone(functions: &[String], i: usize) -> Compilation {
+    keeping(functions, &[i])
+}
+
+/// [`alone`], keeping the functions `kept` (a caller with its callee).
+fn keeping(functions: &[String], kept: &[usize]) -> Compilation {
     let blank = |f: &String| f.chars().map(|c| if c == '\n' { c } else { ' ' }).collect::<String>();
     let blanked: String =
-        functions.iter().enumerate().map(|(k, f)| if k == i { f.clone() } else { blank(f) }).collect();
+        functions.iter().enumerate().map(|(k, f)| if kept.contains(&k) { f.clone() } else { blank(f) }).collect();
     compile(&format!("{HEADER}{blanked}"))
 }
 
@@ -85,4 +91,31 @@ fn errors_in_every_piece_are_each_reported_as_alone() {
     assert_eq!(expected.len(), wrong.len(), "{expected:#?}");
     assert_eq!(whole.diagnostics, expected);
     assert_eq!(whole.functions.len(), FUNCTIONS - wrong.len());
+}
+
+#[test]
+fn decorator_and_call_errors_in_every_piece_are_each_reported_as_alone() {
+    // Decorators, signatures and the calls between functions are read in pieces as well.
+    let undecorated = [12, FUNCTIONS / 2 + 2, FUNCTIONS - 12];
+    let miscalling = [14, FUNCTIONS / 2 + 4, FUNCTIONS - 14];
+    let functions: Vec<String> = (0..FUNCTIONS)
+        .map(|i| {
+            let f = function(i, if miscalling.contains(&i) { "f0(x, beta=1.0)" } else { "x" });
+            if undecorated.contains(&i) {
+                f.replacen("@script()", "@script", 1)
+            } else {
+                f
+            }
+        })
+        .collect();
+    let whole = compile(&format!("{HEADER}{}", functions.concat()));
+    let mut expected: Vec<_> = undecorated
+        .iter()
+        .flat_map(|&i| alone(&functions, i).diagnostics)
+        .chain(miscalling.iter().flat_map(|&i| keeping(&functions, &[0, i]).diagnostics))
+        .collect();
+    // A compilation's diagnostics come in source order.
+    expected.sort_by_key(|d| d.labels.iter().find(|l| l.primary).map(|l| l.span.start));
+    assert_eq!(expected.len(), undecorated.len() + miscalling.len(), "{expected:#?}");
+    assert_eq!(whole.diagnostics, expected);
 }

@@ -142,20 +142,36 @@ impl Calls {
     }
 }
 
+/// The calls to other functions that one function's body makes, as [`calls_in`] found them.
+pub struct FunctionCalls<'a> {
+    calls: Vec<Call<'a>>,
+}
+
+/// The calls to functions in the body of `f`, with their callees as `env` resolves them. Each
+/// function's walk is independent of the others', so a large module's run on several threads.
+pub fn calls_in<'a>(env: &ModuleEnv, f: &'a FunctionDef) -> FunctionCalls<'a> {
+    let mut calls = Vec::new();
+    calls_in_stmts(env, &f.body, &mut calls);
+    FunctionCalls { calls }
+}
+
 /// Checks every call between the functions of the compilation against its callee's signature,
 /// and reports recursion, within a module or across modules. `callees[id]` describes the
-/// function with that id.
-pub fn check_calls(envs: &[ModuleEnv], callees: Vec<Callee>, diags: &mut Diagnostics) -> Calls {
+/// function with that id; `found[m][k]` holds the calls of function `k` of module `envs[m]`.
+pub fn check_calls(
+    envs: &[ModuleEnv],
+    callees: Vec<Callee>,
+    found: Vec<Vec<FunctionCalls>>,
+    diags: &mut Diagnostics,
+) -> Calls {
     // The calls of each function, by id, with the module it is in.
     let total = envs.iter().map(|e| e.first_function + e.functions.len()).max().unwrap_or(0);
     let mut calls: Vec<Vec<Call>> = (0..total).map(|_| Vec::new()).collect();
     let mut owner: Vec<Option<usize>> = vec![None; total];
     let mut mismatched = HashMap::new();
-    for (m, env) in envs.iter().enumerate() {
-        for (k, f) in env.functions.iter().enumerate() {
+    for (m, (env, module_calls)) in envs.iter().zip(found).enumerate() {
+        for (k, FunctionCalls { calls: out }) in module_calls.into_iter().enumerate() {
             let id = env.first_function + k;
-            let mut out = Vec::new();
-            calls_in_stmts(env, &f.body, &mut out);
             for c in &out {
                 if let Some(callee) = callees.get(c.callee) {
                     if let Err(d) = bind_arguments(callee, env.file, c.span, c.args) {
@@ -163,8 +179,10 @@ pub fn check_calls(envs: &[ModuleEnv], callees: Vec<Callee>, diags: &mut Diagnos
                     }
                 }
             }
-            calls[id] = out;
-            owner[id] = Some(m);
+            if let Some(slot) = calls.get_mut(id) {
+                *slot = out;
+                owner[id] = Some(m);
+            }
         }
     }
     report_cycles(envs, &owner, &calls, &callees, diags);
