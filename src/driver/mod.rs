@@ -223,7 +223,11 @@ pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
 /// phases that could recurse deeper move to a thread with [`parallel::COMPILER_STACK`].
 pub fn compile_inputs(inputs: &[Input], options: &Options) -> Result<Compilation, InputError> {
     // Schema files are parsed before any source is measured: on the large stack, as before.
-    if !options.names_files() {
+    // A compilation large enough to be split runs on a thread of the pool from the start: each
+    // parallel phase then starts and ends there, that thread taking pieces too, instead of on
+    // a thread that sleeps while the pieces run and must be woken after each phase.
+    let splits = inputs.iter().any(|i| syntax::parser::parses_in_pieces(i.bytes.len()));
+    if !options.names_files() && !splits {
         return compile_on_this_thread(inputs, options);
     }
     on_compiler_stack(|| compile_on_this_thread(inputs, options))

@@ -190,6 +190,11 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether a text of `len` bytes is parsed in pieces, on several threads.
+pub fn parses_in_pieces(len: usize) -> bool {
+    crate::parallel::pieces(len, MIN_BYTES_PER_PIECE) > 1
+}
+
 pub fn parse(file: FileId, text: &str) -> Parsed {
     let pieces = crate::parallel::pieces(text.len(), MIN_BYTES_PER_PIECE);
     let cuts = if pieces > 1 { split_points(text, pieces) } else { Vec::new() };
