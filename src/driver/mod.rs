@@ -388,7 +388,7 @@ fn compile_parsed(
 
     // Decorators first: a call to another function needs the callee's domain and signature.
     let mut decorations: Vec<Vec<Option<Decoration>>> = Vec::with_capacity(envs.len());
-    let mut callees: Vec<Callee> = Vec::new();
+    let mut callees: Vec<Callee> = Vec::with_capacity(envs.iter().map(|e| e.functions.len()).sum());
     let mut found = Vec::with_capacity(envs.len());
     for env in &envs {
         let heads = function_heads(env, &mut diags);
@@ -700,7 +700,12 @@ fn function_heads<'m>(env: &ModuleEnv<'m>, diags: &mut Diagnostics) -> FunctionH
             Some((heads, reports))
         });
         if let Some(pieces) = pieces {
-            let mut heads = FunctionHeads { decorations: Vec::new(), callees: Vec::new(), calls: Vec::new() };
+            let n = all.len();
+            let mut heads = FunctionHeads {
+                decorations: Vec::with_capacity(n),
+                callees: Vec::with_capacity(n),
+                calls: Vec::with_capacity(n),
+            };
             for (piece, reports) in pieces {
                 diags.append(reports);
                 heads.decorations.extend(piece.decorations);
