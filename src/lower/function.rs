@@ -163,6 +163,37 @@ pub struct Lowerer<'a, 'm> {
     checked_outputs: Option<Vec<Option<Ty>>>,
 }
 
+/// A node about to be emitted, as output typing asks about it ([`infer::NodeFacts`]).
+struct EmittedNode<'n> {
+    inputs: &'n [Option<String>],
+    attrs: &'n [Attr],
+    types: &'n HashMap<String, Ty>,
+}
+
+impl NodeFacts for EmittedNode<'_> {
+    fn input(&self, i: usize) -> Option<&Ty> {
+        self.inputs.get(i)?.as_ref().and_then(|v| self.types.get(v))
+    }
+
+    fn input_count(&self) -> usize {
+        self.inputs.len()
+    }
+
+    fn attr(&self, name: &str) -> Option<AttrFacts> {
+        let a = self.attrs.iter().find(|a| a.name == name)?;
+        Some(match &a.value {
+            AttrValue::Int(i) => AttrFacts::Int(*i),
+            AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
+            AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| self.types.get(o).cloned()).collect()),
+            _ => AttrFacts::Other,
+        })
+    }
+
+    fn first_attr(&self) -> Option<&str> {
+        self.attrs.first().map(|a| a.name.as_str())
+    }
+}
+
 /// What a [`Fact`] says of a parameter besides its binding.
 struct ParamNote {
     declared: Span,
@@ -339,23 +370,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         attrs: &[Attr],
         checked: Option<Vec<Option<Ty>>>,
     ) {
-        let ty = |v: &String| self.types.get(v);
-        let facts = || NodeFacts {
-            inputs: inputs.iter().map(|i| i.as_ref().and_then(ty)).collect(),
-            attrs: attrs
-                .iter()
-                .map(|a| {
-                    let facts = match &a.value {
-                        AttrValue::Int(i) => AttrFacts::Int(*i),
-                        AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
-                        AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| ty(o).cloned()).collect()),
-                        _ => AttrFacts::Other,
-                    };
-                    (a.name.as_str(), facts)
-                })
-                .collect(),
-        };
-        let known = infer::node_outputs(&opset.domain, op_type, opset.version, facts, outputs.len(), checked);
+        let facts = EmittedNode { inputs, attrs, types: &self.types };
+        let known = infer::node_outputs(&opset.domain, op_type, opset.version, &facts, outputs.len(), checked);
         for (o, t) in outputs.iter().zip(known) {
             if let Some(t) = t {
                 self.types.insert(o.clone(), t);

@@ -497,21 +497,18 @@ pub enum AttrFacts {
     Other,
 }
 
-/// What is known of a node's inputs and attributes, for typing its outputs ([`node_outputs`]).
-pub struct NodeFacts<'t> {
-    /// The types known of its inputs, in order.
-    pub inputs: Vec<Option<&'t Ty>>,
-    pub attrs: Vec<(&'t str, AttrFacts)>,
-}
-
-impl NodeFacts<'_> {
-    fn input(&self, i: usize) -> Option<Ty> {
-        self.inputs.get(i).copied().flatten().cloned()
-    }
-
-    fn attr(&self, name: &str) -> Option<&AttrFacts> {
-        self.attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
-    }
+/// What is known of a node's inputs and attributes, for typing its outputs ([`node_outputs`]),
+/// asked for one fact at a time: most nodes need one fact or none, and listing all of them
+/// looked up every input's type and every attribute for each node.
+pub trait NodeFacts {
+    /// What is known of the type of input `i`.
+    fn input(&self, i: usize) -> Option<&Ty>;
+    /// How many inputs the node has.
+    fn input_count(&self) -> usize;
+    /// What is known of the node's attribute `name`, if it has one.
+    fn attr(&self, name: &str) -> Option<AttrFacts>;
+    /// The name of the node's first attribute.
+    fn first_attr(&self) -> Option<&str>;
 }
 
 /// The types of a node's outputs, as far as they follow from what is known of its inputs and
@@ -523,26 +520,29 @@ impl NodeFacts<'_> {
 /// have (`checked`, from checking them against the same schema): it is not computed twice.
 /// `facts` is asked for only when they are read (gathering them looks up every input's type):
 /// for an op typed here, or one typed by its schema without a `checked` answer.
-pub fn node_outputs<'t, F: FnOnce() -> NodeFacts<'t>>(
+pub fn node_outputs(
     domain: &str,
     op_type: &str,
     version: i64,
-    facts: F,
+    facts: &impl NodeFacts,
     outputs: usize,
     checked: Option<Vec<Option<Ty>>>,
 ) -> Vec<Option<Ty>> {
     let elem = |code: i64| ElemType::ALL.iter().copied().find(|t| t.code() as i64 == code);
-    let by_schema =
-        move |facts: F| checked.unwrap_or_else(|| schema_outputs(domain, op_type, version, &facts().inputs, outputs));
+    let by_schema = move || {
+        checked.unwrap_or_else(|| {
+            let inputs: Vec<Option<&Ty>> = (0..facts.input_count()).map(|i| facts.input(i)).collect();
+            schema_outputs(domain, op_type, version, &inputs, outputs)
+        })
+    };
     if !domain.is_empty() {
-        return by_schema(facts);
+        return by_schema();
     }
     match op_type {
         "Constant" => {
-            let f = facts();
-            vec![match f.attr("value") {
-                Some(AttrFacts::Tensor(t)) => Some(Ty::Elem(*t)),
-                _ => match f.attrs.first().map(|(n, _)| *n) {
+            vec![match facts.attr("value") {
+                Some(AttrFacts::Tensor(t)) => Some(Ty::Elem(t)),
+                _ => match facts.first_attr() {
                     Some("value_float" | "value_floats") => Some(Ty::Elem(ElemType::Float)),
                     Some("value_int" | "value_ints") => Some(Ty::Elem(ElemType::Int64)),
                     Some("value_string" | "value_strings") => Some(Ty::Elem(ElemType::String)),
@@ -550,31 +550,30 @@ pub fn node_outputs<'t, F: FnOnce() -> NodeFacts<'t>>(
                 },
             }]
         }
-        "Cast" => vec![match facts().attr("to") {
-            Some(AttrFacts::Int(code)) => elem(*code).map(Ty::Elem),
+        "Cast" => vec![match facts.attr("to") {
+            Some(AttrFacts::Int(code)) => elem(code).map(Ty::Elem),
             _ => None,
         }],
-        "CastLike" => vec![facts().input(1)],
-        "SequenceEmpty" => vec![match facts().attr("dtype") {
-            Some(AttrFacts::Int(code)) => elem(*code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
+        "CastLike" => vec![facts.input(1).cloned()],
+        "SequenceEmpty" => vec![match facts.attr("dtype") {
+            Some(AttrFacts::Int(code)) => elem(code).map(|t| Ty::seq(Some(Ty::Elem(t)))),
             None => Some(Ty::seq(Some(Ty::Elem(ElemType::Float)))),
             _ => Some(Ty::Seq(None)),
         }],
-        "Loop" => match facts().attr("body") {
-            Some(AttrFacts::Graph(body)) => body.iter().skip(1).cloned().collect(),
+        "Loop" => match facts.attr("body") {
+            Some(AttrFacts::Graph(body)) => body.into_iter().skip(1).collect(),
             _ => Vec::new(),
         },
-        "Identity" => vec![facts().input(0)],
+        "Identity" => vec![facts.input(0).cloned()],
         "If" => {
-            let f = facts();
-            let branch = |name: &str| match f.attr(name) {
-                Some(AttrFacts::Graph(g)) => g.clone(),
+            let branch = |name: &str| match facts.attr(name) {
+                Some(AttrFacts::Graph(g)) => g,
                 _ => vec![None; outputs],
             };
             let (then, els) = (branch("then_branch"), branch("else_branch"));
             then.into_iter().zip(els).map(|(a, b)| if a == b { a } else { None }).collect()
         }
-        _ => by_schema(facts),
+        _ => by_schema(),
     }
 }
 
@@ -691,8 +690,8 @@ mod tests {
     #[test]
     fn ops_without_typing_schemas_are_typed_from_their_attributes() {
         let out = |op: &str, inputs: &[Option<Ty>], attrs: &[(&str, AttrFacts)], n: usize| {
-            let facts = || NodeFacts { inputs: inputs.iter().map(Option::as_ref).collect(), attrs: attrs.to_vec() };
-            node_outputs("", op, 18, facts, n, None)
+            let facts = Listed { inputs: inputs.iter().map(Option::as_ref).collect(), attrs: attrs.to_vec() };
+            node_outputs("", op, 18, &facts, n, None)
         };
         assert_eq!(out("Constant", &[], &[("value_ints", AttrFacts::Other)], 1), vec![Some(INT64)]);
         assert_eq!(out("Cast", &[Some(FLOAT)], &[("to", AttrFacts::Int(7))], 1), vec![Some(INT64)]);
@@ -704,18 +703,56 @@ mod tests {
         let els = AttrFacts::Graph(vec![Some(FLOAT), Some(INT64)]);
         assert_eq!(out("If", &[], &[("then_branch", then), ("else_branch", els)], 2), vec![Some(FLOAT), None]);
         // Another domain's `Cast` is not ONNX's; ONNX ops with schemas are typed by them.
-        let cast_to_int = || NodeFacts { inputs: Vec::new(), attrs: vec![("to", AttrFacts::Int(7))] };
-        assert_eq!(node_outputs("my.domain", "Cast", 1, cast_to_int, 1, None), Vec::new());
+        let cast_to_int = Listed { inputs: Vec::new(), attrs: vec![("to", AttrFacts::Int(7))] };
+        assert_eq!(node_outputs("my.domain", "Cast", 1, &cast_to_int, 1, None), Vec::new());
         assert_eq!(out("Add", &[Some(FLOAT), None], &[], 1), vec![Some(FLOAT)]);
     }
 
     #[test]
     fn a_checked_answer_spares_gathering_the_facts_only_where_the_schema_types_the_op() {
-        let unread = || -> NodeFacts<'static> { panic!("the facts of a node typed by its checked answer are read") };
-        assert_eq!(node_outputs("", "Add", 18, unread, 1, Some(vec![Some(INT64)])), vec![Some(INT64)]);
-        assert_eq!(node_outputs("my.domain", "Cast", 1, unread, 1, Some(vec![None])), vec![None]);
+        assert_eq!(node_outputs("", "Add", 18, &Unread, 1, Some(vec![Some(INT64)])), vec![Some(INT64)]);
+        assert_eq!(node_outputs("my.domain", "Cast", 1, &Unread, 1, Some(vec![None])), vec![None]);
         // `Identity` is typed here, from its input, whatever a check answered.
-        let float_input = || NodeFacts { inputs: vec![Some(&FLOAT)], attrs: Vec::new() };
-        assert_eq!(node_outputs("", "Identity", 18, float_input, 1, Some(vec![None])), vec![Some(FLOAT)]);
+        let float_input = Listed { inputs: vec![Some(&FLOAT)], attrs: Vec::new() };
+        assert_eq!(node_outputs("", "Identity", 18, &float_input, 1, Some(vec![None])), vec![Some(FLOAT)]);
+    }
+
+    /// A node's facts, listed.
+    struct Listed<'t> {
+        inputs: Vec<Option<&'t Ty>>,
+        attrs: Vec<(&'t str, AttrFacts)>,
+    }
+
+    impl NodeFacts for Listed<'_> {
+        fn input(&self, i: usize) -> Option<&Ty> {
+            self.inputs.get(i).copied().flatten()
+        }
+        fn input_count(&self) -> usize {
+            self.inputs.len()
+        }
+        fn attr(&self, name: &str) -> Option<AttrFacts> {
+            self.attrs.iter().find(|(n, _)| *n == name).map(|(_, a)| a.clone())
+        }
+        fn first_attr(&self) -> Option<&str> {
+            self.attrs.first().map(|(n, _)| *n)
+        }
+    }
+
+    /// A node whose facts must not be read.
+    struct Unread;
+
+    impl NodeFacts for Unread {
+        fn input(&self, _: usize) -> Option<&Ty> {
+            panic!("the facts of a node typed by its checked answer are read")
+        }
+        fn input_count(&self) -> usize {
+            panic!("the facts of a node typed by its checked answer are read")
+        }
+        fn attr(&self, _: &str) -> Option<AttrFacts> {
+            panic!("the facts of a node typed by its checked answer are read")
+        }
+        fn first_attr(&self) -> Option<&str> {
+            panic!("the facts of a node typed by its checked answer are read")
+        }
     }
 }
