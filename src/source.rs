@@ -199,6 +199,23 @@ impl LineIndex {
         self.starts.partition_point(|&s| s <= offset.min(self.len)) - 1
     }
 
+    /// [`LineIndex::line`], trying line `near` and the one after it first: a walk through the
+    /// text in order asks about the same line or the next one nearly every time.
+    pub fn line_near(&self, offset: u32, near: usize) -> usize {
+        let offset_on_a_line = offset.min(self.len);
+        let holds = |line: usize| {
+            self.starts.get(line).is_some_and(|&start| start <= offset_on_a_line)
+                && self.starts.get(line + 1).is_none_or(|&next| next > offset_on_a_line)
+        };
+        if holds(near) {
+            near
+        } else if holds(near + 1) {
+            near + 1
+        } else {
+            self.line(offset)
+        }
+    }
+
     /// The byte offset where 0-based `line` starts, if the text has that line.
     pub fn line_start(&self, line: usize) -> Option<u32> {
         self.starts.get(line).copied()
@@ -263,6 +280,17 @@ mod tests {
                 .chain((0..bytes.len()).filter(|&i| is_line_break(bytes, i)).map(|i| i as u32 + 1))
                 .collect();
             assert_eq!(LineIndex::new(&text).starts, expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_line_found_near_a_guess_is_the_line_found_by_search() {
+        let text = "ab\n\ncd\r\nefg\rh\n";
+        let index = LineIndex::new(text);
+        for offset in 0..=text.len() as u32 + 2 {
+            for near in 0..index.line_count() + 2 {
+                assert_eq!(index.line_near(offset, near), index.line(offset), "offset {offset}, near line {near}");
+            }
         }
     }
 

@@ -137,6 +137,8 @@ pub struct Lowerer<'a, 'm> {
     live_out: liveness::LiveOut<'m>,
     assigned_anywhere: HashSet<&'a str>,
     lines: &'a LineIndex,
+    /// The line of the last node's source location ([`Lowerer::location`]).
+    last_line: std::cell::Cell<usize>,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: Option<Reported>,
     /// What is known of each value's element type (values are unique across scopes).
@@ -544,7 +546,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The line and column (1-based; the column counts bytes) of `span`'s start.
     fn location(&self, span: Span) -> SourceLocation {
-        let line = self.lines.line(span.start);
+        // Nodes come in source order, mostly: the line of the last one is the first guess.
+        let line = self.lines.line_near(span.start, self.last_line.get());
+        self.last_line.set(line);
         let start = self.lines.line_start(line).unwrap_or(0);
         SourceLocation { line: line as u32 + 1, column: span.start.saturating_sub(start) + 1 }
     }
@@ -578,6 +582,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Lowerer {
             def,
             lines,
+            last_line: std::cell::Cell::new(0),
             facts,
             params: HashMap::new(),
             reported_no_opset: None,
