@@ -388,11 +388,13 @@ fn compile_parsed(
 
     // Decorators first: a call to another function needs the callee's domain and signature.
     let mut decorations: Vec<Vec<Option<Decoration>>> = Vec::with_capacity(envs.len());
+    let mut signatures: Vec<Vec<Signature>> = Vec::with_capacity(envs.len());
     let mut callees: Vec<Callee> = Vec::with_capacity(envs.iter().map(|e| e.functions.len()).sum());
     let mut found = Vec::with_capacity(envs.len());
     for env in &envs {
         let heads = function_heads(env, &mut diags);
         decorations.push(heads.decorations);
+        signatures.push(heads.signatures);
         callees.extend(heads.callees);
         found.push(heads.calls);
     }
@@ -403,11 +405,12 @@ fn compile_parsed(
     let mut lowered = Lowered::default();
     let mut facts = Vec::new();
     let compilation_context = reuse.is_some().then(|| reuse::compilation_fingerprint(&envs, &calls.callees, &invalid));
-    for (env, decos) in envs.iter().zip(&decorations) {
+    for ((env, decos), sigs) in envs.iter().zip(&decorations).zip(&signatures) {
         let Some(lines) = sources.lines(env.file) else { continue };
         let (Some(reuse), Some(context)) = (reuse.as_deref_mut(), compilation_context) else {
             let inputs = LoweringInputs {
                 decorations: decos,
+                signatures: sigs,
                 calls: &calls,
                 lines,
                 registry: &registry,
@@ -421,7 +424,8 @@ fn compile_parsed(
         let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
         let mut check = |f: &syntax::ast::FunctionDef, deco: &Decoration, d: &mut Diagnostics, learned: &mut Vec<_>| {
             // An editor keeps no function: what checking it reported is all it needs.
-            let _ = compile_function(env, f, deco, &calls, lines, &registry, &invalid, d, Some(learned));
+            let sig = Signature::of(env, f);
+            let _ = compile_function(env, &sig, deco, &calls, lines, &registry, &invalid, d, Some(learned));
         };
         let context = reuse::module_fingerprint(context, env);
         let text = sources.text(env.file);
@@ -680,9 +684,11 @@ fn on_copies<'m, R: Send>(
 }
 
 /// What the phases after naming need of each function of a module, in order: its decoration
-/// (`None`: reported), how its callers see it, and the calls it makes to other functions.
+/// (`None`: reported), its signature (which lowering reads too), how its callers see it, and
+/// the calls it makes to other functions.
 struct FunctionHeads<'m> {
     decorations: Vec<Option<Decoration>>,
+    signatures: Vec<Signature<'m>>,
     callees: Vec<Callee>,
     calls: Vec<calls::FunctionCalls<'m>>,
 }
@@ -703,12 +709,14 @@ fn function_heads<'m>(env: &ModuleEnv<'m>, diags: &mut Diagnostics) -> FunctionH
             let n = all.len();
             let mut heads = FunctionHeads {
                 decorations: Vec::with_capacity(n),
+                signatures: Vec::with_capacity(n),
                 callees: Vec::with_capacity(n),
                 calls: Vec::with_capacity(n),
             };
             for (piece, reports) in pieces {
                 diags.append(reports);
                 heads.decorations.extend(piece.decorations);
+                heads.signatures.extend(piece.signatures);
                 heads.callees.extend(piece.callees);
                 heads.calls.extend(piece.calls);
             }
@@ -723,19 +731,20 @@ fn heads_of<'m>(env: &ModuleEnv<'m>, range: std::ops::Range<usize>, diags: &mut 
     let functions = &env.functions[range];
     let decorations: Vec<Option<Decoration>> =
         functions.iter().map(|f| decorators::decoration(env, f, diags).ok()).collect();
-    let callees = functions
+    let signatures: Vec<Signature<'m>> = functions.iter().map(|f| Signature::of(env, f)).collect();
+    let callees = signatures
         .iter()
         .zip(&decorations)
-        .map(|(f, deco)| {
+        .map(|(sig, deco)| {
             let (domain, version) = match deco {
                 Some(d) => (d.domain.clone(), d.domain_version),
                 None => (decorators::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
             };
-            Callee::new(env.file, &Signature::of(env, f), domain, version)
+            Callee::new(env.file, sig, domain, version)
         })
         .collect();
     let calls = functions.iter().map(|f| calls::calls_in(env, f)).collect();
-    FunctionHeads { decorations, callees, calls }
+    FunctionHeads { decorations, signatures, callees, calls }
 }
 
 /// Below this many functions in a piece, a copy of the module's environment and the sharing
@@ -748,6 +757,8 @@ const MIN_FUNCTIONS_PER_PIECE: usize = 64;
 struct LoweringInputs<'a> {
     /// By function of the module.
     decorations: &'a [Option<Decoration>],
+    /// By function of the module.
+    signatures: &'a [Signature<'a>],
     calls: &'a Calls,
     lines: &'a LineIndex,
     registry: &'a AtenRegistry,
@@ -790,15 +801,15 @@ fn compile_functions(
     inputs: LoweringInputs,
     diags: &mut Diagnostics,
 ) -> Lowered {
-    let LoweringInputs { decorations, calls, lines, registry, invalid, source_file, keep } = inputs;
+    let LoweringInputs { decorations, signatures, calls, lines, registry, invalid, source_file, keep } = inputs;
     let mut lowered = Lowered { outlines: Vec::with_capacity(range.len()), ..Lowered::default() };
     if keep == Keep::Functions {
         lowered.functions.reserve(range.len());
     }
     let mut fields = FunctionFields::for_count(range.len());
-    for (f, deco) in env.functions[range.clone()].iter().zip(&decorations[range]) {
+    for (sig, deco) in signatures[range.clone()].iter().zip(&decorations[range]) {
         let Some(deco) = deco else { continue };
-        let Ok(f) = compile_function(env, f, deco, calls, lines, registry, invalid, diags, None) else {
+        let Ok(f) = compile_function(env, sig, deco, calls, lines, registry, invalid, diags, None) else {
             lowered.dropped += 1;
             continue;
         };
@@ -821,7 +832,7 @@ fn compile_functions(
 #[allow(clippy::too_many_arguments, reason = "what one function needs from each phase before lowering")]
 fn compile_function(
     env: &ModuleEnv,
-    f: &syntax::ast::FunctionDef,
+    sig: &Signature,
     deco: &Decoration,
     calls: &Calls,
     lines: &LineIndex,
@@ -831,13 +842,12 @@ fn compile_function(
     facts: Option<&mut Vec<crate::sema::facts::Fact>>,
 ) -> Result<Function, Reported> {
     // Private helpers are compiled but not registered for export: no binding to check.
-    let sig = Signature::of(env, f);
     if !deco.private {
-        binding::check_function(env, &sig, &deco.torch_ops, registry, invalid, diags);
+        binding::check_function(env, sig, &deco.torch_ops, registry, invalid, diags);
     }
     // A decorated function is compiled with the globals of the moment its decorator runs.
-    let previous = env.view_at(ModuleEnv::definition_view(f));
-    let lowered = lower::lower_function(env, &sig, deco, calls, lines, diags, facts);
+    let previous = env.view_at(ModuleEnv::definition_view(sig.def));
+    let lowered = lower::lower_function(env, sig, deco, calls, lines, diags, facts);
     env.view_at(previous);
     let mut function = lowered?;
     // The exporter needs each bound operator's output count, annotation or not.
