@@ -103,7 +103,7 @@ fn every_kind_of_value_is_written_as_prost_writes_it() {
     attrs.push(Attr { name: "body".into(), value: AttrValue::Graph(inner) });
     let node = Node {
         domain: "com.example".into(),
-        op_type: long.clone(),
+        op_type: long.clone().into(),
         inputs: vec![None, Some("x".into()), Some(String::new())],
         outputs: vec!["y".into()],
         attrs,

@@ -60,7 +60,7 @@ fn node(n: &Node, file: &str) -> onnx::NodeProto {
     onnx::NodeProto {
         input: n.inputs.iter().map(|i| i.clone().unwrap_or_default()).collect(),
         output: n.outputs.clone(),
-        op_type: Some(n.op_type.clone()),
+        op_type: Some(n.op_type.to_string()),
         domain: Some(n.domain.clone()),
         attribute: n.attrs.iter().map(|a| attribute(a, file)).collect(),
         metadata_props: n.source.iter().map(|at| entry(SOURCE_KEY, location(file, at))).collect(),

@@ -36,6 +36,7 @@ use crate::syntax::ast::*;
 // Seeded foldhash rather than SipHash: lowering hashes every value name several times, and a
 // per-process seed still keeps crafted names from colliding on purpose.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 mod call;
@@ -338,27 +339,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// Emits a node. Its op type is borrowed when it is a literal or a schema's name (most
+    /// nodes), and owned only for a call of a function.
     fn emit(
         &mut self,
         opset: &Opset,
-        op_type: &str,
+        op_type: impl Into<Cow<'static, str>>,
         inputs: Vec<Option<String>>,
         outputs: Vec<String>,
         attrs: Vec<Attr>,
         span: Span,
     ) -> R<()> {
+        let op_type = op_type.into();
         let checked = self.checked_outputs.take();
         self.use_domain(opset, span)?;
-        self.infer_outputs(opset, op_type, &inputs, &outputs, &attrs, checked);
+        self.infer_outputs(opset, &op_type, &inputs, &outputs, &attrs, checked);
         let source = Some(self.location(span));
-        self.scope().nodes.push(Node {
-            domain: opset.domain.clone(),
-            op_type: op_type.into(),
-            inputs,
-            outputs,
-            attrs,
-            source,
-        });
+        self.scope().nodes.push(Node { domain: opset.domain.clone(), op_type, inputs, outputs, attrs, source });
         Ok(())
     }
 
@@ -441,7 +438,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     fn emit_default(
         &mut self,
-        op_type: &str,
+        op_type: impl Into<Cow<'static, str>>,
         inputs: Vec<Option<String>>,
         outputs: Vec<String>,
         attrs: Vec<Attr>,

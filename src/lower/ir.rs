@@ -2,6 +2,7 @@
 
 use crate::schema::AttrType;
 use crate::sema::types::{AttrKind, ElemType};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Constant tensors are script-time values (`sema::value`) carried into the IR as they are.
@@ -49,7 +50,8 @@ pub struct Attr {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub domain: String,
-    pub op_type: String,
+    /// Borrowed for an op named by a literal or a schema, owned for a call of a function.
+    pub op_type: Cow<'static, str>,
     /// `None` is an omitted optional input.
     pub inputs: Vec<Option<String>>,
     pub outputs: Vec<String>,
@@ -193,7 +195,7 @@ impl Outline {
 
 fn ops_in<'f>(nodes: &'f [Node], seen: &mut foldhash::HashSet<(&'f str, &'f str)>, out: &mut Vec<(&'f str, &'f str)>) {
     for n in nodes {
-        let op = (n.domain.as_str(), n.op_type.as_str());
+        let op = (n.domain.as_str(), n.op_type.as_ref());
         if !n.domain.is_empty() && seen.insert(op) {
             out.push(op);
         }

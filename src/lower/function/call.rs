@@ -195,7 +195,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         // Omitted inputs type nothing: what the check found holds without them.
         self.checked_outputs = checked;
-        self.emit(&opset, &op_name, inputs, outputs, attrs, span)
+        // The schema's name is the op's (it was found by it), and lives as long as the program.
+        let op_type: Cow<'static, str> = match schema {
+            Some(s) => Cow::Borrowed(s.name.as_str()),
+            None => Cow::Owned(op_name),
+        };
+        self.emit(&opset, op_type, inputs, outputs, attrs, span)
     }
 
     /// `Split` makes as many outputs as `num_outputs` says, or as its constant `split` input (an
@@ -409,7 +414,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         self.emit(
             &Opset { domain: callee.domain.clone(), version: callee.version },
-            &callee.name,
+            callee.name,
             cast_inputs,
             outputs,
             attrs,
