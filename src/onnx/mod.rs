@@ -21,4 +21,4 @@ mod types;
 
 pub use attr::{attribute_kind, AttrKind, AttrType};
 pub use elem::ElemType;
-pub use types::ValueType;
+pub use types::{elem_bit, elems_by_container, Container, ValueType};

@@ -17,7 +17,51 @@ pub enum ValueType {
     Map(ElemType, Box<ValueType>),
 }
 
+/// How a value holds its tensors, for the shapes that type checking reasons about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Container {
+    Tensor,
+    Seq,
+    OptTensor,
+    OptSeq,
+}
+
+/// The element types a list of value types allows in each [`Container`], indexed by it, as bits
+/// ([`elem_bit`]); `None` when one of the types has another shape (a map, a sparse tensor, a
+/// sequence of sequences). Schemas compute it once per type constraint, when they are loaded.
+pub fn elems_by_container(types: &[ValueType]) -> Option<[u32; 4]> {
+    let mut set = [0; 4];
+    for t in types {
+        let (container, elem) = t.container()?;
+        set[container as usize] |= elem_bit(elem);
+    }
+    Some(set)
+}
+
+/// An element type as a bit of a set of them.
+pub fn elem_bit(e: ElemType) -> u32 {
+    1 << e.code()
+}
+
 impl ValueType {
+    /// Its container and element type: `tensor(T)`, `seq(tensor(T))`, `optional(tensor(T))` or
+    /// `optional(seq(tensor(T)))`; `None` for any other shape.
+    pub fn container(&self) -> Option<(Container, ElemType)> {
+        let tensor = |t: &ValueType| match t {
+            ValueType::Tensor(e) => Some(*e),
+            _ => None,
+        };
+        Some(match self {
+            ValueType::Tensor(e) => (Container::Tensor, *e),
+            ValueType::Seq(inner) => (Container::Seq, tensor(inner)?),
+            ValueType::Optional(inner) => match inner.as_ref() {
+                ValueType::Seq(s) => (Container::OptSeq, tensor(s)?),
+                other => (Container::OptTensor, tensor(other)?),
+            },
+            _ => return None,
+        })
+    }
+
     /// Parses a type in the schemas' syntax; `None` for anything else (including an element type
     /// this version of onnxsc does not know).
     pub fn parse(text: &str) -> Option<ValueType> {
@@ -108,6 +152,33 @@ mod tests {
             let ty = ValueType::parse(text).unwrap();
             assert_eq!(ty.to_string(), text);
             assert_eq!(ValueType::parse(&ty.to_string()), Some(ty));
+        }
+    }
+
+    #[test]
+    fn element_types_are_gathered_by_container() {
+        let types: Vec<ValueType> = [
+            "tensor(float)",
+            "tensor(int64)",
+            "seq(tensor(int64))",
+            "optional(tensor(bool))",
+            "optional(seq(tensor(float)))",
+        ]
+        .iter()
+        .filter_map(|t| ValueType::parse(t))
+        .collect();
+        let bit = elem_bit;
+        let expected = [
+            bit(ElemType::Float) | bit(ElemType::Int64),
+            bit(ElemType::Int64),
+            bit(ElemType::Bool),
+            bit(ElemType::Float),
+        ];
+        assert_eq!(elems_by_container(&types), Some(expected));
+        for other in ["map(int64, float)", "sparse_tensor(float)", "seq(seq(tensor(float)))"] {
+            let mut with = types.clone();
+            with.extend(ValueType::parse(other));
+            assert_eq!(elems_by_container(&with), None, "{other}");
         }
     }
 }

@@ -119,6 +119,9 @@ pub struct TypeConstraint {
     pub allowed: Vec<String>,
     /// The allowed types onnxsc can read, in the same order (all of them with the pinned data).
     pub types: Vec<ValueType>,
+    /// `types` as element types by container (`onnx::types::elems_by_container`), read by every
+    /// call's type check.
+    pub by_container: Option<[u32; 4]>,
 }
 
 /// One version of one operator.

@@ -8,6 +8,7 @@
 use super::{
     AttrDefault, AttrSchema, AttrType, FormalOption, FormalParam, FormalType, GeneratedFrom, OpSchema, TypeConstraint,
 };
+use crate::onnx::elems_by_container;
 use crate::onnx::ValueType;
 
 include!(concat!(env!("OUT_DIR"), "/onnx_schema_tables.rs"));
@@ -162,9 +163,11 @@ fn schema(op: &Op, v: &Version) -> OpSchema {
         .iter()
         .map(|c| {
             let allowed: Vec<String> = c.allowed.of(&TYPES).iter().map(|t| t.get().to_string()).collect();
+            let types: Vec<ValueType> = allowed.iter().filter_map(|a| ValueType::parse(a)).collect();
             TypeConstraint {
                 type_param: c.type_param.get().to_string(),
-                types: allowed.iter().filter_map(|a| ValueType::parse(a)).collect(),
+                by_container: elems_by_container(&types),
+                types,
                 allowed,
             }
         })

@@ -11,7 +11,7 @@
 //! unannotated input) is never an error: only contradictions between facts are reported, so real
 //! translations check without false errors.
 
-use crate::onnx::{ElemType, ValueType};
+use crate::onnx::{elem_bit, elems_by_container, ElemType, ValueType};
 use crate::schema::{FormalOption, FormalParam, FormalType, OpSchema};
 
 /// What is known about a value's type.
@@ -34,13 +34,7 @@ pub enum Ty {
 
 /// The shape of a type, without its element type: ONNX's `tensor(..)`, `seq(tensor(..))`,
 /// `optional(tensor(..))` and `optional(seq(tensor(..)))`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Tensor,
-    Seq,
-    OptTensor,
-    OptSeq,
-}
+use crate::onnx::Container as Kind;
 
 impl Kind {
     fn describe(self) -> &'static str {
@@ -180,20 +174,7 @@ impl Alt {
 /// A schema type as this checker models it; `None` for the shapes it does not reason about
 /// (maps, sparse tensors).
 fn alt(t: &ValueType) -> Option<Alt> {
-    let tensor = |t: &ValueType| match t {
-        ValueType::Tensor(e) => Some(*e),
-        _ => None,
-    };
-    let (kind, elem) = match t {
-        ValueType::Tensor(e) => (Kind::Tensor, *e),
-        ValueType::Seq(inner) => (Kind::Seq, tensor(inner)?),
-        ValueType::Optional(inner) => match inner.as_ref() {
-            ValueType::Seq(s) => (Kind::OptSeq, tensor(s)?),
-            other => (Kind::OptTensor, tensor(other)?),
-        },
-        _ => return None,
-    };
-    Some(Alt { kind, elem })
+    t.container().map(|(kind, elem)| Alt { kind, elem })
 }
 
 /// A formal parameter's alternatives as sets of element types (bit `code`), one per kind: what a
@@ -202,24 +183,20 @@ fn alt(t: &ValueType) -> Option<Alt> {
 struct AltSet([u32; 4]);
 
 impl AltSet {
-    /// `None` when one of the types is of a shape this checker does not reason about.
-    fn of(types: &[ValueType]) -> Option<AltSet> {
-        let mut set = AltSet::default();
-        for t in types {
-            let a = alt(t)?;
-            set.0[a.kind as usize] |= elem_bit(a.elem);
+    /// What `formal` of `schema` allows; `None` when one of its types is of a shape this checker
+    /// does not reason about. A type constraint's is computed once, when the schema is loaded.
+    fn of(schema: &OpSchema, formal: &FormalParam) -> Option<AltSet> {
+        match &formal.ty {
+            FormalType::Param(i) => schema.type_constraints.get(*i)?.by_container.map(AltSet),
+            FormalType::Concrete(t) => elems_by_container(std::slice::from_ref(t)).map(AltSet),
+            FormalType::Unknown => None,
         }
-        Some(set)
     }
 
     /// The element types allowed for values of any of `kinds`.
     fn elems_for(self, kinds: &[Kind]) -> u32 {
         kinds.iter().fold(0, |elems, k| elems | self.0[*k as usize])
     }
-}
-
-fn elem_bit(e: ElemType) -> u32 {
-    1 << e.code()
 }
 
 /// The types a formal parameter allows, or `None` when one of them is a type this checker does
@@ -322,7 +299,7 @@ pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> 
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
         let Some(types) = schema.allowed_types(formal) else { continue };
-        let Some(alts) = AltSet::of(types).filter(|_| !types.is_empty()) else { continue };
+        let Some(alts) = AltSet::of(schema, formal).filter(|_| !types.is_empty()) else { continue };
         // A tensor where the schema wants a sequence, or the other way round.
         let kinds = ty.kinds();
         let fitting = alts.elems_for(kinds);
