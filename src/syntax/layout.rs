@@ -105,6 +105,8 @@ impl<'t> Laying<'t> {
     fn step(&mut self, res: Result<Tok, LexError>, start: usize, end: usize) -> Option<Triple> {
         let (file, text) = (self.file, self.text);
         let tok = match res {
+            // Most tokens sit inside a line and open or close nothing: they pass as they are.
+            Ok(tok) if self.passes_through(&tok) => return Some((start, tok, end)),
             Ok(tok) => tok,
             Err(LexError::InvalidCharacter) if self.run.is_some_and(|(_, e, _)| e == start) => {
                 // A run of invalid characters is one mistake, reported once.
@@ -200,6 +202,24 @@ impl<'t> Laying<'t> {
             _ => {}
         }
         Some((start, tok, end))
+    }
+
+    /// Whether `tok`, coming next, is laid out as it is, with nothing else to do: not at a line
+    /// start, not after invalid characters, and neither a line end, a bracket nor an f-string.
+    fn passes_through(&self, tok: &Tok) -> bool {
+        !self.at_line_start
+            && self.run.is_none()
+            && !matches!(
+                tok,
+                Tok::Newline
+                    | Tok::LParen
+                    | Tok::LBracket
+                    | Tok::LBrace
+                    | Tok::RParen
+                    | Tok::RBracket
+                    | Tok::RBrace
+                    | Tok::Str(StrLit::Format(_))
+            )
     }
 
     /// The end of the text: brackets never closed, the last line's end, the open blocks' ends.
