@@ -264,3 +264,24 @@ fn the_scanner_sees_every_form_of_use() {
     circle.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
     assert_eq!(cycle(&circle), Some(vec!["a".to_string(), "b".to_string(), "a".to_string()]));
 }
+
+/// `unsafe` is denied crate-wide (Cargo.toml), and one item may lift that: the allocator's
+/// entry in `main.rs`. Any other `allow(unsafe_code)` widens what must be trusted.
+#[test]
+fn only_the_allocator_allows_unsafe_code() {
+    // `modules` holds main.rs; lib.rs is the other crate root.
+    let files: Vec<PathBuf> =
+        modules().into_values().flat_map(|p| files_of(&p)).chain([src().join("lib.rs")]).collect();
+    let mut allowed: Vec<String> = Vec::new();
+    for file in &files {
+        let text = code(file);
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains("allow(unsafe_code") {
+                let name = file.strip_prefix(src()).unwrap_or(file).display();
+                allowed.push(format!("{name}: {}", lines.get(i + 1).unwrap_or(&"")));
+            }
+        }
+    }
+    assert_eq!(allowed, ["main.rs: unsafe impl std::alloc::GlobalAlloc for MiMalloc {"]);
+}
