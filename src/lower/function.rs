@@ -47,9 +47,11 @@ mod optional;
 mod signature;
 mod stmt;
 mod subscripts;
+mod values;
 
 use optional::Presence;
 use signature::{mentions_poison, unsupported_parameter, LoweredSignature};
+use values::Values;
 
 type R<T> = Result<T, Reported>;
 
@@ -126,10 +128,8 @@ pub struct Lowerer<'a, 'm> {
     diags: &'a mut Diagnostics,
     /// The functions of the compilation, for calls between them.
     calls: &'a Calls,
-    used_names: HashSet<String>,
     counter: usize,
     scopes: Vec<Scope>,
-    castable: HashSet<String>,
     default_opset: Option<Opset>,
     imports: BTreeMap<String, (i64, Span)>,
     /// The ONNX-domain version in `imports`, if any: nearly every node checks it, and a map
@@ -142,8 +142,8 @@ pub struct Lowerer<'a, 'm> {
     last_line: std::cell::Cell<usize>,
     /// E0109 is reported once per function, not at every constant.
     reported_no_opset: Option<Reported>,
-    /// What is known of each value's element type (values are unique across scopes).
-    types: HashMap<String, Ty>,
+    /// The value names taken, and what is known of each value.
+    values: Values,
     /// How many loops enclose the statement being lowered (in the current function or graph).
     loop_depth: usize,
     /// Nested graphs already used as an attribute, by definition: a second use gets fresh names.
@@ -170,12 +170,12 @@ pub struct Lowerer<'a, 'm> {
 struct EmittedNode<'n> {
     inputs: &'n [Option<String>],
     attrs: &'n [Attr],
-    types: &'n HashMap<String, Ty>,
+    values: &'n Values,
 }
 
 impl NodeFacts for EmittedNode<'_> {
     fn input(&self, i: usize) -> Option<&Ty> {
-        self.inputs.get(i)?.as_ref().and_then(|v| self.types.get(v))
+        self.inputs.get(i)?.as_ref().and_then(|v| self.values.ty(v))
     }
 
     fn input_count(&self) -> usize {
@@ -187,7 +187,7 @@ impl NodeFacts for EmittedNode<'_> {
         Some(match &a.value {
             AttrValue::Int(i) => AttrFacts::Int(*i),
             AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
-            AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| self.types.get(o).cloned()).collect()),
+            AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| self.values.ty(o).cloned()).collect()),
             _ => AttrFacts::Other,
         })
     }
@@ -240,7 +240,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             cut -= 1;
         }
         let candidate = &candidate[..cut];
-        let name = if self.used_names.contains(candidate) {
+        let name = if self.values.is_taken(candidate) {
             // Most temporaries are numbered: built in one buffer, not formatted afresh each try.
             let mut numbered = String::with_capacity(candidate.len() + 8);
             numbered.push_str(candidate);
@@ -250,14 +250,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 let (digits, start) = crate::digits::decimal(self.counter as u64);
                 numbered.extend(digits[start..].iter().map(|&d| char::from(d)));
                 self.counter += 1;
-                if !self.used_names.contains(&numbered) {
+                if !self.values.is_taken(&numbered) {
                     break numbered;
                 }
             }
         } else {
             candidate.to_string()
         };
-        self.used_names.insert(name.clone());
+        self.values.take(name.clone());
         name
     }
 
@@ -282,7 +282,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let param = self.params.get(name);
         let info = match b {
             Binding::Value(v) => {
-                let ty = self.types.get(v).map(Ty::describe);
+                let ty = self.values.ty(v).map(Ty::describe);
                 match param {
                     // A parameter's value is named after it until the name is reassigned.
                     Some(p) if v == name && p.python.is_none() => NameInfo::Input { ty, optional: p.optional },
@@ -369,11 +369,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         attrs: &[Attr],
         checked: Option<Vec<Option<Ty>>>,
     ) {
-        let facts = EmittedNode { inputs, attrs, types: &self.types };
+        let facts = EmittedNode { inputs, attrs, values: &self.values };
         let known = infer::node_outputs(&opset.domain, op_type, opset.version, &facts, outputs.len(), checked);
         for (o, t) in outputs.iter().zip(known) {
             if let Some(t) = t {
-                self.types.insert(o.clone(), t);
+                self.values.set_ty(o, t);
             }
         }
     }
@@ -388,7 +388,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         outputs: usize,
     ) -> R<Vec<Option<Ty>>> {
         self.check_required_inputs(schema, inputs, spans)?;
-        let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.types.get(v))).collect();
+        let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.values.ty(v))).collect();
         let c = match infer::check_call(schema, &args, outputs) {
             Ok(types) => return Ok(types),
             Err(c) => c,
@@ -480,7 +480,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }],
             span,
         )?;
-        self.castable.insert(name.clone());
+        self.values.mark_castable(&name);
         Ok(name)
     }
 
@@ -511,10 +511,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let to = vec![Attr { name: "to".into(), value: AttrValue::Int(ElemType::Bool.code() as i64) }];
             self.emit_default("Cast", vec![Some(name)], vec![cast.clone()], to, span)?;
             self.note_attribute_tensor(&cast, attr);
-            self.castable.insert(cast.clone());
+            self.values.mark_castable(&cast);
             return Ok(cast);
         }
-        self.castable.insert(name.clone());
+        self.values.mark_castable(&name);
         Ok(name)
     }
 
@@ -563,8 +563,7 @@ const NODES_PER_FUNCTION: usize = 32;
 /// few dozen, and growing the tables from empty rehashed them five times over.
 const VALUES_PER_FUNCTION: usize = 64;
 
-/// Room for this many variables (and literal constants, which may be cast) in the function's
-/// tables of them.
+/// Room for this many variables in the function's scope.
 const VARIABLES_PER_FUNCTION: usize = 16;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -583,14 +582,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             facts,
             params: HashMap::new(),
             reported_no_opset: None,
-            types: HashMap::with_capacity(VALUES_PER_FUNCTION),
+            values: Values::with_capacity(VALUES_PER_FUNCTION),
             env,
             diags,
             calls,
-            used_names: HashSet::with_capacity(VALUES_PER_FUNCTION),
             counter: 0,
             scopes: vec![Scope::for_function()],
-            castable: HashSet::with_capacity(VARIABLES_PER_FUNCTION),
             default_opset: None,
             imports: BTreeMap::new(),
             onnx_version: None,

@@ -390,7 +390,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut targets: HashMap<&str, String> = HashMap::new();
         for (i, tv) in inputs.iter().zip(&type_vars) {
             if let (Some(i), Some(tv)) = (i, tv) {
-                if !self.castable.contains(i) {
+                if !self.values.is_castable(i) {
                     targets.insert(tv.as_str(), i.clone());
                 }
             }
@@ -398,7 +398,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut cast_inputs = Vec::with_capacity(inputs.len());
         for (i, tv) in inputs.iter().zip(&type_vars) {
             match (i, tv.as_deref().and_then(|t| targets.get(t))) {
-                (Some(i), Some(like)) if self.castable.contains(i) => {
+                (Some(i), Some(like)) if self.values.is_castable(i) => {
                     let cast = self.fresh(&[i.as_str(), "_cast"].concat());
                     self.emit_default(
                         "CastLike",

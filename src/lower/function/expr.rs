@@ -333,7 +333,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let Some(schema) = schema else { return Ok(args) };
         let Some(last) = schema.inputs.last() else { return Ok(args) };
         // Most calls have no literal operand: nothing to cast.
-        if !args.iter().flatten().any(|a| self.castable.contains(a)) {
+        if !args.iter().flatten().any(|a| self.values.is_castable(a)) {
             return Ok(args);
         }
         // The type variable operand `i` binds, where it is a plain one.
@@ -357,7 +357,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut bound: Vec<(&str, usize)> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let (Some(tv), Some(a)) = (typevar(i), a) else { continue };
-            if self.castable.contains(a) {
+            if self.values.is_castable(a) {
                 continue;
             }
             match bound.iter_mut().find(|(t, _)| *t == tv) {
@@ -371,7 +371,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         for i in 0..args.len() {
             let Some(tv) = typevar(i) else { continue };
             let Some(&(_, like)) = bound.iter().find(|(t, _)| *t == tv) else { continue };
-            if !args[i].as_ref().is_some_and(|a| self.castable.contains(a)) {
+            if !args[i].as_ref().is_some_and(|a| self.values.is_castable(a)) {
                 continue;
             }
             let Some(like) = args[like].clone() else { continue };

@@ -125,7 +125,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let name = self.fresh(&p.name.name);
         if let Some(t) = declared {
-            self.types.insert(name.clone(), t);
+            self.values.set_ty(&name, t);
         }
         self.bind(&p.name.name, Binding::Value(name.clone()));
         Ok(GraphInput { name, ty })
@@ -216,8 +216,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut map = HashMap::new();
         for old in defined {
             let new = self.fresh(&old);
-            if let Some(t) = self.types.get(&old).cloned() {
-                self.types.insert(new.clone(), t);
+            if let Some(t) = self.values.ty(&old).cloned() {
+                self.values.set_ty(&new, t);
             }
             map.insert(old, new);
         }

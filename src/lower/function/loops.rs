@@ -324,8 +324,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         let iter = self.fresh(iter_hint);
         let cond_in = self.fresh(cond_hint);
-        self.types.insert(iter.clone(), Ty::Elem(ElemType::Int64));
-        self.types.insert(cond_in.clone(), Ty::Elem(ElemType::Bool));
+        self.values.set_ty(&iter, Ty::Elem(ElemType::Int64));
+        self.values.set_ty(&cond_in, Ty::Elem(ElemType::Bool));
         let mut inputs = vec![
             GraphInput { name: iter.clone(), ty: Some(TensorType::scalar(ElemType::Int64)) },
             GraphInput { name: cond_in.clone(), ty: Some(TensorType::scalar(ElemType::Bool)) },
@@ -335,8 +335,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         for (v, init) in state.iter().zip(initial) {
             let p = self.fresh(v);
-            if let Some(t) = self.types.get(init).cloned() {
-                self.types.insert(p.clone(), t);
+            if let Some(t) = self.values.ty(init).cloned() {
+                self.values.set_ty(&p, t);
             }
             self.bind(v, Binding::Value(p.clone()));
             inputs.push(GraphInput { name: p, ty: None });
@@ -370,7 +370,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn check_carried_types(&mut self, state: &[String], initial: &[String], body: &Graph, header: Span) -> R<()> {
         for ((v, init), out) in state.iter().zip(initial).zip(body.outputs.iter().skip(1)) {
             if let (Some(Ty::Elem(before)), Some(Ty::Elem(after))) =
-                (self.types.get(init).cloned(), self.types.get(out).cloned())
+                (self.values.ty(init).cloned(), self.values.ty(out).cloned())
             {
                 if before != after {
                     let d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), format!("`{v}` enters the loop as {} but the body makes it {}", before.script_name(), after.script_name()))
@@ -385,7 +385,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// Reports a value whose known element type is not `want`.
     fn require_type(&mut self, value: &str, want: ElemType, span: Span, what: &str) -> R<()> {
-        let Some(Ty::Elem(actual)) = self.types.get(value).cloned() else { return Ok(()) };
+        let Some(Ty::Elem(actual)) = self.values.ty(value).cloned() else { return Ok(()) };
         if actual == want {
             return Ok(());
         }

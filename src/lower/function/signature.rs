@@ -114,12 +114,12 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             };
             match ty {
                 ParamType::Input { ty, optional } => {
-                    self.used_names.insert(p.name.name.clone());
+                    self.values.take(p.name.name.clone());
                     self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
                     if let Some(t) = ty.as_ref().and_then(DeclaredType::ty) {
                         // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
                         let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
-                        self.types.insert(p.name.name.clone(), t);
+                        self.values.set_ty(&p.name.name, t);
                     }
                     let optional = param.optional;
                     // What a parameter is, for an editor's facts only.

@@ -66,7 +66,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// Lowers `value[index]`; the result is named after `target`, or `{value}_subscripted`.
     pub(super) fn lower_subscript(&mut self, e: &Expr, value: &Expr, index: &Expr, target: Option<&str>) -> R<String> {
         let var = self.lower_expr(value, None)?;
-        if let Some(t) = self.types.get(&var).filter(|t| t.is_not_tensor()).cloned() {
+        if let Some(t) = self.values.ty(&var).filter(|t| t.is_not_tensor()).cloned() {
             let help = match t {
                 Ty::Seq(_) => "take one tensor of a sequence with `op.SequenceAt(seq, i)`",
                 _ => "take the value out first with `op.OptionalGetElement(o)`",
@@ -368,7 +368,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A bound computed at run time joins INT64 constants in one `Slice` (or `Concat`), so it
     /// must be an INT64 tensor.
     fn check_slice_bound(&mut self, v: &str, span: Span) -> R<()> {
-        let Some(t) = self.types.get(v).cloned() else { return Ok(()) };
+        let Some(t) = self.values.ty(v).cloned() else { return Ok(()) };
         if t.could_be(ElemType::Int64) {
             return Ok(());
         }
