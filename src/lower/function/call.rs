@@ -19,7 +19,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let (opset, op_name, op_span) = match &func.kind {
             ExprKind::Attribute { value, attr } => match value.as_ref() {
                 Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
-                    Some(Global::Opset(o)) => (o.clone(), attr.name.clone(), attr.span),
+                    Some(Global::Opset(o)) => (o.clone(), attr.name.as_str(), attr.span),
                     Some(Global::Poison(r)) => return Err(*r),
                     Some(Global::Lib(_)) => {
                         // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
@@ -54,7 +54,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
                 // A bare op name is an op of the default opset, as onnxscript resolves it.
                 (None, None) => match self.default_opset.clone() {
-                    Some(o) => (o, n.clone(), func.span),
+                    Some(o) => (o, n.as_str(), func.span),
                     None => return Err(self.undefined(n, func.span)),
                 },
                 // An import that failed (already reported).
@@ -83,7 +83,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             self.default_opset = Some(opset.clone());
         }
         let registry = schema::registry();
-        let schema = match registry.resolve(&opset.domain, &op_name, opset.version) {
+        let schema = match registry.resolve(&opset.domain, op_name, opset.version) {
             Resolution::Found(s) => Some(s),
             Resolution::NotYet { first_version } => {
                 let d = Diagnostic::error(
@@ -104,7 +104,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 let mut d =
                     Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
                         .primary(op_span, "unknown operator");
-                if let Some(s) = did_you_mean(&op_name, registry.op_names(&opset.domain)) {
+                if let Some(s) = did_you_mean(op_name, registry.op_names(&opset.domain)) {
                     d = d
                         .help(format!("did you mean `{s}`?"))
                         .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
@@ -143,7 +143,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
         // Split arguments into inputs and attributes, as onnxscript does with a schema.
         let OpArguments { inputs: input_exprs, attributes: attr_exprs } =
-            bind_op_arguments(self.file(), &op_name, schema, args, span).map_err(|d| self.push(*d))?;
+            bind_op_arguments(self.file(), op_name, schema, args, span).map_err(|d| self.push(*d))?;
         if let Some(s) = schema {
             if outputs.len() > s.max_output as usize {
                 let d = Diagnostic::error(
@@ -173,7 +173,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let mut attrs = Vec::with_capacity(attr_exprs.len());
         for (k, e, ty) in attr_exprs {
-            if let Some(a) = self.lower_attr(&op_name, &k, e, ty)? {
+            if let Some(a) = self.lower_attr(op_name, &k, e, ty)? {
                 attrs.push(a);
             }
         }
@@ -198,7 +198,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         // The schema's name is the op's (it was found by it), and lives as long as the program.
         let op_type: Cow<'static, str> = match schema {
             Some(s) => Cow::Borrowed(s.name.as_str()),
-            None => Cow::Owned(op_name),
+            None => Cow::Owned(op_name.to_string()),
         };
         self.emit(&opset, op_type, inputs, outputs, attrs, span)
     }
