@@ -18,6 +18,9 @@ that are CastLike'd, `Where` and `ReduceSum`), each under its own name, in one m
   alternation `--cold-runs` times; the ratio of the medians (and the median of the paired ratios).
 - Peak memory: the peak resident set size of the `onnxsc build` process at each size, per source
   byte.
+- Parse: the parse alone of the same file (`examples/parse_time.rs`: lexing, layout, lalrpop and
+  the syntax tree, on fresh memory, the compiler's threads started), best of `--repeat`, and its
+  share of the build: what no change to the later phases can win back.
 """
 
 from __future__ import annotations
@@ -101,6 +104,14 @@ def peak_rss(cmd: list[str]) -> int:
     return usage.ru_maxrss * 1024
 
 
+def parse_seconds(parse_time: str, path: Path) -> float:
+    """The seconds one parse of `path` took in a fresh process, as `parse_time` measures it."""
+    proc = subprocess.run([parse_time, str(path)], capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0:
+        sys.exit(f"parse_time failed on {path}:\n{proc.stderr}")
+    return float(proc.stdout.strip())
+
+
 def best_of(repeat: int, fn) -> float:
     return min(fn() for _ in range(repeat))
 
@@ -116,6 +127,7 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=30)
     parser.add_argument("--onnxscript-max", type=int, default=1000, help="largest N compiled by onnxscript")
     parser.add_argument("--onnxsc", help="the onnxsc binary (default: a fresh release build)")
+    parser.add_argument("--parse-time", help="the parse_time example (default: a fresh release build)")
     args = parser.parse_args()
 
     if args.onnxsc:
@@ -123,11 +135,20 @@ def main() -> None:
     else:
         subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=REPO, check=True)
         onnxsc = str(REPO / "target" / "release" / "onnxsc")
+    if args.parse_time:
+        parse_time = args.parse_time
+    else:
+        build_example = ["cargo", "build", "--release", "--locked", "--quiet", "--example", "parse_time"]
+        subprocess.run(build_example, cwd=REPO, check=True)
+        parse_time = str(REPO / "target" / "release" / "examples" / "parse_time")
 
     with tempfile.TemporaryDirectory(prefix="onnxsc-bench-") as tmp:
         tmp = Path(tmp)
         print(f"onnxsc: {onnxsc}")
-        print(f"{'N':>7} {'source':>10} {'onnxscript':>12} {'onnxsc':>12} {'per fn':>10} {'ratio':>8} {'growth':>8} {'peak RSS':>10} {'RSS/byte':>9}")
+        print(
+            f"{'N':>7} {'source':>10} {'onnxscript':>12} {'onnxsc':>12} {'per fn':>10} {'ratio':>8} {'growth':>8} "
+            f"{'peak RSS':>10} {'RSS/byte':>9} {'parse':>12} {'share':>6}"
+        )
         base = None
         onnxscript_per_fn = None
         for n in args.sizes:
@@ -158,10 +179,12 @@ def main() -> None:
                 base = (n, ours)
             growth = f"{ours / base[1]:.2f}x" if base else "-"
             rss = peak_rss(build)
+            parse = best_of(args.repeat, lambda: parse_seconds(parse_time, path))
             shown_theirs = fmt_time(theirs) if theirs is not None else ("~" + fmt_time(reference).strip() if reference else "-")
             print(
                 f"{n:>7} {len(text.encode()):>10,} {shown_theirs:>12} {fmt_time(ours):>12} "
-                f"{ours / n * 1e6:>8.1f}us {ratio:>8} {growth:>8} {rss / 2**20:>8.1f}MB {rss / len(text.encode()):>8.0f}"
+                f"{ours / n * 1e6:>8.1f}us {ratio:>8} {growth:>8} {rss / 2**20:>8.1f}MB {rss / len(text.encode()):>8.0f} "
+                f"{fmt_time(parse):>12} {parse / ours:>6.0%}"
             )
         if base:
             print(f"growth is relative to N={base[0]}; linear growth means time(N)/time({base[0]}) ~ N/{base[0]}")

@@ -5,6 +5,7 @@
 //! [`schema`] (operator schemas) → [`lower`] (IR) → [`emit`] (protobuf, text) → [`driver`] and the
 //! command line in `main.rs`. [`link`] puts compiled functions into exported models.
 
+pub mod allocator;
 pub mod aten;
 #[doc(hidden)]
 pub mod contract;
