@@ -56,3 +56,15 @@ pub(super) fn bind<'a>(function: &'a str, args: &'a Args, params: &[&str], requi
     }
     Ok(Bound { function, values })
 }
+
+/// The positional arguments as values, for the functions that take any number of them
+/// (`min(a, b, c)`, `a.reshape(2, 3)`); `role` says what an object was given as (`in min()`).
+pub(super) fn positional_values(args: &Args, role: &str) -> LibResult<Vec<PyValue>> {
+    args.positional
+        .iter()
+        .map(|m| match m {
+            Member::Value(v) => Ok(v.clone()),
+            Member::Object(o) => Err(LibError::Unsupported(format!("`{}` {role}", display(o)))),
+        })
+        .collect()
+}
