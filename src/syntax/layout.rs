@@ -6,12 +6,13 @@
 //! - an indentation must be a prefix-extension of the enclosing one, so a dedent to a column
 //!   that was never opened, or a tab/space mix that only lines up at some tab width, is an error.
 //!
-//! It also parses the replacement fields of f-strings (`parser::fstring`), so that the grammar
+//! It also parses the replacement fields of f-strings (`syntax::fstring`), so that the grammar
 //! sees an f-string as one token with its expressions.
 
 use std::collections::VecDeque;
 
-use super::lexer::{LexError, StrLit, Tok};
+use super::fstring::fstring;
+use super::lexer::{LexError, StrLit, Tok, Triple};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::source::{FileId, Span};
 
@@ -21,9 +22,6 @@ const MAX_INDENT_LEVELS: usize = 100;
 /// Lexical errors reported in one file before the rest is left unread: past a hundred, the file
 /// is likely not source text at all, and each further one would only repeat the news.
 pub const MAX_LEXICAL_ERRORS: usize = 100;
-
-/// A token in the form lalrpop's external-lexer interface takes.
-pub type Triple = (usize, Tok, usize);
 
 /// The laid-out tokens of a file, and the lexical errors met on the way.
 pub struct Layout {
@@ -136,7 +134,7 @@ impl<'t> Laying<'t> {
         }
         // An f-string's fields are expressions: parse them now.
         let tok = match tok {
-            Tok::Str(StrLit::Format(pieces)) => match super::parser::fstring(file, text, &pieces) {
+            Tok::Str(StrLit::Format(pieces)) => match fstring(file, text, &pieces) {
                 Ok(parts) => Tok::FString(parts),
                 Err(d) => {
                     self.diags.push(*d);

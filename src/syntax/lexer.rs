@@ -28,6 +28,9 @@ pub enum LexError {
     ComplexLiteral,
 }
 
+/// A token in the form lalrpop's external-lexer interface takes: start, token, end.
+pub type Triple = (usize, Tok, usize);
+
 #[derive(Logos, Clone, Debug, PartialEq)]
 #[logos(error = LexError)]
 #[logos(skip r"[ \t\x0C]+")]

@@ -1,0 +1,1 @@
+//! Placeholder: the link pipeline moves here from main.rs.

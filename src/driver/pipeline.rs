@@ -1,0 +1,260 @@
+//! The compiler's phases over a compilation's inputs, in order: schemas, every file parsed (and
+//! the modules their imports bring in), environments (each after the modules it imports),
+//! function heads and the calls between functions, then lowering (or, for an editor, checking
+//! with the results of unchanged functions reused), and what the compilation keeps.
+
+use super::analysis::{self, Known};
+use super::heads::{function_heads, report_duplicate_functions, report_too_many_functions};
+use super::inputs::{InputError, SourceInput};
+use super::lowering::{compile_function, compile_module, Lowered, LoweringInputs};
+use super::modules::{identity, Modules, Parsing};
+use super::parse::PreviousParses;
+use super::reuse::{self, Reuse};
+use super::stack::{on_stack_for, CALLER_NESTING};
+use super::{schemas, Compilation, Options, Overlay};
+use crate::aten::AtenRegistry;
+use crate::diagnostics::Diagnostics;
+use crate::lower::{self, FunctionContext};
+use crate::sema::calls::{self, Callee, Calls};
+use crate::sema::decorators::Decoration;
+use crate::sema::env::{Linked, ModuleEnv, ModuleKey};
+use crate::sema::env_builder;
+use crate::sema::facts::Fact;
+use crate::sema::imports;
+use crate::sema::signature::Signature;
+use crate::source::SourceMap;
+use crate::syntax;
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+/// Compiles the inputs on this thread (the phases that recurse move to the compiler's stack
+/// when the sources need it).
+pub(super) fn compile_on_this_thread(inputs: &[SourceInput], options: &Options) -> Result<Compilation, InputError> {
+    pipeline(inputs, options, &Overlay::new(), None).map(|(c, _)| c)
+}
+
+/// The compiler's phases over the inputs; for an editor (`reuse` given), lowering also records
+/// facts, functions that did not change are not lowered again, no function is kept, and the
+/// result includes what the editor keeps ([`Known`]).
+pub(super) fn pipeline(
+    inputs: &[SourceInput],
+    options: &Options,
+    overlay: &Overlay,
+    mut reuse: Option<&mut Reuse>,
+) -> Result<(Compilation, Option<Known>), InputError> {
+    let mut sources = SourceMap::new();
+    let mut diags = Diagnostics::new();
+    let base = schemas::load(options, &mut sources, &mut diags)?;
+    let registered = schemas::load_registered(options, &mut sources, &mut diags)?;
+
+    // Parse every file first: custom operators declared in one module bind functions in all.
+    // Then follow the imports of other `.onnxs` modules, compiling those in too.
+    let previous = reuse.as_deref_mut().map(Reuse::take_parses).unwrap_or_default();
+    let mut mods = Modules { overlay: overlay.clone(), ..Default::default() };
+    let mut parsing = Parsing { previous: &previous, sources: &mut sources, diags: &mut diags };
+    for input in inputs {
+        let key = identity(Path::new(&input.name));
+        mods.add(input.name.clone(), key, &input.bytes, false, &mut parsing);
+    }
+    mods.discover(&mut parsing);
+
+    // The later phases recurse over the syntax trees; drop the trees there too.
+    let nesting = mods.units.iter().map(|u| u.nesting).max().unwrap_or(0);
+    let parsed = ParsedInputs { sources, diags, mods, previous, base, registered };
+    Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse)))
+}
+
+/// What the parse phase hands on to the rest.
+struct ParsedInputs {
+    sources: SourceMap,
+    diags: Diagnostics,
+    mods: Modules,
+    /// An editor's parses of the modules before this analysis.
+    previous: PreviousParses,
+    base: Cow<'static, AtenRegistry>,
+    registered: Option<AtenRegistry>,
+}
+
+/// The phases after parsing: names, calls, lowering, and what an editor keeps.
+fn compile_parsed(
+    parsed: ParsedInputs,
+    options: &Options,
+    mut reuse: Option<&mut Reuse>,
+) -> (Compilation, Option<Known>) {
+    let ParsedInputs { sources, mut diags, mods, previous, base, registered } = parsed;
+    let envs = build_environments(&mods, &mut diags);
+    let (registry, invalid) = schemas::with_custom_ops(base, &envs, registered.as_ref(), &mut diags);
+    let custom_ops = declared_custom_ops(&envs);
+    let heads = read_heads(&envs, &sources, &mut diags);
+
+    let mut lowered = Lowered::default();
+    let mut facts = Vec::new();
+    match reuse.as_deref_mut() {
+        None => {
+            for ((env, decorations), signatures) in envs.iter().zip(&heads.decorations).zip(&heads.signatures) {
+                let Some(lines) = sources.lines(env.file) else { continue };
+                let inputs = LoweringInputs {
+                    decorations,
+                    signatures,
+                    calls: &heads.calls,
+                    lines,
+                    registry: &registry,
+                    invalid: &invalid,
+                    source_file: sources.name(env.file),
+                    keep: options.keep,
+                };
+                lowered.append(compile_module(env, inputs, &mut diags));
+            }
+        }
+        Some(reuse) => {
+            let editor = EditorCheck { envs: &envs, heads: &heads, registry: &registry, invalid: &invalid };
+            editor.check_modules(reuse, &mods, &sources, &mut diags, &mut facts);
+        }
+    }
+    // Only compiled functions (not the editor's re-checks) are known here.
+    lower::exporter::check_translation_callees(&lowered.outlines, &mut diags);
+    let collected = reuse
+        .is_some()
+        .then(|| analysis::collect(&mods, &envs, &heads.decorations, &heads.calls.callees, &registry, &sources));
+    drop(envs);
+    let files = mods
+        .units
+        .iter()
+        .map(|u| PathBuf::from(&u.name))
+        .chain(options.native_functions.iter().cloned())
+        .chain(options.schema_files.iter().cloned())
+        .collect();
+    let Lowered { functions, outlines, encoded, dropped } = lowered;
+    debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
+    let mut compilation = Compilation {
+        sources,
+        diagnostics: diags.into_sorted(),
+        functions,
+        outlines,
+        encoded,
+        dropped,
+        custom_ops,
+        files,
+        syntax: Vec::new(),
+    };
+    let (Some(collected), Some(reuse)) = (collected, reuse) else {
+        let shallow = mods.units.into_iter().filter(|u| u.nesting <= CALLER_NESTING);
+        compilation.syntax = shallow.filter_map(|u| u.module.ok()).collect();
+        return (compilation, None);
+    };
+    let (modules, parses) = analysis::modules_with_trees(mods, &compilation.sources, previous, collected.modules);
+    reuse.keep_parses(parses);
+    let known = Known { modules, functions: collected.functions, bindings: collected.bindings, facts, registry };
+    (compilation, Some(known))
+}
+
+/// Every module's environment, each built after the modules it imports (their names must be
+/// known); a module that did not parse has none.
+fn build_environments<'m>(mods: &'m Modules, diags: &mut Diagnostics) -> Vec<ModuleEnv<'m>> {
+    let (mut interfaces, firsts) = mods.interfaces();
+    let keys: Vec<ModuleKey> = mods.units.iter().map(|u| ModuleKey::Onnxs(u.name.clone())).collect();
+    let linked = Linked::default();
+    let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
+    let order = mods.build_order();
+    for (k, &u) in order.iter().enumerate() {
+        let unit = &mods.units[u];
+        let Ok(module) = &unit.module else { continue };
+        let resolve = |level: usize, dotted: &str| mods.lookup_loaded(u, level, dotted);
+        let ctx = imports::ImportContext {
+            first_function: firsts[u],
+            resolve: &resolve,
+            modules: &interfaces,
+            keys: &keys,
+            linked: &linked,
+        };
+        let env = env_builder::build_in(unit.file, module, &ctx, diags);
+        // Only modules built later read a module's exports: the last one's would go unread
+        // (a copy of its globals, sorted; for a 1,000-function library, half a millisecond).
+        if k + 1 < order.len() {
+            interfaces[u].exports = Some(imports::Exports::of(&env));
+        }
+        built[u] = Some(env);
+    }
+    built.into_iter().flatten().collect()
+}
+
+/// The custom operators the modules declare with `torch.library.define`, sorted, each once.
+fn declared_custom_ops(envs: &[ModuleEnv]) -> Vec<String> {
+    let mut custom_ops: Vec<String> =
+        envs.iter().flat_map(|e| e.custom_ops.iter().map(|d| d.qualname.clone())).collect();
+    custom_ops.sort();
+    custom_ops.dedup();
+    custom_ops
+}
+
+/// Every module's function heads, by module, and the calls between functions checked.
+struct Heads<'m> {
+    decorations: Vec<Vec<Option<Decoration>>>,
+    signatures: Vec<Vec<Signature<'m>>>,
+    calls: Calls,
+}
+
+/// Reads every function's head (decorators first: a call to another function needs the
+/// callee's domain and signature), then checks what needs all of them: functions defined twice
+/// across files, the library's size, and the calls between functions.
+fn read_heads<'m>(envs: &[ModuleEnv<'m>], sources: &SourceMap, diags: &mut Diagnostics) -> Heads<'m> {
+    let mut decorations: Vec<Vec<Option<Decoration>>> = Vec::with_capacity(envs.len());
+    let mut signatures: Vec<Vec<Signature>> = Vec::with_capacity(envs.len());
+    let mut callees: Vec<Callee> = Vec::with_capacity(envs.iter().map(|e| e.functions.len()).sum());
+    let mut found = Vec::with_capacity(envs.len());
+    for env in envs {
+        let heads = function_heads(env, diags);
+        decorations.push(heads.decorations);
+        signatures.push(heads.signatures);
+        callees.extend(heads.callees);
+        found.push(heads.calls);
+    }
+    report_duplicate_functions(envs, &decorations, &callees, sources, diags);
+    report_too_many_functions(envs, &decorations, diags);
+    let calls = calls::check_calls(envs, callees, found, diags);
+    Heads { decorations, signatures, calls }
+}
+
+/// What checking the modules for an editor reads: everything lowering reads.
+struct EditorCheck<'a, 'm> {
+    envs: &'a [ModuleEnv<'m>],
+    heads: &'a Heads<'m>,
+    registry: &'a AtenRegistry,
+    invalid: &'a [String],
+}
+
+impl EditorCheck<'_, '_> {
+    /// Checks every module's functions, taking from `reuse` the results of those whose text and
+    /// context did not change; diagnostics to `diags`, facts to `facts`. No function is kept.
+    fn check_modules(
+        &self,
+        reuse: &mut Reuse,
+        mods: &Modules,
+        sources: &SourceMap,
+        diags: &mut Diagnostics,
+        facts: &mut Vec<Fact>,
+    ) {
+        let context = reuse::compilation_fingerprint(self.envs, &self.heads.calls.callees, self.invalid);
+        for (env, decorations) in self.envs.iter().zip(&self.heads.decorations) {
+            let Some(lines) = sources.lines(env.file) else { continue };
+            let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
+            let cx = FunctionContext {
+                env,
+                calls: &self.heads.calls,
+                lines,
+                source_file: sources.name(env.file),
+                registry: self.registry,
+            };
+            let mut reports = env.reported_while_built.clone();
+            let mut check =
+                |f: &syntax::ast::FunctionDef, deco: &Decoration, d: &mut Diagnostics, learned: &mut Vec<Fact>| {
+                    // An editor keeps no function: what checking it reported is all it needs.
+                    let sig = Signature::of(env, f);
+                    let _ = compile_function(&cx, &sig, deco, self.invalid, &mut reports, d, Some(learned));
+                };
+            let context = reuse::module_fingerprint(context, env);
+            let text = sources.text(env.file);
+            reuse::check_module(reuse, name, text, context, env, decorations, &mut check, diags, facts);
+        }
+    }
+}
