@@ -14,7 +14,7 @@
 //! byte, and the same diagnostics.
 
 use crate::diagnostics::{self, Diagnostic};
-use crate::driver::{self, Compilation, Input};
+use crate::driver::{self, Compilation, SourceInput};
 use crate::emit;
 use crate::link;
 use crate::proto::onnx::{FunctionProto, ModelProto};
@@ -30,12 +30,12 @@ const NOWHERE: &str = "/nonexistent-onnxsc-fuzz";
 /// `.onnxs` source: the bytes are split at [`MODULE_SEPARATOR`] into up to four modules,
 /// `m0.onnxs`, `m1.onnxs`, ... (which may import each other), compiled together twice.
 pub fn source(data: &[u8]) {
-    let inputs = || -> Vec<Input> {
+    let inputs = || -> Vec<SourceInput> {
         split(data, MODULE_SEPARATOR.as_bytes())
             .into_iter()
             .take(4)
             .enumerate()
-            .map(|(i, bytes)| Input { name: format!("{NOWHERE}/m{i}.onnxs"), bytes: bytes.to_vec() })
+            .map(|(i, bytes)| SourceInput { name: format!("{NOWHERE}/m{i}.onnxs"), bytes: bytes.to_vec() })
             .collect()
     };
     let first = driver::compile_embedded(&inputs());

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::diagnostics::{render_plain, Severity};
-use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Input, Options};
+use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Options, SourceInput};
 use onnxsc::emit;
 use onnxsc::syntax::{layout::layout, parse};
 use std::path::Path;
@@ -24,7 +24,8 @@ fn read(path: &Path) -> (String, String) {
 /// Compiles one case from its bytes (some error cases are deliberately not UTF-8).
 fn compile_case(path: &Path) -> Compilation {
     let bytes = std::fs::read(path).expect("case file is readable");
-    compile_inputs(&[Input { name: case_name(path), bytes }], &Options::default()).expect("no schema files to read")
+    compile_inputs(&[SourceInput { name: case_name(path), bytes }], &Options::default())
+        .expect("no schema files to read")
 }
 
 /// The layout tokens of a file, one per line, with their source text.
@@ -153,7 +154,7 @@ fn registered_schemas() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/registered");
     let bytes = std::fs::read(dir.join("declared.onnxs")).expect("case file is readable");
     let options = Options { registered_files: vec![dir.join("registered.yaml")], ..Options::default() };
-    let input = Input { name: "tests/cases/registered/declared.onnxs".into(), bytes };
+    let input = SourceInput { name: "tests/cases/registered/declared.onnxs".into(), bytes };
     let c = compile_inputs(std::slice::from_ref(&input), &options).expect("the registered schemas are readable");
     let codes: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["E0515", "E0503", "E0504"]);
@@ -219,7 +220,7 @@ fn library_bytes_are_the_library_models_encoding() {
     }
 }
 
-fn scenario_inputs(dir: &Path) -> Vec<Input> {
+fn scenario_inputs(dir: &Path) -> Vec<SourceInput> {
     let listed = std::fs::read_to_string(dir.join("inputs.txt")).ok();
     let mut files: Vec<std::path::PathBuf> = match listed {
         Some(list) => {
@@ -242,7 +243,7 @@ fn scenario_inputs(dir: &Path) -> Vec<Input> {
     files.dedup();
     files
         .into_iter()
-        .map(|p| Input { name: case_name(&p), bytes: std::fs::read(&p).expect("scenario file is readable") })
+        .map(|p| SourceInput { name: case_name(&p), bytes: std::fs::read(&p).expect("scenario file is readable") })
         .collect()
 }
 
@@ -312,7 +313,7 @@ fn modules_found_or_given_build_the_same_functions() {
         all.reverse();
         let given = compile_inputs(
             &all.iter()
-                .map(|p| Input { name: case_name(p), bytes: std::fs::read(p).expect("readable") })
+                .map(|p| SourceInput { name: case_name(p), bytes: std::fs::read(p).expect("readable") })
                 .collect::<Vec<_>>(),
             &Options::default(),
         )
@@ -367,12 +368,12 @@ fn modules_cut_anywhere_compile_or_report() {
                         let bytes = std::fs::read(f).expect("readable");
                         std::fs::write(&to, if f == cut { &bytes[..end] } else { &bytes[..] }).expect("write");
                     }
-                    let scenario_inputs: Vec<Input> = inputs
+                    let scenario_inputs: Vec<SourceInput> = inputs
                         .iter()
                         .map(|name| {
                             let rel = Path::new(name).strip_prefix(case_name(&dir)).expect("inside");
                             let p = scratch.join(rel);
-                            Input { name: p.display().to_string(), bytes: std::fs::read(&p).expect("readable") }
+                            SourceInput { name: p.display().to_string(), bytes: std::fs::read(&p).expect("readable") }
                         })
                         .collect();
                     let c = compile_inputs(&scenario_inputs, &Options::default()).expect("no schema files");

@@ -5,12 +5,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
-use onnxsc::driver::{compile_inputs, Compilation, Input, Keep, Options};
+use onnxsc::driver::{compile_inputs, Compilation, Keep, Options, SourceInput};
 use onnxsc::emit;
 use onnxsc::lower::ir::Outline;
 use std::path::{Path, PathBuf};
 
-fn compile(inputs: &[Input], keep: Keep) -> Compilation {
+fn compile(inputs: &[SourceInput], keep: Keep) -> Compilation {
     compile_inputs(inputs, &Options { keep, ..Options::default() }).expect("no schema files to read")
 }
 
@@ -21,7 +21,7 @@ fn written(c: &Compilation) -> Vec<u8> {
     bytes
 }
 
-fn assert_keeping_changes_nothing_else(name: &str, inputs: &[Input]) {
+fn assert_keeping_changes_nothing_else(name: &str, inputs: &[SourceInput]) {
     let functions = compile(inputs, Keep::Functions);
     let encoded = compile(inputs, Keep::Encoded);
     let outlined = compile(inputs, Keep::Outline);
@@ -61,7 +61,7 @@ fn every_case_and_example_compiles_the_same_whatever_is_kept() {
     for path in files {
         let bytes = std::fs::read(&path).expect("a readable case");
         let name = path.display().to_string();
-        assert_keeping_changes_nothing_else(&name, &[Input { name: name.clone(), bytes }]);
+        assert_keeping_changes_nothing_else(&name, &[SourceInput { name: name.clone(), bytes }]);
     }
 }
 
@@ -73,7 +73,7 @@ fn a_module_lowered_in_pieces_is_encoded_in_order() {
             "\n@script()\ndef f{i}(x: FLOAT[\"N\"], alpha: float = {i}.5) -> FLOAT[\"N\"]:\n    if alpha != 1.0:\n        x = op.Mul(x, alpha)\n    return op.Add(x, 1.0)\n"
         ));
     }
-    let inputs = [Input { name: "large.onnxs".into(), bytes: text.into_bytes() }];
+    let inputs = [SourceInput { name: "large.onnxs".into(), bytes: text.into_bytes() }];
     assert_keeping_changes_nothing_else("large.onnxs", &inputs);
     let encoded = compile(&inputs, Keep::Encoded);
     assert_eq!(encoded.outlines.len(), 300);

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::diagnostics::{codes, render_plain, Diagnostic};
-use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Input, Options};
+use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Options, SourceInput};
 use onnxsc::link;
 use onnxsc::proto::onnx::ModelProto;
 use prost::Message;
@@ -145,7 +145,7 @@ fn ten_thousand_nested_subscripts() {
 #[test]
 fn a_chain_of_two_thousand_modules() {
     let n = 2000;
-    let inputs: Vec<Input> = (0..n)
+    let inputs: Vec<SourceInput> = (0..n)
         .map(|i| {
             let (import, body) = if i + 1 < n {
                 (format!("import m{}\n", i + 1), format!("    return m{}.g{}(x)\n", i + 1, i + 1))
@@ -153,7 +153,7 @@ fn a_chain_of_two_thousand_modules() {
                 (String::new(), "    return op.Abs(x)\n".to_string())
             };
             let text = format!("{HEADER}{import}\n@script()\ndef g{i}(x: FLOAT) -> FLOAT:\n{body}");
-            Input { name: format!("/nonexistent-onnxsc-test/m{i}.onnxs"), bytes: text.into_bytes() }
+            SourceInput { name: format!("/nonexistent-onnxsc-test/m{i}.onnxs"), bytes: text.into_bytes() }
         })
         .collect();
     let c = compile_inputs(&inputs, &Options::default()).expect("no files to read");

@@ -3,11 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
-use onnxsc::driver::{analyze, analyze_again, Analysis, Input, Options, Overlay, Reuse};
+use onnxsc::driver::{analyze, analyze_again, Analysis, Options, Overlay, Reuse, SourceInput};
 use std::path::Path;
 
-fn input(text: &str) -> Vec<Input> {
-    vec![Input { name: "edited.onnxs".into(), bytes: text.as_bytes().to_vec() }]
+fn input(text: &str) -> Vec<SourceInput> {
+    vec![SourceInput { name: "edited.onnxs".into(), bytes: text.as_bytes().to_vec() }]
 }
 
 /// What an analysis says, in a comparable form.

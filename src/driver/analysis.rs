@@ -5,6 +5,7 @@
 //! every request from an [`Analysis`]; nothing is analysed twice.
 
 use super::modules::Modules;
+use super::parse::{PreviousParse, PreviousParses};
 use crate::aten::AtenRegistry;
 use crate::diagnostics::Diagnostic;
 use crate::sema::binding;
@@ -131,10 +132,35 @@ impl Known {
 
 /// The facts of one compilation, before the modules' syntax trees are moved into it.
 pub(super) struct Collected {
-    pub globals: Vec<BTreeMap<String, Symbol>>,
-    pub namespaces: Vec<HashMap<ModuleKey, Namespace>>,
+    /// Each module's global names and the namespaces they refer to, by unit.
+    pub modules: Vec<(BTreeMap<String, Symbol>, HashMap<ModuleKey, Namespace>)>,
     pub functions: Vec<FunctionInfo>,
     pub bindings: Vec<BindingInfo>,
+}
+
+/// Each module with its syntax tree, and every module's parse for the next analysis: a module
+/// that does not parse now keeps its last tree (from `previous`).
+pub(super) fn modules_with_trees(
+    mods: Modules,
+    sources: &SourceMap,
+    mut previous: PreviousParses,
+    collected: Vec<(BTreeMap<String, Symbol>, HashMap<ModuleKey, Namespace>)>,
+) -> (Vec<ModuleInfo>, PreviousParses) {
+    let modules = mods
+        .units
+        .into_iter()
+        .zip(mods.deps)
+        .zip(collected)
+        .map(|((u, imports), (globals, namespaces))| {
+            let ast = u.module.ok().map(std::sync::Arc::new);
+            if let Some(module) = &ast {
+                let text = sources.text(u.file).to_string();
+                previous.insert(u.name.clone(), PreviousParse { text, module: module.clone() });
+            }
+            ModuleInfo { name: u.name, key: u.key, file: u.file, ast, globals, namespaces, imports }
+        })
+        .collect();
+    (modules, previous)
 }
 
 /// Reads what an editor needs out of the environments, while they still borrow the modules.
@@ -147,12 +173,10 @@ pub(super) fn collect(
     sources: &SourceMap,
 ) -> Collected {
     let env_of = |u: usize| envs.iter().find(|e| e.file == mods.units[u].file);
-    let mut globals = Vec::new();
-    let mut namespaces = Vec::new();
+    let mut modules = Vec::with_capacity(mods.units.len());
     for u in 0..mods.units.len() {
         let Some(env) = env_of(u) else {
-            globals.push(BTreeMap::new());
-            namespaces.push(HashMap::new());
+            modules.push((BTreeMap::new(), HashMap::new()));
             continue;
         };
         let symbols = env
@@ -164,8 +188,8 @@ pub(super) fn collect(
                 (name.clone(), Symbol { value: g.value.clone(), defined })
             })
             .collect();
-        globals.push(symbols);
-        namespaces.push(env.namespaces.iter().map(|(k, ns)| (k.clone(), Namespace::clone(ns))).collect());
+        let namespaces = env.namespaces.iter().map(|(k, ns)| (k.clone(), Namespace::clone(ns))).collect();
+        modules.push((symbols, namespaces));
     }
     let mut functions = Vec::new();
     let mut bindings = Vec::new();
@@ -206,7 +230,7 @@ pub(super) fn collect(
             }
         }
     }
-    Collected { globals, namespaces, functions, bindings }
+    Collected { modules, functions, bindings }
 }
 
 /// The whole definition of each of the module's functions ([`ModuleEnv::functions`]), from its

@@ -36,4 +36,3 @@ pub fn analyze_again(
         Ok(Analysis { sources: c.sources, diagnostics: c.diagnostics, modules, functions, bindings, facts, registry })
     })
 }
-

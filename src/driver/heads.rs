@@ -114,7 +114,11 @@ pub(super) fn report_duplicate_functions(
 pub const MAX_LIBRARY_FUNCTIONS: usize = 10_000;
 
 /// E1003 at the first function past [`MAX_LIBRARY_FUNCTIONS`]: the library would be refused.
-pub(super) fn report_too_many_functions(envs: &[ModuleEnv], decorations: &[Vec<Option<Decoration>>], diags: &mut Diagnostics) {
+pub(super) fn report_too_many_functions(
+    envs: &[ModuleEnv],
+    decorations: &[Vec<Option<Decoration>>],
+    diags: &mut Diagnostics,
+) {
     let compiled = envs.iter().zip(decorations).flat_map(|(env, decos)| {
         env.functions.iter().zip(decos).filter(|(_, d)| d.is_some()).map(move |(f, _)| (env.file, *f))
     });
@@ -131,4 +135,3 @@ pub(super) fn report_too_many_functions(envs: &[ModuleEnv], decorations: &[Vec<O
         );
     }
 }
-

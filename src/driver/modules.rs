@@ -12,6 +12,7 @@
 //! turn, so the order of the modules (and of the library's functions) depends only on the
 //! inputs' order and the files' contents.
 
+use super::parse::{parse_input, PreviousParses};
 use crate::diagnostics::{Diagnostics, Reported};
 use crate::sema::env;
 use crate::sema::imports::{ModuleInterface, ModuleLookup};
@@ -56,9 +57,14 @@ pub struct Modules {
     pub canonical: std::cell::RefCell<HashMap<PathBuf, PathBuf>>,
     /// Texts that stand in for files on disk, by [`identity`]: an editor's unsaved documents.
     pub overlay: HashMap<PathBuf, String>,
-    /// Each module's text and syntax tree in an earlier compilation, by name: an editor's last
-    /// check, to parse only what an edit touched.
-    pub previous: HashMap<String, super::reuse::Parsed>,
+}
+
+/// What parsing the modules of a compilation reads and writes: an editor's parses of the last
+/// analysis (only what an edit touched is parsed again), the files' texts, the diagnostics.
+pub struct Parsing<'a> {
+    pub previous: &'a PreviousParses,
+    pub sources: &'a mut SourceMap,
+    pub diags: &'a mut Diagnostics,
 }
 
 /// What a module path resolves to, before loading.
@@ -166,17 +172,10 @@ fn requests(module: &Module) -> Vec<Request> {
 
 impl Modules {
     /// Adds an input (or a discovered file), parsing it; returns its index.
-    pub fn add(
-        &mut self,
-        name: String,
-        key: PathBuf,
-        bytes: &[u8],
-        discovered: bool,
-        sources: &mut SourceMap,
-        diags: &mut Diagnostics,
-    ) -> usize {
+    pub fn add(&mut self, name: String, key: PathBuf, bytes: &[u8], discovered: bool, parsing: &mut Parsing) -> usize {
         self.source_bytes += bytes.len() as u64;
-        let (file, module, nesting) = super::parse_input(&name, bytes, self.previous.get(&name), sources, diags);
+        let previous = parsing.previous.get(&name);
+        let (file, module, nesting) = parse_input(&name, bytes, previous, parsing.sources, parsing.diags);
         self.by_identity.entry(key.clone()).or_insert(self.units.len());
         let normalized = normalize(Path::new(&name));
         self.units.push(Unit { name, key, normalized, file, module, discovered, nesting });
@@ -186,17 +185,17 @@ impl Modules {
     }
 
     /// Follows the imports of every unit, loading the `.onnxs` modules they name.
-    pub fn discover(&mut self, sources: &mut SourceMap, diags: &mut Diagnostics) {
+    pub fn discover(&mut self, parsing: &mut Parsing) {
         let mut i = 0;
         while i < self.units.len() {
             let reqs = self.units[i].module.as_ref().map(requests).unwrap_or_default();
             for r in reqs {
                 match r {
                     Request::Import(dotted) => {
-                        self.lookup(i, 0, &dotted, sources, diags);
+                        self.lookup(i, 0, &dotted, parsing);
                     }
                     Request::From { level, module, names } => {
-                        let found = self.lookup(i, level, &module, sources, diags);
+                        let found = self.lookup(i, level, &module, parsing);
                         let defined: HashSet<String> = match found {
                             ModuleLookup::Onnxs(j) => self.units[j]
                                 .module
@@ -208,7 +207,7 @@ impl Modules {
                         };
                         for n in names.iter().filter(|n| !defined.contains(*n)) {
                             let sub = if module.is_empty() { n.clone() } else { format!("{module}.{n}") };
-                            self.lookup(i, level, &sub, sources, diags);
+                            self.lookup(i, level, &sub, parsing);
                         }
                     }
                 }
@@ -218,14 +217,7 @@ impl Modules {
     }
 
     /// What `(level, dotted)` written in unit `importer` names, loading the file if it is new.
-    fn lookup(
-        &mut self,
-        importer: usize,
-        level: usize,
-        dotted: &str,
-        sources: &mut SourceMap,
-        diags: &mut Diagnostics,
-    ) -> ModuleLookup {
+    fn lookup(&mut self, importer: usize, level: usize, dotted: &str, parsing: &mut Parsing) -> ModuleLookup {
         let memo_key = (level, dotted.to_string());
         if let Some(l) = self.lookups[importer].get(&memo_key) {
             return l.clone();
@@ -245,7 +237,7 @@ impl Modules {
                 }
                 Ok(bytes) => {
                     let key = self.key(&path);
-                    let j = self.add(path.display().to_string(), key, &bytes, true, sources, diags);
+                    let j = self.add(path.display().to_string(), key, &bytes, true, parsing);
                     ModuleLookup::Onnxs(j)
                 }
                 Err(e) => ModuleLookup::NotFound { tried: vec![format!("{} ({e})", path.display())] },

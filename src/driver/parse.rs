@@ -101,4 +101,3 @@ fn invalid_utf8(file: usize, bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic
             bytes[at]
         ))
 }
-

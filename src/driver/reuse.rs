@@ -8,29 +8,35 @@
 //! its text and the fingerprint match; it checks the others. A result that points outside its
 //! function is never kept, so moving it is exact.
 
+use super::parse::PreviousParses;
 use crate::diagnostics::{Diagnostic, Diagnostics};
 use crate::sema::calls::Callee;
 use crate::sema::decorators::Decoration;
 use crate::sema::env::ModuleEnv;
 use crate::sema::facts::Fact;
 use crate::source::Span;
-use crate::syntax::ast::{FunctionDef, Module};
+use crate::syntax::ast::FunctionDef;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
 
 /// What earlier analyses of a set of documents learned, per module.
 #[derive(Default)]
 pub struct Reuse {
     modules: HashMap<String, ModuleResults>,
     /// Each module's text and syntax tree, by name.
-    pub(super) parsed: HashMap<String, Parsed>,
+    parsed: PreviousParses,
 }
 
-/// A module's text and the syntax tree it parsed to.
-pub struct Parsed {
-    pub text: String,
-    pub module: Arc<Module>,
+impl Reuse {
+    /// The modules' parses of the last analysis, for this one to start from.
+    pub(super) fn take_parses(&mut self) -> PreviousParses {
+        std::mem::take(&mut self.parsed)
+    }
+
+    /// The modules' parses of this analysis, for the next one.
+    pub(super) fn keep_parses(&mut self, parses: PreviousParses) {
+        self.parsed = parses;
+    }
 }
 
 struct ModuleResults {

@@ -48,4 +48,3 @@ pub fn on_compiler_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         (None, None) => unreachable!("the compiler thread took the work and returned its result"),
     }
 }
-

@@ -14,22 +14,23 @@
 //! optional values; `sema::infer` tracks which, and their element types.
 
 use super::ir::*;
-use crate::aten::EXPORTER_OPSET;
+use crate::aten::{AtenRegistry, EXPORTER_OPSET};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
+use crate::onnx::ElemType;
 use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
 use crate::sema::annotations::{self, DeclaredType, ParamType};
 use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
 use crate::sema::decorators::Decoration;
-use crate::sema::env::{resolve_dotted, Global, ModuleEnv, Opset};
+use crate::sema::env::{deferred_use, ConstReports, Global, ModuleEnv, Names, Opset};
 use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::imports;
 use crate::sema::infer::{self, AttrFacts, NodeFacts, Ty};
 use crate::sema::liveness;
+use crate::sema::resolve::resolve_dotted;
 use crate::sema::signature::{Param as SigParam, Signature};
-use crate::sema::types::ElemType;
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;
@@ -124,8 +125,11 @@ impl Scope {
 const SEARCHED_NODES: usize = 64;
 
 pub struct Lowerer<'a, 'm> {
-    env: &'a ModuleEnv<'m>,
+    /// The module's global names as the function sees them ([`ModuleEnv::names_for`]).
+    names: Names<'a, 'm>,
     diags: &'a mut Diagnostics,
+    /// The constant errors this walk over the module has reported ([`ConstReports`]).
+    reports: &'a mut ConstReports,
     /// The functions of the compilation, for calls between them.
     calls: &'a Calls,
     counter: usize,
@@ -207,7 +211,7 @@ struct ParamNote {
 
 impl<'a, 'm> Lowerer<'a, 'm> {
     fn file(&self) -> usize {
-        self.env.file
+        self.names.file()
     }
 
     fn err(
@@ -226,9 +230,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.diags.push_error(d)
     }
 
-    /// Reports an error found while evaluating a constant (see [`ModuleEnv::report`]).
+    /// Reports an error found while evaluating a constant (see [`ConstReports::report`]).
     fn push_const_error(&mut self, d: Diagnostic) -> Reported {
-        self.env.report(self.diags, d)
+        self.reports.report(self.diags, d)
+    }
+
+    /// Reports why a constant could not be evaluated, unless it was reported already; `None`
+    /// when it is simply not a constant (the caller says what it needed there).
+    fn report_const_error(&mut self, error: ConstError) -> Result<Reported, Span> {
+        match error {
+            ConstError::NotConstant(span) => Err(span),
+            ConstError::Poisoned(r) => Ok(r),
+            ConstError::Failed(d) => Ok(self.push_const_error(*d)),
+            ConstError::DeferredUse(d) => Ok(self.reports.report_deferred_use(self.diags, *d)),
+        }
     }
 
     /// A new value name, `candidate` or `candidate_N`. Derived names grow (`x_subscripted`,
@@ -568,13 +583,13 @@ const VARIABLES_PER_FUNCTION: usize = 16;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
     fn new(
-        env: &'a ModuleEnv<'m>,
+        cx: &FunctionContext<'a, 'm>,
+        reports: &'a mut ConstReports,
         diags: &'a mut Diagnostics,
-        calls: &'a Calls,
-        lines: &'a LineIndex,
         facts: Option<&'a mut Vec<Fact>>,
         def: &'a FunctionDef,
     ) -> Self {
+        let FunctionContext { env, calls, lines, .. } = *cx;
         Lowerer {
             def,
             lines,
@@ -583,8 +598,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             params: HashMap::new(),
             reported_no_opset: None,
             values: Values::with_capacity(VALUES_PER_FUNCTION),
-            env,
+            names: env.names_for(def),
             diags,
+            reports,
             calls,
             counter: 0,
             scopes: vec![Scope::for_function()],
@@ -702,22 +718,37 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>
     })
 }
 
-/// Lowers one function of a module; `Err` when it had errors (reported).
+/// What lowering a function of a module reads besides its own signature and decoration.
+#[derive(Clone, Copy)]
+pub struct FunctionContext<'a, 'm> {
+    pub env: &'a ModuleEnv<'m>,
+    /// The functions of the compilation, for calls between them.
+    pub calls: &'a Calls,
+    /// The lines of the module's file, for the source location of every node.
+    pub lines: &'a LineIndex,
+    /// The module's file as named on the command line (a function's `source_file`).
+    pub source_file: &'a str,
+    /// The PyTorch schemas: the exporter needs each bound operator's output count.
+    pub registry: &'a AtenRegistry,
+}
+
+/// Lowers one function of a module; `Err` when it had errors (reported). `reports` is what the
+/// walk over the module this function is part of has reported of its constants.
 pub fn lower_function(
-    env: &ModuleEnv,
+    cx: &FunctionContext,
     sig: &Signature,
     deco: &Decoration,
-    calls: &Calls,
-    lines: &LineIndex,
+    reports: &mut ConstReports,
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<Fact>>,
 ) -> Result<Function, Reported> {
     let f = sig.def;
-    let mut l = Lowerer::new(env, diags, calls, lines, facts, f);
+    let env = cx.env;
+    let mut l = Lowerer::new(cx, reports, diags, facts, f);
     l.exporter_bound = !deco.torch_ops.is_empty() && !deco.private;
     l.default_opset = deco.default_opset.clone();
     if l.default_opset.is_none() {
-        l.default_opset = first_onnx_opset(env, &f.body);
+        l.default_opset = first_onnx_opset(l.names, &f.body);
     }
     let LoweredSignature { inputs, attributes, declared_outputs, ok } = l.lower_signature(f, sig, deco);
 
@@ -763,11 +794,18 @@ pub fn lower_function(
     let output_types = output_types.iter().map(|t| t.as_ref().map(ToString::to_string)).collect();
     // A private helper is not registered for export (as torchlib does).
     let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
-    let torch_ops = registered.iter().map(|b| TorchOp { qualname: b.qualname.clone(), outputs: None }).collect();
+    // The exporter needs each bound operator's output count, annotation or not.
+    let torch_ops = registered
+        .iter()
+        .map(|b| TorchOp {
+            qualname: b.qualname.clone(),
+            outputs: cx.registry.lookup(&b.qualname).map(|s| s.returns.len()),
+        })
+        .collect();
     Ok(Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
-        source_file: String::new(),
+        source_file: cx.source_file.to_string(),
         source,
         file: env.file,
         name_span: f.name.span,
@@ -909,22 +947,22 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
 /// onnxscript's default opset when the decorator names none: the first ONNX opset whose op the
 /// function calls, in source order.
-fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
-    fn in_expr(env: &ModuleEnv, e: &Expr) -> Option<Opset> {
+fn first_onnx_opset(names: Names, body: &[Stmt]) -> Option<Opset> {
+    fn in_expr(names: Names, e: &Expr) -> Option<Opset> {
         if let ExprKind::Call { func, args } = &e.kind {
             if let ExprKind::Attribute { value, .. } = &func.kind {
                 if let ExprKind::Name(n) = &value.kind {
-                    if let Some(Global::Opset(o)) = env.get(n) {
+                    if let Some(Global::Opset(o)) = names.get(n) {
                         if o.domain.is_empty() {
                             return Some(o.clone());
                         }
                     }
                 }
             }
-            if let Some(o) = in_expr(env, func) {
+            if let Some(o) = in_expr(names, func) {
                 return Some(o);
             }
-            return args.iter().find_map(|a| in_expr(env, &a.value));
+            return args.iter().find_map(|a| in_expr(names, &a.value));
         }
         let mut children: Vec<&Expr> = Vec::new();
         match &e.kind {
@@ -943,28 +981,28 @@ fn first_onnx_opset(env: &ModuleEnv, body: &[Stmt]) -> Option<Opset> {
             ExprKind::Tuple(items) | ExprKind::List(items) => children.extend(items.iter()),
             _ => {}
         }
-        children.into_iter().find_map(|c| in_expr(env, c))
+        children.into_iter().find_map(|c| in_expr(names, c))
     }
-    fn in_stmts(env: &ModuleEnv, stmts: &[Stmt]) -> Option<Opset> {
+    fn in_stmts(names: Names, stmts: &[Stmt]) -> Option<Opset> {
         stmts.iter().find_map(|s| match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => in_expr(env, e),
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => in_expr(names, e),
             StmtKind::Assign { targets, value } => {
-                targets.iter().find_map(|t| in_expr(env, t)).or_else(|| in_expr(env, value))
+                targets.iter().find_map(|t| in_expr(names, t)).or_else(|| in_expr(names, value))
             }
             StmtKind::AnnAssign { target, value, .. } => {
-                in_expr(env, target).or_else(|| value.as_ref().and_then(|v| in_expr(env, v)))
+                in_expr(names, target).or_else(|| value.as_ref().and_then(|v| in_expr(names, v)))
             }
-            StmtKind::AugAssign { target, value, .. } => in_expr(env, target).or_else(|| in_expr(env, value)),
+            StmtKind::AugAssign { target, value, .. } => in_expr(names, target).or_else(|| in_expr(names, value)),
             StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
-                in_expr(env, test).or_else(|| in_stmts(env, body)).or_else(|| in_stmts(env, orelse))
+                in_expr(names, test).or_else(|| in_stmts(names, body)).or_else(|| in_stmts(names, orelse))
             }
-            StmtKind::For { target, iter, body, orelse } => in_expr(env, target)
-                .or_else(|| in_expr(env, iter))
-                .or_else(|| in_stmts(env, body))
-                .or_else(|| in_stmts(env, orelse)),
-            StmtKind::FunctionDef(nested) => in_stmts(env, &nested.body),
+            StmtKind::For { target, iter, body, orelse } => in_expr(names, target)
+                .or_else(|| in_expr(names, iter))
+                .or_else(|| in_stmts(names, body))
+                .or_else(|| in_stmts(names, orelse)),
+            StmtKind::FunctionDef(nested) => in_stmts(names, &nested.body),
             _ => None,
         })
     }
-    in_stmts(env, body)
+    in_stmts(names, body)
 }

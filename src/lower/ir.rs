@@ -1,7 +1,7 @@
 //! The lowered form of a function: ONNX nodes over SSA value names, ready to emit.
 
+use crate::onnx::{AttrKind, ElemType};
 use crate::schema::AttrType;
-use crate::sema::types::{AttrKind, ElemType};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 

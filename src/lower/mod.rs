@@ -4,4 +4,4 @@ pub mod exporter;
 pub mod function;
 pub mod ir;
 
-pub use function::lower_function;
+pub use function::{lower_function, FunctionContext};

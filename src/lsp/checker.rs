@@ -12,7 +12,7 @@ use super::explain;
 use super::position::LineMap;
 use super::Shared;
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::driver::{self, Analysis, Input, Options, Overlay, Reuse};
+use crate::driver::{self, Analysis, Options, Overlay, Reuse, SourceInput};
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::Notification;
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
@@ -145,7 +145,7 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
         let overlay: Overlay = store.docs.values().map(|d| (d.key.clone(), d.text.as_str().to_string())).collect();
         (doc.version, doc.text.clone(), doc.name.clone(), overlay)
     };
-    let input = Input { name, bytes: text.as_bytes().to_vec() };
+    let input = SourceInput { name, bytes: text.as_bytes().to_vec() };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         driver::analyze_again(vec![input], options, &overlay, reuse)
     }));
@@ -184,7 +184,7 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
 /// The analysis of `before`, a document's text up to its syntax error, if that parses.
 fn parsed_prefix(options: &Options, overlay: &Overlay, uri: &Url, version: i32, before: String) -> Option<Checked> {
     let (_, name) = path_of(uri);
-    let input = Input { name, bytes: before.as_bytes().to_vec() };
+    let input = SourceInput { name, bytes: before.as_bytes().to_vec() };
     let analysis =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| driver::analyze(vec![input], options, overlay)))
             .ok()?

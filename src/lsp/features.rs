@@ -5,13 +5,13 @@
 
 use super::context::{at_cursor, cursor, AtCursor, CallSite, Cursor};
 use super::position::LineMap;
-use super::requests::Snapshot;
+use super::snapshot::Snapshot;
 use crate::driver::analysis::{Location as Loc, ModuleInfo};
 use crate::driver::Analysis;
+use crate::onnx::ElemType;
 use crate::schema::{self, AttrDefault, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{Global, Opset};
 use crate::sema::known_names::opset_by_name;
-use crate::sema::types::ElemType;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{ExprKind, StmtKind};
 use lsp_types::*;

@@ -17,6 +17,7 @@ mod explain;
 mod features;
 mod position;
 mod requests;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 

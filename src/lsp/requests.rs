@@ -7,6 +7,7 @@
 
 use super::documents::Checked;
 use super::features;
+use super::snapshot::Snapshot;
 use super::Shared;
 use lsp_server::{ErrorCode, Request, Response};
 use lsp_types::request::{self as req, Request as _};
@@ -22,23 +23,6 @@ const WAIT_FOR_CHECK: Duration = Duration::from_secs(3);
 
 /// Stack for request threads: the syntax tree is walked recursively.
 const REQUEST_STACK: usize = 256 << 20;
-
-/// What a request sees of its document.
-pub struct Snapshot {
-    pub uri: Url,
-    pub text: Arc<String>,
-    /// The analysis of exactly this text, if it is done.
-    pub current: Option<Checked>,
-    /// The analysis to take global names and schemas from: the current one if the text parsed,
-    /// else the latest in which it did.
-    pub known: Option<Checked>,
-}
-
-impl Snapshot {
-    pub fn analysis(&self) -> Option<&crate::driver::Analysis> {
-        self.known.as_ref().map(|c| c.analysis.as_ref())
-    }
-}
 
 pub fn spawn(shared: &Arc<Shared>, request: Request) {
     spawn_with(shared, request, handle);

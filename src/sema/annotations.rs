@@ -1,10 +1,12 @@
 //! What a type annotation means: a tensor type ([`DeclaredType`]) for an input or output, or a
 //! Python type for an attribute ([`ParamType`]). `sema::signature` reads a function's
-//! annotations with these; the meaning of the names they use is the environment's (`sema::env`).
+//! annotations with these; the meaning of the names they use is the environment's (`sema::env`), as the point of the
+//! module that reads them sees it.
 
-use super::env::{resolve_dotted, Global, ModuleEnv};
+use super::env::{Global, Names};
 use super::infer::Ty;
-use super::types::{AttrKind, ElemType};
+use super::resolve::resolve_dotted;
+use crate::onnx::{AttrKind, ElemType};
 use crate::source::Span;
 use crate::syntax::ast::*;
 use std::fmt;
@@ -62,11 +64,11 @@ pub type AnnotationError = (Span, String);
 const PY_BUILTIN_TYPES: [&str; 4] = ["float", "int", "str", "bool"];
 
 /// The meaning of a parameter annotation. `Err` carries the span and a reason.
-pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationError> {
+pub fn param_type(names: Names, e: &Expr) -> Result<ParamType, AnnotationError> {
     let bad = |why: &str| Err((e.span, why.to_string()));
     // Builtin Python types, unless shadowed by a global.
     if let ExprKind::Name(n) = &e.kind {
-        if PY_BUILTIN_TYPES.contains(&n.as_str()) && env.get(n).is_none() {
+        if PY_BUILTIN_TYPES.contains(&n.as_str()) && names.get(n).is_none() {
             let kind = match n.as_str() {
                 "float" => AttrKind::Float,
                 "int" => AttrKind::Int,
@@ -78,10 +80,10 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
     }
     if let ExprKind::Subscript { value, index } = &e.kind {
         let head = match &value.kind {
-            ExprKind::Name(n) if (n == "list" || n == "tuple") && env.get(n).is_none() => {
+            ExprKind::Name(n) if (n == "list" || n == "tuple") && names.get(n).is_none() => {
                 Some(Global::Typing(n.clone()))
             }
-            _ => resolve_dotted(env, value),
+            _ => resolve_dotted(names, value),
         };
         match head {
             Some(Global::TensorType(t)) => {
@@ -89,7 +91,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
             }
             Some(Global::Typing(t)) => match t.as_str() {
                 "Sequence" | "List" | "list" => {
-                    return match param_type(env, index)? {
+                    return match param_type(names, index)? {
                         ParamType::Attr { ty, optional: false } => {
                             let list = match ty {
                                 AttrKind::Float => AttrKind::Floats,
@@ -107,7 +109,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
                     };
                 }
                 "Optional" => {
-                    return Ok(match param_type(env, index)? {
+                    return Ok(match param_type(names, index)? {
                         ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional: true },
                         ParamType::Input { ty, .. } => ParamType::Input { ty, optional: true },
                     });
@@ -121,13 +123,13 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
                         items.iter().copied().filter(|i| !matches!(i.kind, ExprKind::None)).collect();
                     let optional = non_none.len() != items.len();
                     if non_none.len() == 1 {
-                        return Ok(match param_type(env, non_none[0])? {
+                        return Ok(match param_type(names, non_none[0])? {
                             ParamType::Attr { ty, .. } => ParamType::Attr { ty, optional },
                             ParamType::Input { ty, .. } => ParamType::Input { ty, optional },
                         });
                     }
                     for i in &non_none {
-                        if let ParamType::Attr { .. } = param_type(env, i)? {
+                        if let ParamType::Attr { .. } = param_type(names, i)? {
                             return Err((i.span, "a union may not mix attribute types".into()));
                         }
                     }
@@ -139,7 +141,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
                         _ => Some(index.as_ref()),
                     };
                     return match first {
-                        Some(f) => param_type(env, f),
+                        Some(f) => param_type(names, f),
                         None => bad("empty `Annotated`"),
                     };
                 }
@@ -148,7 +150,7 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
             _ => return bad("not a tensor or attribute type"),
         }
     }
-    match resolve_dotted(env, e) {
+    match resolve_dotted(names, e) {
         Some(Global::TensorType(t)) => Ok(ParamType::Input { ty: Some(DeclaredType::Tensor(t)), optional: false }),
         Some(Global::TypeVar { name, allowed }) => {
             Ok(ParamType::Input { ty: Some(DeclaredType::Var { name, allowed }), optional: false })
@@ -164,40 +166,40 @@ pub fn param_type(env: &ModuleEnv, e: &Expr) -> Result<ParamType, AnnotationErro
 
 /// The declared outputs of a return annotation: one type, or a tuple of them (`Tuple[A, B]`,
 /// `tuple[A, B]`, or `(A, B)` as onnxscript's own exporter writes it).
-pub fn return_types(env: &ModuleEnv, e: &Expr) -> Result<Vec<Option<DeclaredType>>, AnnotationError> {
+pub fn return_types(names: Names, e: &Expr) -> Result<Vec<Option<DeclaredType>>, AnnotationError> {
     if let ExprKind::Tuple(items) = &e.kind {
         if items.is_empty() {
             return Err((e.span, "a function returns at least one tensor".into()));
         }
-        return items.iter().map(|i| one_return(env, i)).collect();
+        return items.iter().map(|i| one_return(names, i)).collect();
     }
     if let ExprKind::Subscript { value, index } = &e.kind {
         let is_tuple = match &value.kind {
-            ExprKind::Name(n) if n == "tuple" && env.get(n).is_none() => true,
-            _ => matches!(resolve_dotted(env, value), Some(Global::Typing(t)) if t == "Tuple"),
+            ExprKind::Name(n) if n == "tuple" && names.get(n).is_none() => true,
+            _ => matches!(resolve_dotted(names, value), Some(Global::Typing(t)) if t == "Tuple"),
         };
         if is_tuple {
             let items: Vec<&Expr> = match &index.kind {
                 ExprKind::Tuple(items) => items.iter().collect(),
                 _ => vec![index.as_ref()],
             };
-            return items.into_iter().map(|i| one_return(env, i)).collect();
+            return items.into_iter().map(|i| one_return(names, i)).collect();
         }
     }
-    Ok(vec![one_return(env, e)?])
+    Ok(vec![one_return(names, e)?])
 }
 
-fn one_return(env: &ModuleEnv, e: &Expr) -> Result<Option<DeclaredType>, AnnotationError> {
-    match param_type(env, e)? {
+fn one_return(names: Names, e: &Expr) -> Result<Option<DeclaredType>, AnnotationError> {
+    match param_type(names, e)? {
         ParamType::Input { ty, .. } => Ok(ty),
         ParamType::Attr { .. } => Err((e.span, "a function returns tensors, not attribute values".into())),
     }
 }
 
 /// `FLOAT`, `FLOAT[...]`, `Union[FLOAT, DOUBLE]`, or a TypeVar: the element types allowed.
-pub(super) fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
+pub(super) fn tensor_types(names: Names, e: &Expr) -> Option<Vec<ElemType>> {
     match &e.kind {
-        ExprKind::Subscript { value, index } => match resolve_dotted(env, value)? {
+        ExprKind::Subscript { value, index } => match resolve_dotted(names, value)? {
             Global::TensorType(t) => Some(vec![t]),
             Global::Typing(t) if t == "Union" => {
                 let items = match &index.kind {
@@ -206,18 +208,18 @@ pub(super) fn tensor_types(env: &ModuleEnv, e: &Expr) -> Option<Vec<ElemType>> {
                 };
                 let mut out = Vec::new();
                 for item in items {
-                    out.extend(tensor_types(env, item)?);
+                    out.extend(tensor_types(names, item)?);
                 }
                 Some(out)
             }
             _ => None,
         },
         ExprKind::BinOp { op: BinOp::BitOr, left, right } => {
-            let mut l = tensor_types(env, left)?;
-            l.extend(tensor_types(env, right)?);
+            let mut l = tensor_types(names, left)?;
+            l.extend(tensor_types(names, right)?);
             Some(l)
         }
-        _ => match resolve_dotted(env, e)? {
+        _ => match resolve_dotted(names, e)? {
             Global::TensorType(t) => Some(vec![t]),
             Global::TypeVar { allowed, .. } => Some(allowed),
             Global::TypeUnion(ts) => Some(ts),

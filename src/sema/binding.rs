@@ -9,12 +9,13 @@
 use crate::aten::{Argument, AtenRegistry, BaseType, DefaultValue, FunctionSchema, Type};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit};
+use crate::onnx::AttrKind;
 use crate::sema::annotations::ParamType;
+use crate::sema::consteval::eval_const;
 use crate::sema::decorators::TorchBinding;
-use crate::sema::env::{self, eval_const, ModuleEnv};
+use crate::sema::env::{Global, ModuleEnv};
 use crate::sema::liveness;
 use crate::sema::signature::Signature;
-use crate::sema::types::AttrKind;
 use crate::sema::value::PyValue;
 use crate::source::Span;
 use crate::syntax::ast::*;
@@ -60,7 +61,7 @@ fn translation_params<'f>(env: &ModuleEnv, sig: &Signature<'f>) -> Vec<TParam<'f
                 span: p.def.name.span,
                 kind,
                 input_type,
-                default: p.def.default.as_ref().and_then(|d| eval_const(env, d).ok()),
+                default: p.def.default.as_ref().and_then(|d| eval_const(env.names(), d).ok()),
                 has_default: p.has_default(),
                 default_span: p.def.default.as_ref().map(|d| d.span),
             }
@@ -669,9 +670,10 @@ fn add_parameter(env: &ModuleEnv, f: &FunctionDef, schema: &FunctionSchema, a: &
         a.kwarg_only || schema.positional_arguments().position(|p| std::ptr::eq(p, a)) == Some(f.params.len());
     let text = suggested_parameter(a);
     let ordered = text.contains(" = ") || f.params.iter().all(|p| p.default.is_none());
-    let names_resolve = ["float", "int", "bool", "str"].iter().all(|t| !text.contains(t) || env.get(t).is_none())
-        && (!text.contains("Sequence[")
-            || matches!(env.get("Sequence"), Some(env::Global::Typing(t)) if t == "Sequence"));
+    let names_resolve =
+        ["float", "int", "bool", "str"].iter().all(|t| !text.contains(t) || env.names().get(t).is_none())
+            && (!text.contains("Sequence[")
+                || matches!(env.names().get("Sequence"), Some(Global::Typing(t)) if t == "Sequence"));
     if in_order && ordered && names_resolve {
         vec![Edit::insert(last.span.end, format!(", {text}"))]
     } else {

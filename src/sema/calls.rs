@@ -7,7 +7,8 @@
 
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::schema::AttrType;
-use crate::sema::env::{self, Global, ModuleEnv};
+use crate::sema::env::{Global, ModuleEnv};
+use crate::sema::resolve::resolve_dotted;
 use crate::sema::signature::Signature;
 use crate::source::{FileId, Span};
 use crate::syntax::ast::*;
@@ -89,11 +90,11 @@ impl Callee {
 /// of the module or imported with `from mylib import f`) or `mylib.f` (`import mylib`).
 pub fn callee_of(env: &ModuleEnv, func: &Expr) -> Option<usize> {
     match &func.kind {
-        ExprKind::Name(n) => match env.get(n) {
+        ExprKind::Name(n) => match env.names().get(n) {
             Some(Global::Function(id)) => Some(*id),
             _ => None,
         },
-        ExprKind::Attribute { .. } => match env::resolve_dotted(env, func) {
+        ExprKind::Attribute { .. } => match resolve_dotted(env.names(), func) {
             Some(Global::Function(id)) => Some(id),
             _ => None,
         },

@@ -9,8 +9,9 @@
 //! Python would raise is reported (E0114), with the exception's message.
 
 use super::constlib::{self, Args, LibError, Member};
-use super::env::{resolve_dotted, Global, ModuleEnv};
+use super::env::{deferred_use, Global, Names};
 use super::ndarray;
+use super::resolve::resolve_dotted;
 use super::value::{format_float, PyValue, MAX_CONSTANT_ELEMENTS};
 use crate::diagnostics::{codes, Diagnostic, Reported};
 use crate::onnx::ElemType;
@@ -26,8 +27,12 @@ pub enum ConstError {
     /// It uses a name whose definition failed (already reported).
     Poisoned(Reported),
     /// It cannot be evaluated (an unsupported call, a Python error, a limit): a complete error,
-    /// for the caller to report as it is (with [`ModuleEnv::report`]).
+    /// for the caller to report as it is (with [`super::env::ConstReports::report`]).
     Failed(Box<Diagnostic>),
+    /// It uses a module constant that Python computes but onnxsc cannot ([`Global::Deferred`]):
+    /// that constant's error, marked where it is used, for the caller to report unless a use
+    /// of it was reported already ([`super::env::ConstReports::report_deferred_use`]).
+    DeferredUse(Box<Diagnostic>),
 }
 
 impl ConstError {
@@ -43,16 +48,16 @@ impl ConstError {
 type R<T> = Result<T, ConstError>;
 
 /// Evaluates a compile-time constant expression to a value.
-pub fn eval_const(env: &ModuleEnv, e: &Expr) -> R<PyValue> {
-    let ev = Eval { env };
+pub fn eval_const(names: Names, e: &Expr) -> R<PyValue> {
+    let ev = Eval { names };
     let v = ev.eval(e)?;
     ev.to_py(v, e.span)
 }
 
 /// Evaluates the right-hand side of a module-level assignment: a value, or an alias of a library
 /// object (`F32 = np.float32`) or a tensor type.
-pub fn eval_global(env: &ModuleEnv, e: &Expr) -> R<Global> {
-    let ev = Eval { env };
+pub fn eval_global(names: Names, e: &Expr) -> R<Global> {
+    let ev = Eval { names };
     match ev.eval(e)? {
         Value::Py(v) => Ok(Global::Const(v)),
         Value::Lib(p) => Ok(Global::Lib(p)),
@@ -86,12 +91,12 @@ enum OpError {
 }
 
 struct Eval<'e, 'm> {
-    env: &'e ModuleEnv<'m>,
+    names: Names<'e, 'm>,
 }
 
 impl Eval<'_, '_> {
     fn file(&self) -> usize {
-        self.env.file
+        self.names.file()
     }
 
     fn report(&self, d: Diagnostic) -> ConstError {
@@ -188,10 +193,7 @@ impl Eval<'_, '_> {
             Global::TensorType(t) => Value::TensorType(t),
             Global::Poison(r) => return Err(ConstError::Poisoned(r)),
             Global::Deferred(d) => {
-                return Err(match self.env.deferred_use(&d, span) {
-                    Ok(d) => self.report(d),
-                    Err(r) => ConstError::Poisoned(r),
-                })
+                return Err(ConstError::DeferredUse(Box::new(deferred_use(&d, self.file(), span))))
             }
             Global::Opaque(path) => {
                 return Err(self.unsupported(
@@ -214,7 +216,7 @@ impl Eval<'_, '_> {
             ExprKind::None => py(PyValue::None),
             ExprKind::Ellipsis => Err(self.unsupported(e.span, "`...`", None)),
             ExprKind::FString(parts) => py(PyValue::str(&self.fstring(parts)?)),
-            ExprKind::Name(n) => match self.env.get(n) {
+            ExprKind::Name(n) => match self.names.get(n) {
                 Some(g) => self.global(g.clone(), e.span),
                 None => match constlib::builtin(n) {
                     Some(p) => Ok(Value::Lib(p)),
@@ -296,7 +298,7 @@ impl Eval<'_, '_> {
     fn attribute(&self, e: &Expr, value: &Expr, attr: &Ident) -> R<Value> {
         // Names and modules: `np.pi`, `onnx.TensorProto.FLOAT`, `mylib.SCALE`, `FLOAT.dtype`.
         if e.dotted_name().is_some() {
-            if let Some(g) = resolve_dotted(self.env, e) {
+            if let Some(g) = resolve_dotted(self.names, e) {
                 return self.global(g, e.span);
             }
         }

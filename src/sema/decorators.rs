@@ -4,7 +4,8 @@
 //! a function needs the callee's domain, and a translation's binding its operators.
 
 use super::consteval::eval_const;
-use super::env::{resolve_dotted, Global, ModuleEnv, Opset};
+use super::env::{Global, ModuleEnv, Opset};
+use super::resolve::resolve_dotted;
 use super::value::PyValue;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
 use crate::source::Span;
@@ -43,8 +44,8 @@ pub struct TorchBinding {
 /// Whether a decorator expression names torchlib's `torch_op`, imported or not.
 fn is_torch_op(env: &ModuleEnv, e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Name(n) if n == "torch_op" && env.get(n).is_none() => true,
-        _ => matches!(resolve_dotted(env, e), Some(Global::TorchOpDecorator)),
+        ExprKind::Name(n) if n == "torch_op" && env.names().get(n).is_none() => true,
+        _ => matches!(resolve_dotted(env.names(), e), Some(Global::TorchOpDecorator)),
     }
 }
 
@@ -125,7 +126,7 @@ fn torch_op_decoration(
         out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
     }
     for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
-        let value = match eval_const(env, &a.value) {
+        let value = match eval_const(env.names(), &a.value) {
             Ok(PyValue::Bool(b)) => b,
             _ if k.name == "registry" => continue,
             _ => {
@@ -186,7 +187,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                         .help("write `@torch_op(\"aten::add.Tensor\")`"),
                     ));
                 }
-                if matches!(resolve_dotted(env, d), Some(Global::ScriptDecorator)) {
+                if matches!(resolve_dotted(env.names(), d), Some(Global::ScriptDecorator)) {
                     return Err(diags.push_error(
                         Diagnostic::error(codes::BAD_DECORATOR, file, "`@script` must be called")
                             .primary(d.span, "missing `()`")
@@ -203,7 +204,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
             }
             continue;
         }
-        match resolve_dotted(env, func) {
+        match resolve_dotted(env.names(), func) {
             Some(Global::ScriptDecorator) => script_seen = true,
             _ => {
                 return Err(diags.push_error(
@@ -227,7 +228,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
                     ));
                 }
             };
-            let opset = match resolve_dotted(env, &a.value) {
+            let opset = match resolve_dotted(env.names(), &a.value) {
                 Some(Global::Opset(o)) => o,
                 Some(Global::Poison(r)) => return Err(r),
                 _ => {

@@ -3,7 +3,7 @@
 //! defines; a `.onnxs` module of the compilation (or a directory of them) binds a namespace
 //! shared with the other modules' environments, resolved by the driver ([`ImportContext`]).
 
-use super::env::{define, namespaces_of, Global, Linked, ModuleEnv, ModuleKey, Namespace};
+use super::env::{namespaces_of, Global, Linked, ModuleEnv, ModuleKey, Namespace};
 use super::known_names::{imported, module_global};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::source::{FileId, Span};
@@ -81,16 +81,16 @@ pub(super) fn import_modules(
         let dotted = a.name.dotted();
         match (ctx.resolve)(0, &dotted) {
             ModuleLookup::External => match &a.alias {
-                Some(alias) => define(env, alias, module_global(&dotted)),
+                Some(alias) => env.define(alias, module_global(&dotted)),
                 None => {
                     let top = &a.name.parts[0];
-                    define(env, top, module_global(&top.name));
+                    env.define(top, module_global(&top.name));
                 }
             },
             found @ (ModuleLookup::Onnxs(_) | ModuleLookup::Package) => {
                 let key = bind_module(env, ctx, &found, &dotted);
                 match &a.alias {
-                    Some(alias) => define(env, alias, Global::Module(key)),
+                    Some(alias) => env.define(alias, Global::Module(key)),
                     None => {
                         // `import a.b.c` binds `a`, whose `b` is `a.b`, whose `c` is the module.
                         let mut child = Global::Module(key);
@@ -104,14 +104,14 @@ pub(super) fn import_modules(
                             Arc::make_mut(&mut Arc::make_mut(ns).names).insert(a.name.parts[depth].name.clone(), child);
                             child = Global::Module(ns_key);
                         }
-                        define(env, &a.name.parts[0], child);
+                        env.define(&a.name.parts[0], child);
                     }
                 }
             }
             missing => {
                 let r = diags.push_error(module_not_found(file, &dotted, a.name.span, &missing));
                 let bound = a.alias.as_ref().unwrap_or(&a.name.parts[0]);
-                define(env, bound, Global::Poison(r));
+                env.define(bound, Global::Poison(r));
             }
         }
     }
@@ -147,13 +147,13 @@ pub(super) fn import_names(
         let name = &a.name.parts[0];
         let bound = a.alias.as_ref().unwrap_or(name);
         match imported(&module_name, &name.name) {
-            Ok(g) => define(env, bound, g),
+            Ok(g) => env.define(bound, g),
             Err(msg) => {
                 let r = diags.push_error(
                     Diagnostic::error(codes::UNSUPPORTED_IMPORT, file, msg)
                         .primary(name.span, "not found in this module"),
                 );
-                define(env, bound, Global::Poison(r));
+                env.define(bound, Global::Poison(r));
             }
         }
     }
@@ -251,7 +251,7 @@ fn import_from_onnxs(
     if !matches!(lookup, ModuleLookup::Onnxs(_) | ModuleLookup::Package) {
         let r = diags.push_error(module_not_found(file, &shown, module_span, lookup));
         for a in names {
-            define(env, a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison(r));
+            env.define(a.alias.as_ref().unwrap_or(&a.name.parts[0]), Global::Poison(r));
         }
         return;
     }
@@ -263,7 +263,7 @@ fn import_from_onnxs(
             let none = ModuleInterface::default();
             let iface = ctx.modules.get(i).unwrap_or(&none);
             if let Some(r) = iface.broken {
-                define(env, bound, Global::Poison(r));
+                env.define(bound, Global::Poison(r));
                 continue;
             }
             let found = match &iface.exports {
@@ -275,7 +275,7 @@ fn import_from_onnxs(
                 None => iface.functions.iter().find(|(n, _)| *n == name.name).map(|(_, id)| Global::Function(*id)),
             };
             if let Some(g) = found {
-                define(env, bound, g);
+                env.define(bound, g);
                 continue;
             }
         }
@@ -284,7 +284,7 @@ fn import_from_onnxs(
         let sub_lookup = (ctx.resolve)(level, &sub);
         if matches!(sub_lookup, ModuleLookup::Onnxs(_)) {
             let key = bind_module(env, ctx, &sub_lookup, &format!("{dots}{sub}"));
-            define(env, bound, Global::Module(key));
+            env.define(bound, Global::Module(key));
             continue;
         }
         let d = match *lookup {
@@ -305,7 +305,7 @@ fn import_from_onnxs(
             _ => module_not_found(file, &format!("{dots}{sub}"), name.span, &sub_lookup),
         };
         let r = diags.push_error(d);
-        define(env, bound, Global::Poison(r));
+        env.define(bound, Global::Poison(r));
     }
 }
 

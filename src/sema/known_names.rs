@@ -4,7 +4,7 @@
 
 use super::constlib;
 use super::env::{Global, ModuleKey, Opset};
-use super::types::ElemType;
+use crate::onnx::ElemType;
 
 pub(super) fn module_global(dotted: &str) -> Global {
     match dotted {

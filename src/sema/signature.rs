@@ -6,7 +6,9 @@
 //! bindings (`sema::binding`), lowering (`lower::function`) and, through lowering, emission.
 
 use super::annotations::{param_type, return_types, AnnotationError, DeclaredType, ParamType};
-use super::env::{eval_const, resolve_dotted, Global, ModuleEnv};
+use super::consteval::eval_const;
+use super::env::{Global, ModuleEnv, Names};
+use super::resolve::resolve_dotted;
 use super::value::PyValue;
 use crate::syntax::ast::{self, Expr, FunctionDef, ParamKind};
 
@@ -43,19 +45,16 @@ pub struct Param<'f> {
 
 impl<'f> Signature<'f> {
     /// The signature of `f`, a module-level function of `env`: names in annotations mean what
-    /// they mean where `f` is compiled ([`ModuleEnv::definition_view`]).
+    /// they mean where `f` is compiled ([`ModuleEnv::names_for`]).
     pub fn of(env: &ModuleEnv, f: &'f FunctionDef) -> Signature<'f> {
-        let previous = env.view_at(ModuleEnv::definition_view(f));
-        let sig = Signature::in_current_view(env, f);
-        env.view_at(previous);
-        sig
+        Signature::with_names(env.names_for(f), f)
     }
 
-    /// The signature of `f` with names as `env` sees them now (a nested function: as the
-    /// function around it sees them).
-    pub fn in_current_view(env: &ModuleEnv, f: &'f FunctionDef) -> Signature<'f> {
-        let params = f.params.iter().map(|p| Param::of(env, p)).collect();
-        let outputs = f.returns.as_ref().map(|r| return_types(env, r));
+    /// The signature of `f` with names as `names` sees them (a nested function: as the function
+    /// around it sees them).
+    pub fn with_names(names: Names, f: &'f FunctionDef) -> Signature<'f> {
+        let params = f.params.iter().map(|p| Param::of(names, p)).collect();
+        let outputs = f.returns.as_ref().map(|r| return_types(names, r));
         Signature { def: f, params, outputs }
     }
 
@@ -74,15 +73,15 @@ impl<'f> Signature<'f> {
 }
 
 impl<'f> Param<'f> {
-    fn of(env: &ModuleEnv, p: &'f ast::Param) -> Param<'f> {
+    fn of(names: Names, p: &'f ast::Param) -> Param<'f> {
         let ty = match &p.annotation {
             None => Ok(ParamType::Input { ty: None, optional: false }),
-            Some(a) => param_type(env, a),
+            Some(a) => param_type(names, a),
         };
-        let defaults_to_none = p.default.as_ref().is_some_and(|d| is_none(env, d));
+        let defaults_to_none = p.default.as_ref().is_some_and(|d| is_none(names, d));
         let annotated_optional =
             matches!(ty, Ok(ParamType::Input { optional: true, .. } | ParamType::Attr { optional: true, .. }));
-        let type_var = match (&ty, p.annotation.as_ref().and_then(|a| resolve_dotted(env, a))) {
+        let type_var = match (&ty, p.annotation.as_ref().and_then(|a| resolve_dotted(names, a))) {
             (Ok(ParamType::Input { .. }), Some(Global::TypeVar { name, .. })) => Some(name),
             _ => None,
         };
@@ -112,16 +111,16 @@ impl<'f> Param<'f> {
 }
 
 /// A default whose value is None.
-fn is_none(env: &ModuleEnv, default: &Expr) -> bool {
-    matches!(default.kind, ast::ExprKind::None) || matches!(eval_const(env, default), Ok(PyValue::None))
+fn is_none(names: Names, default: &Expr) -> bool {
+    matches!(default.kind, ast::ExprKind::None) || matches!(eval_const(names, default), Ok(PyValue::None))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::diagnostics::Diagnostics;
-    use crate::sema::env;
-    use crate::sema::types::{AttrKind, ElemType};
+    use crate::onnx::{AttrKind, ElemType};
+    use crate::sema::env_builder;
     use crate::syntax::parser::parse;
 
     const SOURCE: &str = "\
@@ -140,7 +139,7 @@ def f(x: T, s: Sequence[FLOAT], o: Optional[FLOAT], d: FLOAT = None, k: int = NO
     fn annotations_give_structured_types_and_one_optional_rule() {
         let module = parse(0, SOURCE).module.expect("valid source");
         let mut diags = Diagnostics::default();
-        let env = env::build(0, &module, &mut diags);
+        let env = env_builder::build(0, &module, &mut diags);
         let f = env.functions.first().expect("one function");
         let sig = Signature::of(&env, f);
         let row = |p: &Param| {

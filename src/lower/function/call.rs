@@ -18,7 +18,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
         let (opset, op_name, op_span) = match &func.kind {
             ExprKind::Attribute { value, attr } => match value.as_ref() {
-                Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.env.get(n) {
+                Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.names.get(n) {
                     Some(Global::Opset(o)) => (o.clone(), attr.name.as_str(), attr.span),
                     Some(Global::Poison(r)) => return Err(*r),
                     Some(Global::Lib(_)) => {
@@ -47,7 +47,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return Err(self.push(d));
                 }
             },
-            ExprKind::Name(n) => match (self.lookup(n), self.env.get(n)) {
+            ExprKind::Name(n) => match (self.lookup(n), self.names.get(n)) {
                 (None, Some(Global::Function(idx))) => {
                     let idx = *idx;
                     return self.lower_function_call(idx, n, args, span, outputs);
@@ -218,7 +218,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let split_input =
             schema.inputs.iter().position(|f| f.name == "split").and_then(|i| input_exprs.get(i).copied().flatten());
         // Only values known at compile time count; a tensor `split` is checked by ONNX Runtime.
-        let constant = |e: &Expr| eval_const(self.env, e).ok();
+        let constant = |e: &Expr| eval_const(self.names, e).ok();
         let (count, why, at) = if let Some(e) = attr("num_outputs") {
             match constant(e).and_then(|v| v.as_i64()) {
                 Some(n) => (n, format!("num_outputs={n}"), e.span),
@@ -271,8 +271,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Name(n) if self.lookup(n).is_none() => {}
             _ => return Ok(None),
         }
-        let Some(Global::Module(key)) = resolve_dotted(self.env, value) else { return Ok(None) };
-        let Some(ns) = self.env.namespace(&key) else { return Ok(None) };
+        let Some(Global::Module(key)) = resolve_dotted(self.names, value) else { return Ok(None) };
+        let Some(ns) = self.names.env.namespace(&key) else { return Ok(None) };
         match ns.get(&attr.name) {
             Some(Global::Function(idx)) => Ok(Some(idx)),
             Some(Global::Poison(r)) => Err(r),
@@ -460,9 +460,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None => {}
             }
         }
-        let value = match eval_const(self.env, e) {
+        let value = match eval_const(self.names, e).map_err(|error| self.report_const_error(error)) {
             Ok(v) => v,
-            Err(ConstError::NotConstant(span)) => {
+            Err(Ok(reported)) => return Err(reported),
+            Err(Err(span)) => {
                 let d = Diagnostic::error(
                     codes::ATTRIBUTE_TYPE,
                     self.file(),
@@ -472,8 +473,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .help("pass a literal, a module constant, `FLOAT.dtype`, or an attribute parameter of the function");
                 return Err(self.push(d));
             }
-            Err(ConstError::Poisoned(r)) => return Err(r),
-            Err(ConstError::Failed(d)) => return Err(self.push_const_error(*d)),
         };
         if value == PyValue::None {
             return Ok(None);

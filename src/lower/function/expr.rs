@@ -41,7 +41,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Some(tested) => tested,
                 None => self.lower_compare(left, comparisons, e.span, target),
             },
-            ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.env, value) {
+            ExprKind::Attribute { value, attr } if attr.name == "dtype" => match resolve_dotted(self.names, value) {
                 Some(Global::TensorType(t)) => self.emit_const(&PyValue::Int(t.code() as i128), target, e.span),
                 _ => Err(self.not_a_value(e)),
             },
@@ -100,10 +100,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// The value of a constant expression; a failure is reported (E0311 when part of it is not
     /// constant).
     fn const_value(&mut self, e: &Expr) -> R<PyValue> {
-        eval_const(self.env, e).map_err(|err| match err {
-            ConstError::NotConstant(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
-            ConstError::Poisoned(r) => r,
-            ConstError::Failed(d) => self.push_const_error(*d),
+        eval_const(self.names, e).map_err(|error| match self.report_const_error(error) {
+            Ok(reported) => reported,
+            Err(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
         })
     }
 
@@ -117,13 +116,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.note(n, span, &b);
                 self.binding_value(n, b, target.unwrap_or(n), span)
             }
-            None => match self.env.get(n).cloned() {
+            None => match self.names.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison(r)) => Err(r),
-                Some(Global::Deferred(d)) => match self.env.deferred_use(&d, span) {
-                    Ok(d) => Err(self.push_const_error(d)),
-                    Err(r) => Err(r),
-                },
+                Some(Global::Deferred(d)) => {
+                    let used = deferred_use(&d, self.file(), span);
+                    Err(self.reports.report_deferred_use(self.diags, used))
+                }
                 Some(other) => {
                     let what = describe_global(&other);
                     let d = Diagnostic::error(
@@ -162,7 +161,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     pub(super) fn undefined(&mut self, n: &str, span: Span) -> Reported {
-        let candidates = self.scopes.iter().flat_map(|s| s.vars.keys()).chain(self.env.globals.keys());
+        let candidates = self.scopes.iter().flat_map(|s| s.vars.keys()).chain(self.names.env.globals.keys());
         let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`"))
             .primary(span, "not defined");
         if self.assigned_anywhere.contains(n) {
@@ -204,7 +203,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         };
         let mut attrs = vec![];
         if op == BinOp::Mod && Self::is_literal(right) {
-            if let Ok(PyValue::Float(_)) = eval_const(self.env, right) {
+            if let Ok(PyValue::Float(_)) = eval_const(self.names, right) {
                 attrs.push(Attr { name: "fmod".into(), value: AttrValue::Int(1) });
             }
         }

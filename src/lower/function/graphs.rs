@@ -45,7 +45,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let mut ok = Ok(());
         let mut inputs = Vec::new();
         let mut seen: HashMap<&str, Span> = HashMap::new();
-        let sig = Signature::in_current_view(self.env, f);
+        let sig = Signature::with_names(self.names, f);
         for p in &sig.params {
             match self.graph_input(p, &mut seen) {
                 Ok(i) => inputs.push(i),
@@ -96,7 +96,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if let Some(a) = &p.annotation {
             match &param.ty {
                 Ok(ParamType::Input { ty: value_type, .. }) => {
-                    ty = annotated_tensor(self.env, a);
+                    ty = annotated_tensor(self.names, a);
                     declared = value_type.as_ref().and_then(DeclaredType::ty);
                 }
                 Ok(ParamType::Attr { .. }) => {
@@ -110,7 +110,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     return Err(self.push(d));
                 }
                 Err((span, why)) => {
-                    if let Some(poisoned) = mentions_poison(self.env, a) {
+                    if let Some(poisoned) = mentions_poison(self.names, a) {
                         return Err(poisoned);
                     }
                     let d = Diagnostic::error(
@@ -134,7 +134,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// A nested function takes exactly `@graph()`, which is also what lets it run in onnxscript's
     /// eager mode.
     fn check_graph_decorator(&mut self, f: &FunctionDef) -> R<()> {
-        let is_graph = |e: &Expr| matches!(resolve_dotted(self.env, e), Some(Global::GraphDecorator));
+        let is_graph = |e: &Expr| matches!(resolve_dotted(self.names, e), Some(Global::GraphDecorator));
         let help =
             "nested functions are graph attributes: decorate them with `@graph()` (`from onnxscript import graph`)";
         let d = match f.decorators.as_slice() {
@@ -229,8 +229,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 /// The type an annotation gives a graph input, as onnxscript writes it: a bare tensor type is a
 /// scalar (`FLOAT`), `FLOAT[...]` has unknown rank, `FLOAT[3, "N"]` those dimensions. Other
 /// annotations (TypeVars, sequences, unions) leave the input untyped.
-fn annotated_tensor(env: &ModuleEnv, a: &Expr) -> Option<TensorType> {
-    let tensor_type = |e: &Expr| match resolve_dotted(env, e) {
+fn annotated_tensor(names: Names, a: &Expr) -> Option<TensorType> {
+    let tensor_type = |e: &Expr| match resolve_dotted(names, e) {
         Some(Global::TensorType(t)) => Some(t),
         _ => None,
     };

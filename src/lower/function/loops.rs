@@ -111,7 +111,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The trip count `n` of `range(n)`.
     fn range_count<'s>(&mut self, iter: &'s Expr) -> R<&'s Expr> {
-        let is_range = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "range" && self.lookup(n).is_none() && self.env.get(n).is_none());
+        let is_range = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "range" && self.lookup(n).is_none() && self.names.get(n).is_none());
         let args = match &iter.kind {
             ExprKind::Call { func, args } if is_range(func) => args,
             _ => {

@@ -165,7 +165,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             },
             Some(Binding::Poison(r)) => return Err(r),
             Some(Binding::Graph(_)) => return Err(self.not_a_value(operand)),
-            None => match self.env.get(n) {
+            None => match self.names.get(n) {
                 Some(Global::Const(v)) => Some(Err(*v == PyValue::None)),
                 Some(Global::Poison(r)) => return Err(*r),
                 Some(_) => return Err(self.not_a_value(operand)),
@@ -239,7 +239,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let [arg] = args.as_slice() else { return None };
         let ExprKind::Name(opset) = &value.kind else { return None };
         let onnx_opset = self.lookup(opset).is_none()
-            && matches!(self.env.get(opset), Some(Global::Opset(o)) if o.domain.is_empty());
+            && matches!(self.names.get(opset), Some(Global::Opset(o)) if o.domain.is_empty());
         (onnx_opset && attr.name == "OptionalHasElement" && arg.keyword.is_none()).then_some((&arg.value, false))
     }
 
@@ -320,7 +320,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             ExprKind::Name(n) => match self.lookup(n) {
                 Some(Binding::Attr { .. }) => true,
                 Some(_) => false,
-                None => matches!(self.env.get(n), Some(Global::Const(_))),
+                None => matches!(self.names.get(n), Some(Global::Const(_))),
             },
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::None => true,
             ExprKind::List(items) | ExprKind::Tuple(items) => items.iter().all(|i| self.decided_per_call(i)),
@@ -457,7 +457,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             },
             _ => None,
         };
-        let string_of = |e: &Expr| match eval_const(self.env, e) {
+        let string_of = |e: &Expr| match eval_const(self.names, e) {
             Ok(PyValue::Str(s)) => Some(s),
             _ => None,
         };

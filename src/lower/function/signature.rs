@@ -37,7 +37,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         };
                         let d = Diagnostic::error(
                             codes::BAD_DEFAULT,
-                            self.env.file,
+                            self.names.file(),
                             format!("parameter `{}` without a default follows a parameter with one", p.name.name),
                         )
                         .primary(p.name.span, "needs a default")
@@ -59,7 +59,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             if let Some(first) = seen.insert(&p.name.name, p.name.span) {
                 let d = Diagnostic::error(
                     codes::DUPLICATE_PARAMETER,
-                    self.env.file,
+                    self.names.file(),
                     format!("parameter `{}` is declared twice", p.name.name),
                 )
                 .primary(p.name.span, "declared again here")
@@ -72,19 +72,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 (Err((span, why)), annotation) => {
                     let span = *span;
                     {
-                        if let Some(r) = annotation.as_ref().and_then(|a| mentions_poison(self.env, a)) {
+                        if let Some(r) = annotation.as_ref().and_then(|a| mentions_poison(self.names, a)) {
                             self.bind(&p.name.name, Binding::Poison(r));
                             ok = Err(r);
                             continue;
                         }
-                        let mut d = Diagnostic::error(codes::BAD_ANNOTATION, self.env.file, format!("invalid type annotation for `{}`: {why}", p.name.name))
+                        let mut d = Diagnostic::error(codes::BAD_ANNOTATION, self.names.file(), format!("invalid type annotation for `{}`: {why}", p.name.name))
                             .primary(span, "not a tensor or attribute type")
                             .help("annotate tensors with `FLOAT`, `INT64[...]`, a TypeVar, and attributes with `float`, `int`, `str`, `bool` or `Sequence[int]`");
                         if let Some(a @ Expr { kind: ExprKind::Name(n), .. }) = annotation {
-                            if self.env.get(n).is_none() {
+                            if self.names.get(n).is_none() {
                                 d = Diagnostic::error(
                                     codes::UNDEFINED_NAME,
-                                    self.env.file,
+                                    self.names.file(),
                                     format!("undefined name `{n}` in the annotation of `{}`", p.name.name),
                                 )
                                 .primary(a.span, "not defined");
@@ -93,7 +93,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     Some(t) if t.script_name() == n => {
                                         d.help(format!("import it: `from onnxscript import {n}`")).fix(
                                             format!("Import `{n}` from onnxscript"),
-                                            vec![imports::import_edit(self.env, "onnxscript", n)],
+                                            vec![imports::import_edit(self.names.env, "onnxscript", n)],
                                         )
                                     }
                                     Some(t) => {
@@ -132,7 +132,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         self.declare_optional_input(&p.name.name);
                     }
                     let default_repr =
-                        p.default.as_ref().map(|d| eval_const(self.env, d).map(|v| v.to_json()).unwrap_or_default());
+                        p.default.as_ref().map(|d| eval_const(self.names, d).map(|v| v.to_json()).unwrap_or_default());
                     let ty = ty.as_ref().map(ToString::to_string);
                     inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
                 }
@@ -145,11 +145,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     let mut default = None;
                     let mut default_repr = None;
                     if let Some(d) = &p.default {
-                        match eval_const(self.env, d) {
+                        match eval_const(self.names, d).map_err(|error| self.report_const_error(error)) {
                             Ok(PyValue::None) => default_repr = Some(serde_json::Value::Null),
                             Ok(v) => match attr_value(&v, onnx_ty) {
                                 Ok(av)
-                                    if !(matches!(ty, crate::sema::types::AttrKind::Int)
+                                    if !(matches!(ty, crate::onnx::AttrKind::Int)
                                         && matches!(v, PyValue::Float(_))) =>
                                 {
                                     default_repr = Some(v.to_json());
@@ -158,7 +158,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                 _ => {
                                     let d = Diagnostic::error(
                                         codes::BAD_DEFAULT,
-                                        self.env.file,
+                                        self.names.file(),
                                         format!(
                                             "the default of `{}` is {}, but its type is `{}`",
                                             p.name.name,
@@ -170,17 +170,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                                     ok = Err(self.push(d));
                                 }
                             },
-                            Err(ConstError::NotConstant(span)) => {
+                            Err(Err(span)) => {
                                 let d = Diagnostic::error(
                                     codes::BAD_DEFAULT,
-                                    self.env.file,
+                                    self.names.file(),
                                     format!("the default of `{}` must be a constant", p.name.name),
                                 )
                                 .primary(span, "not a constant");
                                 ok = Err(self.push(d));
                             }
-                            Err(ConstError::Poisoned(r)) => ok = Err(r),
-                            Err(ConstError::Failed(d)) => ok = Err(self.push_const_error(*d)),
+                            Err(Ok(reported)) => ok = Err(reported),
                         }
                     }
                     self.bind(
@@ -190,7 +189,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     // What a parameter is, for an editor's facts only: a build would evaluate
                     // and print each default again for nothing.
                     if self.facts.is_some() {
-                        let shown = p.default.as_ref().and_then(|d| eval_const(self.env, d).ok()).map(|v| v.repr());
+                        let shown = p.default.as_ref().and_then(|d| eval_const(self.names, d).ok()).map(|v| v.repr());
                         let note = ParamNote {
                             declared: p.name.span,
                             optional: false,
@@ -230,20 +229,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Ok(types) => return Some(types.clone()),
             Err((span, why)) => (*span, why),
         };
-        *ok = Err(match mentions_poison(self.env, r) {
+        *ok = Err(match mentions_poison(self.names, r) {
             Some(poisoned) => poisoned,
             None => {
                 let mut d = Diagnostic::error(
                     codes::BAD_ANNOTATION,
-                    self.env.file,
+                    self.names.file(),
                     format!("invalid return annotation: {why}"),
                 )
                 .primary(span, "not a tensor type");
                 if let ExprKind::Name(n) = &r.kind {
-                    if self.env.get(n).is_none() && ElemType::from_script_name(n).is_some() {
+                    if self.names.get(n).is_none() && ElemType::from_script_name(n).is_some() {
                         d = d.help(format!("`{n}` is not defined: import it, `from onnxscript import {n}`")).fix(
                             format!("Import `{n}` from onnxscript"),
-                            vec![imports::import_edit(self.env, "onnxscript", n)],
+                            vec![imports::import_edit(self.names.env, "onnxscript", n)],
                         );
                     }
                 }
@@ -265,10 +264,10 @@ pub(super) fn unsupported_parameter(kind: ParamKind) -> &'static str {
 }
 
 /// Whether an annotation uses a global whose definition already failed: the proof of its report.
-pub(super) fn mentions_poison(env: &ModuleEnv, e: &Expr) -> Option<Reported> {
+pub(super) fn mentions_poison(globals: Names, e: &Expr) -> Option<Reported> {
     let mut names = liveness::Live::new();
     liveness::used_vars(e, &mut names);
-    names.iter().find_map(|n| match env.get(n) {
+    names.iter().find_map(|n| match globals.get(n) {
         Some(Global::Poison(r)) => Some(*r),
         _ => None,
     })

@@ -13,7 +13,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if self.assigned_anywhere.contains(n.as_str()) {
             return None;
         }
-        match self.env.get(n)? {
+        match self.names.get(n)? {
             Global::Const(v) => Some(consteval::is_truthy(v)),
             // Lowered as a condition, which reports why the constant has no value.
             Global::Function(_) | Global::Deferred(_) => None,
@@ -62,7 +62,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.lower_assign(&targets[0], value)
             }
             StmtKind::AnnAssign { target, annotation, value } => {
-                if let Err((span, why)) = annotations::param_type(self.env, annotation) {
+                if let Err((span, why)) = annotations::param_type(self.names, annotation) {
                     let d = Diagnostic::error(
                         codes::BAD_ANNOTATION,
                         self.file(),

@@ -256,7 +256,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 .help("insert the axis with `op.Unsqueeze(x, [axis])`");
                 Err(self.push(d))
             }
-            _ if is_constant_expr(item) => match eval_const(self.env, item) {
+            _ if is_constant_expr(item) => match eval_const(self.names, item) {
                 Ok(PyValue::Int(i)) => Ok(Some(Part::Scalar(self.index_int(i, item.span)?))),
                 // A constant list of indices is gathered like a tensor.
                 Ok(PyValue::List(_)) => Ok(Some(Part::Tensor(item))),
@@ -283,7 +283,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         if !is_constant_expr(e) {
             return Ok(Bound::Dynamic(e));
         }
-        match eval_const(self.env, e) {
+        match eval_const(self.names, e) {
             Ok(PyValue::Int(v)) => Ok(Bound::Const(self.index_int(v, e.span)?)),
             Ok(v) => {
                 let d = Diagnostic::error(
