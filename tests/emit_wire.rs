@@ -5,8 +5,9 @@
 
 use onnxsc::emit::{proto, wire};
 use onnxsc::lower::ir::*;
+use onnxsc::onnx::tensor::{Tensor, TensorData};
+use onnxsc::onnx::AttrType;
 use onnxsc::onnx::{ir_version, ElemType};
-use onnxsc::schema::AttrType;
 use prost::Message;
 
 fn prost_bytes(f: &Function) -> Vec<u8> {

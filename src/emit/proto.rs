@@ -2,6 +2,7 @@
 
 use crate::lower::ir::*;
 use crate::onnx::metadata::{CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
+use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::{ir_version, ElemType};
 use crate::proto::onnx;
 use prost::Message;

@@ -27,14 +27,15 @@ pub fn of(f: &Function) -> metadata::Signature {
                 default: i.default_repr.clone(),
                 name: i.name.clone(),
                 optional: i.optional,
-                ty: i.ty.clone(),
+                // The signature JSON spells types as the source does.
+                ty: i.ty.as_ref().map(ToString::to_string),
             })
             .collect(),
         outputs: f
             .outputs
             .iter()
             .zip(&f.output_types)
-            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.clone() })
+            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.as_ref().map(ToString::to_string) })
             .collect(),
         parameters: f.parameters.clone(),
         torch_ops: f
@@ -42,7 +43,11 @@ pub fn of(f: &Function) -> metadata::Signature {
             .iter()
             .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
             .collect(),
-        type_vars: f.type_vars.clone(),
+        type_vars: f
+            .type_vars
+            .iter()
+            .map(|(name, allowed)| (name.clone(), allowed.iter().map(|t| t.script_name().to_string()).collect()))
+            .collect(),
         version: metadata::SIGNATURE_VERSION,
     }
 }

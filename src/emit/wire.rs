@@ -11,6 +11,7 @@
 
 use crate::lower::ir::*;
 use crate::onnx::metadata::{SIGNATURE_KEY, SOURCE_KEY};
+use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::{ir_version, ElemType};
 
 /// The IR version a function's fields need: every function carries its signature in

@@ -17,9 +17,12 @@ use super::ir::*;
 use crate::aten::{AtenRegistry, EXPORTER_OPSET};
 use crate::diagnostics::suggest::did_you_mean;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
+use crate::onnx::tensor::Tensor;
+use crate::onnx::AttrType;
+use crate::onnx::DeclaredType;
 use crate::onnx::ElemType;
-use crate::schema::{self, AttrType, FormalOption, OpSchema, Resolution};
-use crate::sema::annotations::{self, DeclaredType, ParamType};
+use crate::schema::{self, FormalOption, OpSchema, Resolution};
+use crate::sema::annotations::{self, ParamType};
 use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
@@ -679,7 +682,7 @@ pub fn tensor_of(v: &PyValue) -> Result<Tensor, String> {
 pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>> {
     // A one-element numpy value reads as its number (`np.float32(0.5)`).
     let scalar = |v: &PyValue| match v {
-        PyValue::Tensor(t) if t.is_scalar() => t.scalar(),
+        PyValue::Tensor(t) if t.is_scalar() => PyValue::scalar_of(t),
         other => Some(other.clone()),
     };
     let float = |v: &PyValue| scalar(v).and_then(|s| s.as_f64()).map(|f| f as f32);
@@ -784,14 +787,10 @@ pub fn lower_function(
     let type_vars = input_types
         .chain(output_types.iter().flatten())
         .filter_map(|t| match t {
-            DeclaredType::Var { name, allowed } => {
-                Some((name.clone(), allowed.iter().map(|t| t.script_name().to_string()).collect()))
-            }
+            DeclaredType::Var { name, allowed } => Some((name.clone(), allowed.clone())),
             _ => None,
         })
         .collect();
-    // The signature JSON spells types as the source does.
-    let output_types = output_types.iter().map(|t| t.as_ref().map(ToString::to_string)).collect();
     // A private helper is not registered for export (as torchlib does).
     let registered = if deco.private { &[][..] } else { &deco.torch_ops[..] };
     // The exporter needs each bound operator's output count, annotation or not.

@@ -1,12 +1,9 @@
 //! The lowered form of a function: ONNX nodes over SSA value names, ready to emit.
 
-use crate::onnx::{AttrKind, ElemType};
-use crate::schema::AttrType;
+use crate::onnx::tensor::Tensor;
+use crate::onnx::{AttrKind, AttrType, DeclaredType, ElemType};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-
-/// Constant tensors are script-time values (`sema::value`) carried into the IR as they are.
-pub use crate::sema::value::{Tensor, TensorData};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {
@@ -123,7 +120,8 @@ pub struct AttrParam {
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputParam {
     pub name: String,
-    pub ty: Option<String>,
+    /// Its annotation (`None`: unannotated, or only loosely typed).
+    pub ty: Option<DeclaredType>,
     pub optional: bool,
     /// The source's default, as JSON (`null` for `None`): the Python package passes it when
     /// the exporter omits the argument (ONNX has no input defaults).
@@ -145,14 +143,15 @@ pub struct Function {
     pub inputs: Vec<InputParam>,
     pub attributes: Vec<AttrParam>,
     pub outputs: Vec<String>,
-    pub output_types: Vec<Option<String>>,
+    /// Each output's declared type (`None`: undeclared).
+    pub output_types: Vec<Option<DeclaredType>>,
     pub nodes: Vec<Node>,
     /// Every domain the body uses (subgraphs and callees included), with its version.
     pub opset_imports: BTreeMap<String, i64>,
     /// Every parameter (inputs and attributes) in source order: how Python calls the function.
     pub parameters: Vec<String>,
-    /// The allowed element types of each TypeVar named in the signature.
-    pub type_vars: BTreeMap<String, Vec<String>>,
+    /// The allowed element types of each TypeVar named in the signature (empty: any).
+    pub type_vars: BTreeMap<String, Vec<ElemType>>,
     /// The PyTorch operators `@torch_op` binds the function to.
     pub torch_ops: Vec<TorchOp>,
     /// `@torch_op(..., complex=True)`.

@@ -3,7 +3,8 @@
 //! - element types ([`ElemType`]) and the elements a tensor holds ([`tensor`]);
 //! - attribute types ([`AttrType`]) and the Python types that make a parameter an attribute
 //!   ([`AttrKind`]);
-//! - the types of values as operator schemas write them ([`ValueType`]);
+//! - the types of values as operator schemas write them ([`ValueType`]), and as a function's
+//!   signature declares them ([`DeclaredType`]);
 //! - which IR version a model needs ([`ir_version`]);
 //! - what onnxsc records in `metadata_props`, among it every function's typed signature
 //!   ([`metadata`]).
@@ -13,6 +14,7 @@
 //! a type the same way, from here.
 
 mod attr;
+mod declared;
 mod elem;
 pub mod ir_version;
 pub mod metadata;
@@ -20,5 +22,6 @@ pub mod tensor;
 mod types;
 
 pub use attr::{attribute_kind, AttrKind, AttrType};
+pub use declared::DeclaredType;
 pub use elem::ElemType;
 pub use types::{elem_bit, elems_by_container, Container, ValueType};

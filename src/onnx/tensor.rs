@@ -1,5 +1,7 @@
-//! The elements a `TensorProto` holds, decoded in one place for everyone who reads them: the
-//! text printer (`emit::text`) and the linker's constant evaluator (`link::eval`).
+//! Tensors: a constant tensor as the compiler holds it ([`Tensor`]: element type, shape and
+//! data, from the constant evaluator to the IR and emission), and the elements a `TensorProto`
+//! holds, decoded in one place for everyone who reads them: the text printer (`emit::text`) and
+//! the linker's constant evaluator (`link::eval`).
 //!
 //! A tensor keeps its data either in `raw_data` (little-endian, as `numpy.tobytes` writes it) or
 //! in the typed field of its data type (`float_data`, `int32_data`, ...: onnx-facts §1). As
@@ -11,6 +13,47 @@
 
 use super::ElemType;
 use crate::proto::onnx::TensorProto;
+
+/// A constant tensor: its element type, shape, and data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub elem: ElemType,
+    pub dims: Vec<i64>,
+    pub data: TensorData,
+}
+
+/// A tensor's elements, in the representation of its element type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    /// FLOAT; COMPLEX64 as (real, imaginary) pairs.
+    Floats(Vec<f32>),
+    /// DOUBLE; COMPLEX128 as (real, imaginary) pairs.
+    Doubles(Vec<f64>),
+    /// The signed integer types, and UINT8 and UINT16.
+    Ints(Vec<i64>),
+    /// UINT32 and UINT64.
+    Uints(Vec<u64>),
+    Bools(Vec<bool>),
+    Strings(Vec<String>),
+    /// FLOAT16, BFLOAT16, the 8-, 6-, 4- and 2-bit types: the little-endian bytes of
+    /// `TensorProto.raw_data`, sub-byte types packed as ONNX packs them.
+    Raw(Vec<u8>),
+}
+
+impl Tensor {
+    /// The number of elements (the product of the dimensions).
+    pub fn len(&self) -> u64 {
+        self.dims.iter().fold(1u64, |n, d| n.saturating_mul(u64::try_from(*d).unwrap_or(0)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        self.dims.is_empty()
+    }
+}
 
 /// A tensor's elements.
 #[derive(Clone, Debug, PartialEq)]

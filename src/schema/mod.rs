@@ -26,7 +26,7 @@ mod tables;
 
 use std::sync::OnceLock;
 
-pub use crate::onnx::AttrType;
+use crate::onnx::AttrType;
 use crate::onnx::ValueType;
 
 // ---------------------------------------------------------------------------

@@ -4,50 +4,10 @@
 //! module that reads them sees it.
 
 use super::env::{Global, Names};
-use super::infer::Ty;
 use super::resolve::resolve_dotted;
-use crate::onnx::{AttrKind, ElemType};
+use crate::onnx::{AttrKind, DeclaredType, ElemType};
 use crate::source::Span;
 use crate::syntax::ast::*;
-use std::fmt;
-
-/// The type an annotation gives a tensor value (an input or an output).
-#[derive(Clone, Debug, PartialEq)]
-pub enum DeclaredType {
-    /// A tensor type: `FLOAT`, `INT64[N]`.
-    Tensor(ElemType),
-    /// A TypeVar of the module (`TReal`), with the element types it allows (empty: any).
-    Var { name: String, allowed: Vec<ElemType> },
-    /// A named union of tensor types (`RealType = Union[FLOAT, DOUBLE]`), by its name.
-    Union(String),
-    /// A sequence of values (`Sequence[FLOAT]`); `None` when the item type is only loosely given.
-    Sequence(Option<Box<DeclaredType>>),
-}
-
-impl DeclaredType {
-    /// What the type says of a value's element type, for `sema::infer`.
-    pub fn ty(&self) -> Option<Ty> {
-        match self {
-            DeclaredType::Tensor(t) => Some(Ty::Elem(*t)),
-            DeclaredType::Var { name, allowed } => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
-            DeclaredType::Union(_) => None,
-            DeclaredType::Sequence(item) => Some(Ty::seq(item.as_ref().and_then(|t| t.ty()).filter(Ty::is_tensor))),
-        }
-    }
-}
-
-/// As the source spells it, and as the signature JSON records it: `FLOAT`, `TReal`,
-/// `Sequence[FLOAT]` (`Sequence[?]` for a loosely typed item).
-impl fmt::Display for DeclaredType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeclaredType::Tensor(t) => f.write_str(t.script_name()),
-            DeclaredType::Var { name, .. } | DeclaredType::Union(name) => f.write_str(name),
-            DeclaredType::Sequence(Some(item)) => write!(f, "Sequence[{item}]"),
-            DeclaredType::Sequence(None) => f.write_str("Sequence[?]"),
-        }
-    }
-}
 
 /// What a parameter annotation makes of a parameter.
 #[derive(Clone, Debug, PartialEq)]

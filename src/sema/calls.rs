@@ -6,7 +6,7 @@
 //! a call needs to know of the function it calls, whichever module defines it.
 
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
-use crate::schema::AttrType;
+use crate::onnx::AttrType;
 use crate::sema::env::{Global, ModuleEnv};
 use crate::sema::resolve::resolve_dotted;
 use crate::sema::signature::Signature;

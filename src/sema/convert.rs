@@ -6,7 +6,8 @@
 //! FLOAT4E2M1) is round-to-nearest-even from the float64 value, which is what numpy and
 //! ml_dtypes do; out-of-range integers are errors, as numpy 2 makes them.
 
-use super::value::{PyValue, TensorData};
+use super::value::PyValue;
+use crate::onnx::tensor::TensorData;
 use crate::onnx::ElemType;
 
 /// How values outside a small float type's range are treated.
@@ -160,7 +161,7 @@ fn value_16(elem: ElemType, bits: u16) -> f64 {
 }
 
 /// The elements of a FLOAT16 or BFLOAT16 tensor as exact doubles.
-pub fn decode_16(t: &super::value::Tensor) -> Option<Vec<f64>> {
+pub fn decode_16(t: &crate::onnx::tensor::Tensor) -> Option<Vec<f64>> {
     let TensorData::Raw(bytes) = &t.data else { return None };
     if !matches!(t.elem, ElemType::Float16 | ElemType::Bfloat16) {
         return None;

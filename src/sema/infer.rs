@@ -11,7 +11,7 @@
 //! unannotated input) is never an error: only contradictions between facts are reported, so real
 //! translations check without false errors.
 
-use crate::onnx::{elem_bit, elems_by_container, ElemType, ValueType};
+use crate::onnx::{elem_bit, elems_by_container, DeclaredType, ElemType, ValueType};
 use crate::schema::{FormalOption, FormalParam, FormalType, OpSchema};
 
 /// What is known about a value's type.
@@ -47,6 +47,16 @@ impl Kind {
 }
 
 impl Ty {
+    /// What a declared type says of a value's element type.
+    pub fn declared(t: &DeclaredType) -> Option<Ty> {
+        match t {
+            DeclaredType::Tensor(t) => Some(Ty::Elem(*t)),
+            DeclaredType::Var { name, allowed } => Some(Ty::Var { name: name.clone(), allowed: allowed.clone() }),
+            DeclaredType::Union(_) => None,
+            DeclaredType::Sequence(item) => Some(Ty::seq(item.as_deref().and_then(Ty::declared).filter(Ty::is_tensor))),
+        }
+    }
+
     /// A sequence of tensors of type `t`, if known.
     pub fn seq(t: Option<Ty>) -> Ty {
         Ty::Seq(t.map(Box::new))

@@ -9,7 +9,8 @@
 
 use super::constlib;
 use super::convert::{self, Overflow};
-use super::value::{PyValue, Tensor};
+use super::value::PyValue;
+use crate::onnx::tensor::Tensor;
 use crate::onnx::ElemType;
 use crate::syntax::ast::BinOp;
 

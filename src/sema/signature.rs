@@ -5,11 +5,12 @@
 //! optionality takes it from here: calls between functions (`sema::calls`), `@torch_op`
 //! bindings (`sema::binding`), lowering (`lower::function`) and, through lowering, emission.
 
-use super::annotations::{param_type, return_types, AnnotationError, DeclaredType, ParamType};
+use super::annotations::{param_type, return_types, AnnotationError, ParamType};
 use super::consteval::eval_const;
 use super::env::{Global, ModuleEnv, Names};
 use super::resolve::resolve_dotted;
 use super::value::PyValue;
+use crate::onnx::DeclaredType;
 use crate::syntax::ast::{self, Expr, FunctionDef, ParamKind};
 
 /// A function's signature.

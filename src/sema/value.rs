@@ -7,6 +7,7 @@
 //! value out (a tensor, an attribute, a string) first checks the weight against
 //! [`MAX_CONSTANT_ELEMENTS`].
 
+use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::AttrType;
 use crate::onnx::ElemType;
 use std::sync::Arc;
@@ -98,55 +99,16 @@ impl PartialEq for PyValue {
     }
 }
 
-/// A constant tensor: its element type, shape, and data.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Tensor {
-    pub elem: ElemType,
-    pub dims: Vec<i64>,
-    pub data: TensorData,
-}
-
-/// A tensor's elements, in the representation of its element type.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TensorData {
-    /// FLOAT; COMPLEX64 as (real, imaginary) pairs.
-    Floats(Vec<f32>),
-    /// DOUBLE; COMPLEX128 as (real, imaginary) pairs.
-    Doubles(Vec<f64>),
-    /// The signed integer types, and UINT8 and UINT16.
-    Ints(Vec<i64>),
-    /// UINT32 and UINT64.
-    Uints(Vec<u64>),
-    Bools(Vec<bool>),
-    Strings(Vec<String>),
-    /// FLOAT16, BFLOAT16, the 8-, 6-, 4- and 2-bit types: the little-endian bytes of
-    /// `TensorProto.raw_data`, sub-byte types packed as ONNX packs them.
-    Raw(Vec<u8>),
-}
-
-impl Tensor {
-    /// The number of elements (the product of the dimensions).
-    pub fn len(&self) -> u64 {
-        self.dims.iter().fold(1u64, |n, d| n.saturating_mul(u64::try_from(*d).unwrap_or(0)))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn is_scalar(&self) -> bool {
-        self.dims.is_empty()
-    }
-
-    /// The single element of a one-element tensor, as a Python number (what `float(t)` or
+impl PyValue {
+    /// The single element of a one-element tensor `t`, as a Python number (what `float(t)` or
     /// `int(t)` reads). `None` for other types or sizes.
-    pub fn scalar(&self) -> Option<PyValue> {
-        if self.len() != 1 {
+    pub fn scalar_of(t: &Tensor) -> Option<PyValue> {
+        if t.len() != 1 {
             return None;
         }
-        Some(match &self.data {
-            TensorData::Floats(v) if self.elem == ElemType::Float => PyValue::Float(*v.first()? as f64),
-            TensorData::Doubles(v) if self.elem == ElemType::Double => PyValue::Float(*v.first()?),
+        Some(match &t.data {
+            TensorData::Floats(v) if t.elem == ElemType::Float => PyValue::Float(*v.first()? as f64),
+            TensorData::Doubles(v) if t.elem == ElemType::Double => PyValue::Float(*v.first()?),
             TensorData::Ints(v) => PyValue::Int(*v.first()? as i128),
             TensorData::Uints(v) => PyValue::Int(*v.first()? as i128),
             TensorData::Bools(v) => PyValue::Bool(*v.first()?),
@@ -154,9 +116,7 @@ impl Tensor {
             _ => return None,
         })
     }
-}
 
-impl PyValue {
     pub fn str(s: &str) -> PyValue {
         PyValue::Str(s.into())
     }
@@ -288,7 +248,7 @@ impl PyValue {
             PyValue::List(s) => !s.is_empty(),
             PyValue::Tensor(t) => match t.len() {
                 0 => return Err("ValueError: The truth value of an empty array is ambiguous".into()),
-                1 => match t.scalar() {
+                1 => match PyValue::scalar_of(t) {
                     Some(v) => v.truth()?,
                     None => true,
                 },
@@ -330,7 +290,7 @@ impl PyValue {
             PyValue::Str(s) => s.clone().into(),
             PyValue::None => serde_json::Value::Null,
             PyValue::List(s) => s.iter().map(|v| v.to_json()).collect::<Vec<_>>().into(),
-            PyValue::Tensor(t) => t.scalar().map(|v| v.to_json()).unwrap_or(serde_json::Value::Null),
+            PyValue::Tensor(t) => PyValue::scalar_of(t).map(|v| v.to_json()).unwrap_or(serde_json::Value::Null),
         }
     }
 }

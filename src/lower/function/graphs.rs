@@ -97,7 +97,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             match &param.ty {
                 Ok(ParamType::Input { ty: value_type, .. }) => {
                     ty = annotated_tensor(self.names, a);
-                    declared = value_type.as_ref().and_then(DeclaredType::ty);
+                    declared = value_type.as_ref().and_then(Ty::declared);
                 }
                 Ok(ParamType::Attr { .. }) => {
                     let d = Diagnostic::error(

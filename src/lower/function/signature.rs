@@ -116,7 +116,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 ParamType::Input { ty, optional } => {
                     self.values.take(p.name.name.clone());
                     self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
-                    if let Some(t) = ty.as_ref().and_then(DeclaredType::ty) {
+                    if let Some(t) = ty.as_ref().and_then(Ty::declared) {
                         // `Optional[FLOAT]`: a FLOAT the caller may omit, or an optional value.
                         let t = if optional { Ty::MaybeOpt(Box::new(t)) } else { t };
                         self.values.set_ty(&p.name.name, t);
@@ -133,7 +133,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     }
                     let default_repr =
                         p.default.as_ref().map(|d| eval_const(self.names, d).map(|v| v.to_json()).unwrap_or_default());
-                    let ty = ty.as_ref().map(ToString::to_string);
                     inputs.push(InputParam { name: p.name.name.clone(), ty, optional, default_repr });
                 }
                 ParamType::Attr { ty, optional } => {

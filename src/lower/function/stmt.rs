@@ -271,7 +271,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         span: Span,
         f: &FunctionDef,
     ) -> R<()> {
-        let (Some(actual), Some(want)) = (self.values.ty(value).cloned(), declared.ty()) else {
+        let (Some(actual), Some(want)) = (self.values.ty(value).cloned(), Ty::declared(declared)) else {
             return Ok(());
         };
         if !infer::contradicts(&actual, &want) {

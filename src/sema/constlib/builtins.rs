@@ -49,7 +49,7 @@ fn to_int(path: &str, args: &Args) -> LibResult<PyValue> {
             .parse::<i128>()
             .map(PyValue::Int)
             .map_err(|_| LibError::Python(format!("ValueError: invalid literal for int(): {}", str_repr(s)))),
-        Some(PyValue::Tensor(t)) => match t.scalar() {
+        Some(PyValue::Tensor(t)) => match PyValue::scalar_of(t) {
             Some(PyValue::Float(f)) => float_to_int(f.trunc()),
             Some(PyValue::Int(i)) => Ok(PyValue::Int(i)),
             Some(PyValue::Bool(v)) => Ok(PyValue::Int(v as i128)),

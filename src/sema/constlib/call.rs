@@ -10,9 +10,10 @@ use super::tensors::{
     numpy_dtype, numpy_type_path, scalar_tensor, shape_of, transpose, unary_ufunc,
 };
 use super::{display, is_run_time, numpy_type, Args, LibError, LibResult, Member};
+use crate::onnx::tensor::Tensor;
 use crate::onnx::ElemType;
 use crate::sema::convert::Overflow;
-use crate::sema::value::{PyValue, Tensor};
+use crate::sema::value::PyValue;
 use std::sync::Arc;
 
 /// Calls the library function (or class) `path`.

@@ -6,7 +6,7 @@ use crate::sema::value::PyValue;
 
 pub(super) fn float_arg(function: &str, v: &PyValue) -> LibResult<f64> {
     match v {
-        PyValue::Tensor(t) => t.scalar().and_then(|s| s.as_f64()),
+        PyValue::Tensor(t) => PyValue::scalar_of(t).and_then(|s| s.as_f64()),
         other => other.as_f64(),
     }
     .ok_or_else(|| {

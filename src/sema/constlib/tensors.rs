@@ -4,9 +4,10 @@
 
 use super::numbers::range_len;
 use super::{display, numpy_type, LibError, LibResult, Member, NUMPY_TYPES};
+use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::ElemType;
 use crate::sema::convert::{self, Overflow};
-use crate::sema::value::{str_repr, PyValue, Tensor, TensorData, MAX_CONSTANT_ELEMENTS};
+use crate::sema::value::{str_repr, PyValue, MAX_CONSTANT_ELEMENTS};
 
 /// The elements as tensor data of `elem`, or why Python raises (or onnxsc cannot build it).
 pub(super) fn encode(elem: ElemType, items: &[PyValue], overflow: Overflow) -> LibResult<TensorData> {
@@ -165,7 +166,7 @@ pub(super) fn shape_of(v: &PyValue) -> LibResult<Vec<i64>> {
     let dim = |v: &PyValue| match v {
         PyValue::Int(i) if *i >= 0 => i64::try_from(*i).map_err(|_| LibError::TooLarge(u64::MAX)),
         PyValue::Int(_) => Err(LibError::Python("ValueError: negative dimensions are not allowed".into())),
-        PyValue::Tensor(t) => match t.scalar() {
+        PyValue::Tensor(t) => match PyValue::scalar_of(t) {
             Some(PyValue::Int(i)) if i >= 0 => Ok(i as i64),
             _ => Err(LibError::Python("TypeError: a dimension must be a non-negative integer".into())),
         },
@@ -191,7 +192,9 @@ pub(super) fn check_size(dims: &[i64]) -> LibResult<u64> {
 pub(super) fn full(dims: &[i64], fill: &PyValue, elem: ElemType) -> LibResult<Tensor> {
     let n = check_size(dims)?;
     let fill = match fill {
-        PyValue::Tensor(t) => t.scalar().ok_or_else(|| LibError::Unsupported("an array as a fill value".into()))?,
+        PyValue::Tensor(t) => {
+            PyValue::scalar_of(t).ok_or_else(|| LibError::Unsupported("an array as a fill value".into()))?
+        }
         other => other.clone(),
     };
     let items = vec![fill; n as usize];
@@ -274,8 +277,7 @@ fn flatten(v: &PyValue) -> LibResult<(Vec<PyValue>, Vec<i64>)> {
             }
             (None, None) => {
                 out.push(match v {
-                    PyValue::Tensor(t) if t.is_scalar() => t
-                        .scalar()
+                    PyValue::Tensor(t) if t.is_scalar() => PyValue::scalar_of(t)
                         .ok_or_else(|| LibError::Unsupported("a numpy scalar of this type inside a list".into()))?,
                     PyValue::Tensor(_) => {
                         return Err(LibError::Unsupported("arrays inside lists (use one nested list)".into()))
@@ -358,7 +360,9 @@ pub fn np_array(v: &PyValue, dtype: Option<ElemType>) -> LibResult<Tensor> {
 /// A 0-d tensor of `elem` holding one Python number (a numpy scalar).
 pub(super) fn scalar_tensor(elem: ElemType, v: &PyValue) -> LibResult<Tensor> {
     let v = match v {
-        PyValue::Tensor(t) => t.scalar().ok_or_else(|| LibError::Unsupported("converting this array".into()))?,
+        PyValue::Tensor(t) => {
+            PyValue::scalar_of(t).ok_or_else(|| LibError::Unsupported("converting this array".into()))?
+        }
         PyValue::Str(_) if elem != ElemType::String => {
             return Err(LibError::Unsupported("numbers parsed from strings".into()))
         }
