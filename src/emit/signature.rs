@@ -7,12 +7,12 @@ use crate::onnx::metadata;
 
 /// The typed signature: what a consumer needs to call the function (attribute types are not
 /// otherwise recorded for attributes without a default).
-pub fn of(f: &Function) -> metadata::Signature {
-    metadata::Signature {
+pub fn of(f: &Function) -> metadata::SignatureRecord {
+    metadata::SignatureRecord {
         attributes: f
             .attributes
             .iter()
-            .map(|a| metadata::Attribute {
+            .map(|a| metadata::AttributeRecord {
                 default: a.default_repr.clone(),
                 name: a.name.clone(),
                 optional: a.optional,
@@ -23,7 +23,7 @@ pub fn of(f: &Function) -> metadata::Signature {
         inputs: f
             .inputs
             .iter()
-            .map(|i| metadata::Input {
+            .map(|i| metadata::InputRecord {
                 default: i.default_repr.clone(),
                 name: i.name.clone(),
                 optional: i.optional,
@@ -35,13 +35,13 @@ pub fn of(f: &Function) -> metadata::Signature {
             .outputs
             .iter()
             .zip(&f.output_types)
-            .map(|(name, ty)| metadata::Output { name: name.clone(), ty: ty.as_ref().map(ToString::to_string) })
+            .map(|(name, ty)| metadata::OutputRecord { name: name.clone(), ty: ty.as_ref().map(ToString::to_string) })
             .collect(),
         parameters: f.parameters.clone(),
         torch_ops: f
             .torch_ops
             .iter()
-            .map(|t| metadata::TorchOp { name: t.qualname.clone(), outputs: t.outputs })
+            .map(|t| metadata::TorchOpRecord { name: t.qualname.clone(), outputs: t.outputs })
             .collect(),
         type_vars: f
             .type_vars

@@ -1,7 +1,7 @@
 //! The functions a link can call: the model's own and the libraries', keyed by
 //! (domain, name, overload), with duplicates and shadowing reported.
 
-use super::signature::Signature;
+use super::signature::CallSignature;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::proto::onnx::FunctionProto;
 use crate::schema::{self, normalize_domain};
@@ -13,19 +13,19 @@ pub struct Library {
     pub functions: Vec<FunctionProto>,
 }
 
-pub struct FunctionDef {
+pub struct LinkableFunction {
     pub proto: FunctionProto,
-    pub signature: Signature,
+    pub signature: CallSignature,
     /// Where the definition comes from: `None` for the model itself, else the library's name.
     pub library: Option<String>,
     /// An operator of the same domain and name exists; ONNX Runtime runs it instead.
     pub shadowed: bool,
 }
 
-impl FunctionDef {
-    pub fn new(proto: FunctionProto, library: Option<String>) -> FunctionDef {
+impl LinkableFunction {
+    pub fn new(proto: FunctionProto, library: Option<String>) -> LinkableFunction {
         let shadowed = schema::registry().knows_operator(proto.domain(), proto.name());
-        FunctionDef { signature: Signature::of(&proto), proto, library, shadowed }
+        LinkableFunction { signature: CallSignature::of(&proto), proto, library, shadowed }
     }
 
     /// `domain::name` (and `:overload` when there is one), as diagnostics print it.
@@ -45,7 +45,7 @@ pub fn qualname(domain: &str, name: &str, overload: &str) -> String {
 
 #[derive(Default)]
 pub struct Table {
-    pub defs: Vec<FunctionDef>,
+    pub defs: Vec<LinkableFunction>,
     /// The model's functions in their order (some replaced by `--override`).
     pub model_functions: Vec<usize>,
     /// domain -> name -> [(overload, index in `defs`)]; nested so lookups need no allocation.
@@ -80,14 +80,14 @@ impl Table {
             match t.lookup(f.domain(), f.name(), f.overload()) {
                 Some(_) => duplicate(qualname(f.domain(), f.name(), f.overload()), "the model", "the model"),
                 None => {
-                    let id = t.insert(FunctionDef::new(f, None));
+                    let id = t.insert(LinkableFunction::new(f, None));
                     t.model_functions.push(id);
                 }
             }
         }
         for lib in libraries {
             for f in lib.functions {
-                let def = FunctionDef::new(f, Some(lib.name.clone()));
+                let def = LinkableFunction::new(f, Some(lib.name.clone()));
                 match t.lookup(def.proto.domain(), def.proto.name(), def.proto.overload()) {
                     None => {
                         t.insert(def);
@@ -112,7 +112,7 @@ impl Table {
         t
     }
 
-    fn insert(&mut self, def: FunctionDef) -> usize {
+    fn insert(&mut self, def: LinkableFunction) -> usize {
         let id = self.defs.len();
         let p = &def.proto;
         self.index

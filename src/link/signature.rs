@@ -8,30 +8,30 @@ use crate::proto::onnx::{FunctionProto, NodeProto};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
-pub struct Signature {
-    pub inputs: Vec<Input>,
+pub struct CallSignature {
+    pub inputs: Vec<CallInput>,
     pub outputs: usize,
-    pub attributes: Vec<Attribute>,
+    pub attributes: Vec<CallAttribute>,
     /// Whether input optionality is known (from the metadata); a bare FunctionProto does not
     /// say which inputs may be left out.
     pub knows_optional: bool,
 }
 
 #[derive(Clone, Debug)]
-pub struct Input {
+pub struct CallInput {
     pub name: String,
     pub optional: bool,
 }
 
 #[derive(Clone, Debug)]
-pub struct Attribute {
+pub struct CallAttribute {
     pub name: String,
     /// Its type, when known.
     pub ty: Option<AttrType>,
 }
 
-impl Signature {
-    pub fn of(f: &FunctionProto) -> Signature {
+impl CallSignature {
+    pub fn of(f: &FunctionProto) -> CallSignature {
         let metadata =
             f.metadata_props.iter().find(|m| m.key() == SIGNATURE_KEY).and_then(|m| from_metadata(f, m.value()));
         metadata.unwrap_or_else(|| from_proto(f))
@@ -40,12 +40,12 @@ impl Signature {
 
 /// The metadata's signature, if it parses and agrees with the proto (same inputs and outputs,
 /// same attribute names); a stale or foreign one is ignored.
-fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
-    let recorded = metadata::Signature::from_json(json)?;
-    let inputs: Vec<Input> =
-        recorded.inputs.into_iter().map(|i| Input { name: i.name, optional: i.optional }).collect();
-    let attributes: Vec<Attribute> =
-        recorded.attributes.into_iter().map(|a| Attribute { name: a.name, ty: Some(a.ty.onnx_type()) }).collect();
+fn from_metadata(f: &FunctionProto, json: &str) -> Option<CallSignature> {
+    let recorded = metadata::SignatureRecord::from_json(json)?;
+    let inputs: Vec<CallInput> =
+        recorded.inputs.into_iter().map(|i| CallInput { name: i.name, optional: i.optional }).collect();
+    let attributes: Vec<CallAttribute> =
+        recorded.attributes.into_iter().map(|a| CallAttribute { name: a.name, ty: Some(a.ty.onnx_type()) }).collect();
     let outputs = recorded.outputs.len();
     let same_inputs = inputs.iter().map(|i| &i.name).eq(f.input.iter());
     let mut declared: Vec<&str> =
@@ -53,7 +53,7 @@ fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
     let mut listed: Vec<&str> = attributes.iter().map(|a| a.name.as_str()).collect();
     declared.sort_unstable();
     listed.sort_unstable();
-    (same_inputs && outputs == f.output.len() && declared == listed).then_some(Signature {
+    (same_inputs && outputs == f.output.len() && declared == listed).then_some(CallSignature {
         inputs,
         outputs,
         attributes,
@@ -63,7 +63,7 @@ fn from_metadata(f: &FunctionProto, json: &str) -> Option<Signature> {
 
 /// From the proto alone: defaults carry their type; an attribute without one is typed by the
 /// attributes in the body that reference it, if any.
-fn from_proto(f: &FunctionProto) -> Signature {
+fn from_proto(f: &FunctionProto) -> CallSignature {
     let mut referenced: HashMap<&str, AttrType> = HashMap::new();
     super::walk::each_node(&f.node, &super::walk::Scope::Graph, &mut |n, _, _| {
         for a in &n.attribute {
@@ -75,14 +75,14 @@ fn from_proto(f: &FunctionProto) -> Signature {
     let attributes = f
         .attribute
         .iter()
-        .map(|name| Attribute { name: name.clone(), ty: referenced.get(name.as_str()).copied() })
-        .chain(f.attribute_proto.iter().map(|a| Attribute {
+        .map(|name| CallAttribute { name: name.clone(), ty: referenced.get(name.as_str()).copied() })
+        .chain(f.attribute_proto.iter().map(|a| CallAttribute {
             name: a.name().to_string(),
             ty: attribute_kind(a).or_else(|| referenced.get(a.name()).copied()),
         }))
         .collect();
-    Signature {
-        inputs: f.input.iter().map(|name| Input { name: name.clone(), optional: true }).collect(),
+    CallSignature {
+        inputs: f.input.iter().map(|name| CallInput { name: name.clone(), optional: true }).collect(),
         outputs: f.output.len(),
         attributes,
         knows_optional: false,
@@ -90,7 +90,7 @@ fn from_proto(f: &FunctionProto) -> Signature {
 }
 
 /// What is wrong with `call` as a call of a function with this signature, one sentence each.
-pub fn check_call(sig: &Signature, call: &NodeProto) -> Vec<String> {
+pub fn check_call(sig: &CallSignature, call: &NodeProto) -> Vec<String> {
     let mut problems = Vec::new();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if call.input.len() > sig.inputs.len() {

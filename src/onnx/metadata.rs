@@ -6,7 +6,7 @@ use super::AttrKind;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
-/// A function's typed signature, as JSON ([`Signature`]).
+/// A function's typed signature, as JSON ([`SignatureRecord`]).
 pub const SIGNATURE_KEY: &str = "onnxsc.signature";
 
 /// The version of the signature format this onnxsc writes and reads. It changes only when a
@@ -28,19 +28,19 @@ pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
 ///
 /// The fields are declared in alphabetical order, which is the order they are written in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Signature {
-    pub attributes: Vec<Attribute>,
+pub struct SignatureRecord {
+    pub attributes: Vec<AttributeRecord>,
     /// `@torch_op(..., complex=True)`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub complex: bool,
-    pub inputs: Vec<Input>,
-    pub outputs: Vec<Output>,
+    pub inputs: Vec<InputRecord>,
+    pub outputs: Vec<OutputRecord>,
     /// Every parameter, inputs and attributes, in source order: how Python calls the function.
     #[serde(default)]
     pub parameters: Vec<String>,
     /// The PyTorch operators the function translates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub torch_ops: Vec<TorchOp>,
+    pub torch_ops: Vec<TorchOpRecord>,
     /// The element types each TypeVar named by an input or output type may stand for (empty: any).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub type_vars: BTreeMap<String, Vec<String>>,
@@ -52,7 +52,7 @@ pub struct Signature {
 
 /// A tensor input (a tensor, a sequence of tensors, or an optional one).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Input {
+pub struct InputRecord {
     /// The source's default, passed when the caller omits the input (ONNX inputs have none);
     /// `null` for `= None`.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
@@ -68,7 +68,7 @@ pub struct Input {
 
 /// An attribute, with the Python type it is annotated with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Attribute {
+pub struct AttributeRecord {
     /// The source's default (`null` for `= None`).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub default: Option<serde_json::Value>,
@@ -82,7 +82,7 @@ pub struct Attribute {
 
 /// An output, with its declared type (`null`: undeclared).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Output {
+pub struct OutputRecord {
     pub name: String,
     #[serde(rename = "type")]
     pub ty: Option<String>,
@@ -91,12 +91,12 @@ pub struct Output {
 /// A PyTorch operator the function translates, and how many values it returns (`null`: no
 /// schema of it is known).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TorchOp {
+pub struct TorchOpRecord {
     pub name: String,
     pub outputs: Option<usize>,
 }
 
-impl Signature {
+impl SignatureRecord {
     /// The JSON text, as it is recorded.
     pub fn to_json(&self) -> String {
         // Cannot fail: every map key is a string and every value serialises.
@@ -104,8 +104,8 @@ impl Signature {
     }
 
     /// The signature of this JSON text, if it is one in a version this onnxsc reads.
-    pub fn from_json(text: &str) -> Option<Signature> {
-        serde_json::from_str(text).ok().filter(|s: &Signature| s.version <= SIGNATURE_VERSION)
+    pub fn from_json(text: &str) -> Option<SignatureRecord> {
+        serde_json::from_str(text).ok().filter(|s: &SignatureRecord| s.version <= SIGNATURE_VERSION)
     }
 }
 
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn a_signature_reads_back_as_written() {
         let text = r#"{"attributes":[{"default":null,"name":"dtype","optional":true,"type":"int"},{"name":"axes","type":"list[int]"}],"inputs":[{"name":"x","type":"FLOAT"},{"default":2.0,"name":"y","type":null}],"outputs":[{"name":"out","type":"T"}],"parameters":["x","y","dtype","axes"],"torch_ops":[{"name":"aten::add.Tensor","outputs":1}],"type_vars":{"T":["FLOAT","DOUBLE"]},"version":1}"#;
-        let sig = Signature::from_json(text).expect("a signature");
+        let sig = SignatureRecord::from_json(text).expect("a signature");
         assert_eq!(sig.attributes[0].default, Some(serde_json::Value::Null), "a default of None");
         assert_eq!(sig.attributes[1].default, None, "no default");
         assert_eq!(sig.attributes[1].ty, AttrKind::Ints);
@@ -149,15 +149,15 @@ mod tests {
 
     #[test]
     fn what_is_not_a_signature() {
-        assert_eq!(Signature::from_json("{}"), None);
+        assert_eq!(SignatureRecord::from_json("{}"), None);
         assert_eq!(
-            Signature::from_json(r#"{"attributes":[{"name":"a","type":"complex"}],"inputs":[],"outputs":[]}"#),
+            SignatureRecord::from_json(r#"{"attributes":[{"name":"a","type":"complex"}],"inputs":[],"outputs":[]}"#),
             None
         );
-        let minimal = Signature::from_json(r#"{"attributes":[],"inputs":[],"outputs":[]}"#).expect("a signature");
+        let minimal = SignatureRecord::from_json(r#"{"attributes":[],"inputs":[],"outputs":[]}"#).expect("a signature");
         assert!(minimal.parameters.is_empty() && minimal.torch_ops.is_empty() && !minimal.complex);
         assert_eq!(minimal.version, 0, "written before the format had a version");
         let newer = r#"{"attributes":[],"inputs":[],"outputs":[],"version":2}"#;
-        assert_eq!(Signature::from_json(newer), None, "a version this onnxsc does not know");
+        assert_eq!(SignatureRecord::from_json(newer), None, "a version this onnxsc does not know");
     }
 }

@@ -14,4 +14,4 @@ pub mod lexer;
 pub mod parser;
 mod syntax_error;
 
-pub use parser::{parse, Parsed};
+pub use parser::{parse, ParsedFile};

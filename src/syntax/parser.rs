@@ -15,7 +15,7 @@ use lalrpop_util::ParseError;
 /// The result of parsing one file: an AST when the syntax was valid, how deeply it nests
 /// (measured on the thread that parsed it, each half of a large file on its own), and the
 /// diagnostics.
-pub struct Parsed {
+pub struct ParsedFile {
     pub module: Option<Module>,
     pub nesting: Nesting,
     pub diagnostics: Vec<Diagnostic>,
@@ -26,17 +26,17 @@ pub fn parses_in_pieces(len: usize) -> bool {
     crate::parallel::pieces(len, MIN_BYTES_PER_PIECE) > 1
 }
 
-pub fn parse(file: FileId, text: &str) -> Parsed {
+pub fn parse(file: FileId, text: &str) -> ParsedFile {
     let pieces = crate::parallel::pieces(text.len(), MIN_BYTES_PER_PIECE);
     let cuts = if pieces > 1 { split_points(text, pieces) } else { Vec::new() };
     match (!cuts.is_empty()).then(|| parse_pieces(file, text, &cuts)).flatten() {
-        Some((module, nesting)) => Parsed { module: Some(module), nesting, diagnostics: Vec::new() },
+        Some((module, nesting)) => ParsedFile { module: Some(module), nesting, diagnostics: Vec::new() },
         None => parse_whole(file, text),
     }
 }
 
 /// [`parse`] in one piece, on this thread.
-fn parse_whole(file: FileId, text: &str) -> Parsed {
+fn parse_whole(file: FileId, text: &str) -> ParsedFile {
     // One parse, taking the tokens as they are laid out: the names move from the tokens into
     // the AST, and no file's tokens are ever all in memory.
     let mut laying = Laying::new(file, text, 0);
@@ -46,15 +46,15 @@ fn parse_whole(file: FileId, text: &str) -> Parsed {
     let mut diagnostics = laying.into_diagnostics();
     if !diagnostics.is_empty() {
         // Lexical and indentation errors make the token stream unreliable: report them alone.
-        return Parsed { module: None, nesting: Nesting::default(), diagnostics };
+        return ParsedFile { module: None, nesting: Nesting::default(), diagnostics };
     }
     match result {
-        Ok(module) => Parsed { nesting: depth::nesting(&module), module: Some(module), diagnostics },
+        Ok(module) => ParsedFile { nesting: depth::nesting(&module), module: Some(module), diagnostics },
         Err(err) => {
             // Only a syntax error needs the tokens again, to say what was expected.
             let tokens = layout(file, text).tokens;
             diagnostics.push(explain(file, &tokens, err));
-            Parsed { module: None, nesting: Nesting::default(), diagnostics }
+            ParsedFile { module: None, nesting: Nesting::default(), diagnostics }
         }
     }
 }
@@ -205,7 +205,7 @@ mod tests {
             text.push_str(&format!("X = {open}\n\n@script()\n{close}\n"));
             let at = text.rfind("\n@script()").unwrap() + 1;
             assert_eq!(parse_pieces(0, &text, &[at]), None, "{open}");
-            // Parsed in one piece, as if never cut.
+            // ParsedFile in one piece, as if never cut.
             assert_eq!(parse(0, &text).module, parse_tokens(layout(0, &text).tokens).ok(), "{open}");
         }
     }
@@ -238,7 +238,8 @@ mod tests {
             if !what.contains("too deep") {
                 assert_eq!(split.module, whole.module, "{what}");
             }
-            let reports = |p: &Parsed| p.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect::<Vec<_>>();
+            let reports =
+                |p: &ParsedFile| p.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect::<Vec<_>>();
             let (split_reports, whole_reports) = (reports(&split), reports(&whole));
             let parsed = whole.module.is_some();
             // Taken apart before any assertion: unwinding would drop them recursively.
