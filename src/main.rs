@@ -3,12 +3,12 @@
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use onnxsc::aten::AtenRegistry;
 use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
+use onnxsc::driver::link::{LinkOutcome, LinkRequest};
 use onnxsc::driver::{self, Compilation, Keep, Options};
 use onnxsc::emit;
 use onnxsc::link;
-use prost::Message;
+use onnxsc::sema::schema_query;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -304,14 +304,14 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 LinkMode::Reference => link::Mode::Reference,
                 LinkMode::Inline => link::Mode::Inline,
             };
-            link_model(
-                &model,
-                &libs,
-                &output,
-                &link::Options { mode, override_model, max_nodes },
-                &schemas.options(),
-                color,
-            )
+            let request = LinkRequest {
+                model: &model,
+                libs: &libs,
+                output: &output,
+                link: &link::Options { mode, override_model, max_nodes },
+                schemas: &schemas.options(),
+            };
+            link_model(&request, color)
         }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
@@ -399,96 +399,44 @@ fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
         .map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, AppError> {
-    driver::files::read(path, driver::files::Kind::Model)
-        .map_err(|e| AppError { message: format!("cannot read {}: {}", path.display(), e.message), help: None })
-}
-
 /// `onnxsc link MODEL LIB... -o OUT`.
-fn link_model(
-    model: &Path,
-    libs: &[PathBuf],
-    output: &Path,
-    options: &link::Options,
-    schemas: &Options,
-    color: ColorMode,
-) -> Result<ExitCode, AppError> {
-    // Link diagnostics have no source text; compiled libraries bring theirs.
-    let mut sources = onnxsc::source::SourceMap::new();
+fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppError> {
     let fail = |sources: &onnxsc::source::SourceMap, diags: &[diagnostics::Diagnostic]| {
         render_to_stderr(sources, diags, color);
         let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
         eprintln!("onnxsc: {errors} error{}, nothing written", if errors == 1 { "" } else { "s" });
         Ok(ExitCode::from(1))
     };
-    let mut inputs: Vec<PathBuf> = std::iter::once(model.to_path_buf()).chain(libs.iter().cloned()).collect();
-    inputs.extend(schemas.native_functions.iter().chain(&schemas.schema_files).cloned());
-    // Refused before any work; checked again once compiled sources bring their imports.
-    driver::output::refuse_inputs(output, &inputs).map_err(app_error)?;
-    let bytes = read(model)?;
-    let model_proto = match link::load::model(&bytes, &model.display().to_string()) {
-        Ok(m) => m,
-        Err(d) => return fail(&sources, &[*d]),
-    };
-    drop(bytes);
-
-    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
-    let mut libraries = Vec::new();
-    if !source_libs.is_empty() {
-        let paths: Vec<PathBuf> = source_libs.iter().map(|&p| p.clone()).collect();
-        let c = compile(&paths, schemas, false)?;
-        if c.has_errors() {
+    let outcome = driver::link::link_files(request).map_err(|e| AppError { message: e.message, help: e.help })?;
+    let (sources, linked) = match outcome {
+        LinkOutcome::SourceErrors(c) => {
             render_to_stderr(&c.sources, &c.diagnostics, color);
             summary(&c);
             return Ok(ExitCode::from(1));
         }
-        render_to_stderr(&c.sources, &c.diagnostics, color);
-        let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-        libraries.push(link::Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
-        inputs.extend(c.files);
-        sources = c.sources;
-    }
-    for lib in file_libs {
-        match link::load::library(&read(lib)?, &lib.display().to_string()) {
-            Ok(l) => libraries.push(l),
-            Err(d) => return fail(&sources, &[*d]),
+        LinkOutcome::Refused { sources, compiled, diagnostics } => {
+            render_to_stderr(&sources, &compiled, color);
+            return fail(&sources, &diagnostics);
         }
-    }
-
-    let linked = match link::link(model_proto, libraries, options) {
-        Ok(l) => l,
-        Err(diags) => return fail(&sources, &diags),
+        LinkOutcome::Written { sources, compiled, linked } => {
+            render_to_stderr(&sources, &compiled, color);
+            (sources, linked)
+        }
     };
     render_to_stderr(&sources, &linked.diagnostics, color);
-    driver::output::refuse_inputs(output, &inputs).map_err(app_error)?;
-    // External data goes beside the file written, which a symbolic link may put elsewhere.
-    let target = driver::output::resolve(output).map_err(app_error)?;
-    driver::output::check_dir(&target).map_err(app_error)?;
-    let dir_of = driver::output::dir_of;
-    let placed = link::external::place(&linked.model, &dir_of(model), &dir_of(&target))
-        .map_err(|e| AppError { message: e.message, help: e.help })?;
-    if let Err(e) = write_output(output, &[&linked.model.encode_to_vec()], &inputs) {
-        placed.undo();
-        return Err(e);
-    }
     // The process ends here: freeing a large model node by node would take a tenth of the run.
     let (functions, inlined_calls) = (linked.functions, linked.inlined_calls);
     std::mem::forget(linked);
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-    match options.mode {
+    let output = request.output.display();
+    match request.link.mode {
         link::Mode::Reference => {
-            eprintln!(
-                "onnxsc: linked, the model carries {}; wrote {}",
-                plural(functions, "function"),
-                output.display()
-            );
+            eprintln!("onnxsc: linked, the model carries {}; wrote {output}", plural(functions, "function"));
         }
         link::Mode::Inline => eprintln!(
-            "onnxsc: inlined {}, {} left; wrote {}",
+            "onnxsc: inlined {}, {} left; wrote {output}",
             plural(inlined_calls, "call"),
             plural(functions, "function"),
-            output.display()
         ),
     }
     Ok(ExitCode::SUCCESS)
@@ -501,62 +449,12 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
         render_to_stderr(&selected.sources, &selected.diagnostics, color);
         return Ok(ExitCode::from(1));
     }
-    let registry = selected.registry;
-    let qualname = normalize_qualname(qualname);
-    let qualname = qualname.as_str();
-    if let Some(s) = registry.lookup(qualname) {
-        write_stdout(onnxsc::sema::binding::describe_schema(s).as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    // A name without its overload: every overload.
-    let overloads = registry.overloads(qualname);
-    if !qualname.contains('.') && !overloads.is_empty() {
-        let mut out = format!("`{qualname}` has {} overloads:\n", overloads.len());
-        for o in &overloads {
-            if let Some(s) = registry.lookup(&format!("{qualname}.{o}")) {
-                out.push('\n');
-                out.push_str(&onnxsc::sema::binding::describe_schema(s));
-            }
+    match schema_query::answer(&selected.registry, qualname) {
+        Ok(text) => {
+            write_stdout(text.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
         }
-        write_stdout(out.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    Err(AppError { message: format!("no operator schema `{qualname}`"), help: Some(schema_hint(qualname, &registry)) })
-}
-
-/// The spellings of an operator that FX graphs and Python print, as `namespace::name.overload`:
-/// `aten.layer_norm.default`, `torch.ops.aten.add.Tensor`, `aten::gelu.default`.
-fn normalize_qualname(qualname: &str) -> String {
-    let q = qualname.trim();
-    let q = q.strip_prefix("torch.ops.").unwrap_or(q);
-    let q = match q.split_once("::") {
-        Some(_) => q.to_string(),
-        None => match q.split_once('.') {
-            Some((ns, rest)) => format!("{ns}::{rest}"),
-            None => q.to_string(),
-        },
-    };
-    q.strip_suffix(".default").map(str::to_string).unwrap_or(q)
-}
-
-fn schema_hint(qualname: &str, registry: &AtenRegistry) -> String {
-    let (ns, rest) = qualname.split_once("::").unwrap_or(("aten", qualname));
-    let (name, _) = rest.split_once('.').unwrap_or((rest, ""));
-    let overloads = registry.overloads(&format!("{ns}::{name}"));
-    if !overloads.is_empty() {
-        let list: Vec<String> = overloads
-            .iter()
-            .map(|o| if o.is_empty() { format!("{ns}::{name}") } else { format!("{ns}::{name}.{o}") })
-            .collect();
-        return format!("its overloads are {}", list.join(", "));
-    }
-    let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, n)| n);
-    match diagnostics::suggest::did_you_mean(name, candidates) {
-        Some(s) => format!("did you mean `{ns}::{s}`?"),
-        None => {
-            "write it as `namespace::name.overload`, e.g. `aten::add.Tensor`, or `aten::gelu` for the default overload"
-                .into()
-        }
+        Err(e) => Err(AppError { message: e.message, help: Some(e.help) }),
     }
 }
 

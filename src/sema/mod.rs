@@ -18,5 +18,6 @@ pub mod known_names;
 pub mod liveness;
 pub mod ndarray;
 pub mod resolve;
+pub mod schema_query;
 pub mod signature;
 pub mod value;
