@@ -1,5 +1,5 @@
-//! A large module's functions are read (`driver::function_heads`: decorators, signatures, calls) and
-//! lowered (`driver::compile_module`) in pieces on the compiler's threads. What comes
+//! A large module's functions are read (`driver::heads`: decorators, signatures, calls) and
+//! lowered (`driver::lowering`) in pieces on the compiler's threads. What comes
 //! out must not show it: each function as it would be compiled alone, and the diagnostics of a
 //! module with something to report exactly those of compiling it in order. (On a machine with
 //! one core nothing is split, and these hold as they would anyway.)
