@@ -19,129 +19,231 @@ fn line_before(tokens: &[Triple], at: usize) -> &[Triple] {
     &tokens[start..at]
 }
 
-pub(super) fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> Diagnostic {
-    let (start, tok, end, expected) = match err {
-        ParseError::UnrecognizedToken { token: (s, t, e), expected } => (s, Some(t), e, expected),
-        ParseError::UnrecognizedEof { location, expected } => (location, None, location, expected),
-        ParseError::ExtraToken { token: (s, t, e) } => (s, Some(t), e, vec![]),
-        ParseError::InvalidToken { location } => (location, None, location, vec![]),
-        ParseError::User { .. } => (0, None, 0, vec![]),
-    };
-    let span = Span::new(start, end.max(start));
-    let at = tokens.iter().position(|(s, _, _)| *s >= start).unwrap_or(tokens.len());
-    let line = line_before(tokens, at);
-    let expects = |t: &str| expected.iter().any(|e| e.trim_matches('"') == t);
-    let found = match &tok {
-        Some(t) => t.describe(),
-        None => "end of file".to_string(),
-    };
-    let syntax =
-        |msg: String, label: &str| Diagnostic::error(codes::SYNTAX_ERROR, file, msg).primary(span, label.to_string());
+/// Where parsing stopped: the token found there, what could have come instead, and the logical
+/// line up to it. Each explanation below reads one case from it.
+struct Stop<'t> {
+    file: FileId,
+    tokens: &'t [Triple],
+    /// Where the unexpected token (or the end of the file) starts.
+    start: usize,
+    span: Span,
+    /// `None` at the end of the file.
+    tok: Option<Tok>,
+    /// The tokens lalrpop could have taken, as it spells them (`"name"`, `":"`).
+    expected: Vec<String>,
+    /// The index in `tokens` of the first token at or after `start`.
+    at: usize,
+    line: &'t [Triple],
+    /// How messages name the token found.
+    found: String,
+}
 
-    // Python keywords that the language does not have: name the construct.
-    if let Some(Tok::ForeignKeyword(Word(k))) = &tok {
-        let what = match *k {
-            "lambda" => "lambda expressions are",
-            "class" => "class definitions are",
-            "with" => "`with` statements are",
-            "try" | "except" | "finally" => "`try` statements are",
-            "raise" => "`raise` statements are",
-            "assert" => "`assert` statements are",
-            "del" => "`del` statements are",
-            "global" | "nonlocal" => "`global` and `nonlocal` declarations are",
-            "yield" => "generators (`yield`) are",
-            _ => "`async` and `await` are",
+impl<'t> Stop<'t> {
+    fn new(file: FileId, tokens: &'t [Triple], err: ParseError<usize, Tok, ()>) -> Self {
+        let (start, tok, end, expected) = match err {
+            ParseError::UnrecognizedToken { token: (s, t, e), expected } => (s, Some(t), e, expected),
+            ParseError::UnrecognizedEof { location, expected } => (location, None, location, expected),
+            ParseError::ExtraToken { token: (s, t, e) } => (s, Some(t), e, vec![]),
+            ParseError::InvalidToken { location } => (location, None, location, vec![]),
+            ParseError::User { .. } => (0, None, 0, vec![]),
         };
-        return Diagnostic::error(
-            codes::UNSUPPORTED_SYNTAX,
-            file,
-            format!("{what} not part of the ONNX Script language"),
-        )
-        .primary(span, format!("`{k}` is not supported"))
-        .help("ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops");
+        let span = Span::new(start, end.max(start));
+        let at = tokens.iter().position(|(s, _, _)| *s >= start).unwrap_or(tokens.len());
+        let line = line_before(tokens, at);
+        let found = match &tok {
+            Some(t) => t.describe(),
+            None => "end of file".to_string(),
+        };
+        Stop { file, tokens, start, span, tok, expected, at, line, found }
     }
-    if matches!(tok, Some(Tok::For))
-        && line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace))
-    {
-        return Diagnostic::error(
+
+    fn expects(&self, t: &str) -> bool {
+        self.expected.iter().any(|e| e.trim_matches('"') == t)
+    }
+
+    /// The keyword that opens the line (`def`, `if`, `for`, ...), if one does.
+    fn head(&self) -> Option<&Tok> {
+        self.line.iter().map(|(_, t, _)| t).find(|t| opens_block(t))
+    }
+
+    /// A syntax error at the token found.
+    fn syntax(&self, msg: String, label: &str) -> Diagnostic {
+        Diagnostic::error(codes::SYNTAX_ERROR, self.file, msg).primary(self.span, label.to_string())
+    }
+}
+
+/// One sentence for a syntax error: the first explanation that fits, from the most specific to
+/// the most general, else what was expected and what was found.
+pub(super) fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> Diagnostic {
+    let stop = Stop::new(file, tokens, err);
+    let explanations: [fn(&Stop) -> Option<Diagnostic>; 13] = [
+        foreign_keyword,
+        comprehension,
+        assignment_expression,
+        unexpected_indent,
+        missing_block,
+        assignment_in_condition,
+        missing_colon,
+        missing_open_paren,
+        missing_function_name,
+        missing_expression_at_line_end,
+        missing_separator,
+        unclosed_bracket,
+        missing_expression,
+    ];
+    explanations.iter().find_map(|explanation| explanation(&stop)).unwrap_or_else(|| unexpected(&stop))
+}
+
+/// A Python keyword that the language does not have (`lambda`, `class`, `try`, ...): names the
+/// construct.
+fn foreign_keyword(stop: &Stop) -> Option<Diagnostic> {
+    let Some(Tok::ForeignKeyword(Word(k))) = &stop.tok else { return None };
+    let what = match *k {
+        "lambda" => "lambda expressions are",
+        "class" => "class definitions are",
+        "with" => "`with` statements are",
+        "try" | "except" | "finally" => "`try` statements are",
+        "raise" => "`raise` statements are",
+        "assert" => "`assert` statements are",
+        "del" => "`del` statements are",
+        "global" | "nonlocal" => "`global` and `nonlocal` declarations are",
+        "yield" => "generators (`yield`) are",
+        _ => "`async` and `await` are",
+    };
+    Some(
+        Diagnostic::error(codes::UNSUPPORTED_SYNTAX, stop.file, format!("{what} not part of the ONNX Script language"))
+            .primary(stop.span, format!("`{k}` is not supported"))
+            .help("ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops"),
+    )
+}
+
+/// A `for` inside brackets: a list, set or dict comprehension, or a generator expression.
+fn comprehension(stop: &Stop) -> Option<Diagnostic> {
+    let in_brackets = stop.line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace));
+    (matches!(stop.tok, Some(Tok::For)) && in_brackets).then(|| {
+        Diagnostic::error(
             codes::UNSUPPORTED_SYNTAX,
-            file,
+            stop.file,
             "comprehensions are not part of the ONNX Script language",
         )
-        .primary(span, "comprehension `for`")
-        .help("write the computation with ONNX ops, or as a `for` loop");
-    }
-    if matches!(tok, Some(Tok::Walrus)) {
-        return Diagnostic::error(
+        .primary(stop.span, "comprehension `for`")
+        .help("write the computation with ONNX ops, or as a `for` loop")
+    })
+}
+
+/// `:=`, an assignment expression.
+fn assignment_expression(stop: &Stop) -> Option<Diagnostic> {
+    matches!(stop.tok, Some(Tok::Walrus)).then(|| {
+        Diagnostic::error(
             codes::UNSUPPORTED_SYNTAX,
-            file,
+            stop.file,
             "assignment expressions (`:=`) are not part of the ONNX Script language",
         )
-        .primary(span, "`:=` is not supported")
-        .help("assign the value in a statement of its own");
-    }
-    if matches!(tok, Some(Tok::Indent)) {
-        return syntax("unexpected indentation".into(), "this line is indented more than the block it is in")
-            .help("indent a line only after a line that ends with `:`");
-    }
-    if expects("INDENT") {
-        // The block belongs to the previous logical line (the one ending in `:`).
-        let before_newline = tokens[..at].iter().rposition(|(_, t, _)| matches!(t, Tok::Newline)).unwrap_or(0);
-        let header = if line.is_empty() { line_before(tokens, before_newline) } else { line };
-        let head = header
-            .iter()
-            .find(|(_, t, _)| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While))
-            .map(|(_, t, _)| format!("`{}`", t.text()))
-            .unwrap_or_else(|| "`:`".to_string());
-        let span = Span::new(start, start);
-        return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected an indented block after {head}"))
-            .primary(span, "the block should start on this line, indented")
-            .help("indent the body of the block, or write `pass` for an empty one");
-    }
-    if matches!(tok, Some(Tok::Assign)) && line.iter().any(|(_, t, _)| matches!(t, Tok::If | Tok::Elif | Tok::While)) {
-        return syntax("`=` is assignment; compare with `==`".into(), "assignment in a condition")
-            .help("write `==` to compare");
-    }
+        .primary(stop.span, "`:=` is not supported")
+        .help("assign the value in a statement of its own")
+    })
+}
 
-    let head = line
+/// A line indented more than its block, not after a `:`.
+fn unexpected_indent(stop: &Stop) -> Option<Diagnostic> {
+    matches!(stop.tok, Some(Tok::Indent)).then(|| {
+        stop.syntax("unexpected indentation".into(), "this line is indented more than the block it is in")
+            .help("indent a line only after a line that ends with `:`")
+    })
+}
+
+/// A line ending in `:` not followed by an indented block: names the statement it belongs to.
+fn missing_block(stop: &Stop) -> Option<Diagnostic> {
+    if !stop.expects("INDENT") {
+        return None;
+    }
+    // The block belongs to the previous logical line (the one ending in `:`).
+    let before_newline = stop.tokens[..stop.at].iter().rposition(|(_, t, _)| matches!(t, Tok::Newline)).unwrap_or(0);
+    let header = if stop.line.is_empty() { line_before(stop.tokens, before_newline) } else { stop.line };
+    let head = header
         .iter()
-        .map(|(_, t, _)| t)
-        .find(|t| matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While));
-    if expects(":") && !expects(")") {
-        let after = match head {
-            Some(Tok::Def) => "after the function signature",
-            Some(Tok::If) | Some(Tok::Elif) => "after the `if` condition",
-            Some(Tok::Else) => "after `else`",
-            Some(Tok::For) => "after the `for` header",
-            Some(Tok::While) => "after the `while` condition",
-            _ => "",
-        };
-        if !after.is_empty() && (matches!(tok, Some(Tok::Newline)) || expected.len() <= 12) {
-            let at = line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(span);
-            return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected `:` {after}"))
-                .primary(at, "add `:` here")
-                .note(format!("found {found}"));
-        }
+        .find(|(_, t, _)| opens_block(t))
+        .map(|(_, t, _)| format!("`{}`", t.text()))
+        .unwrap_or_else(|| "`:`".to_string());
+    let span = Span::new(stop.start, stop.start);
+    Some(
+        Diagnostic::error(codes::SYNTAX_ERROR, stop.file, format!("expected an indented block after {head}"))
+            .primary(span, "the block should start on this line, indented")
+            .help("indent the body of the block, or write `pass` for an empty one"),
+    )
+}
+
+/// `=` in the condition of an `if`, `elif` or `while`, where `==` was meant.
+fn assignment_in_condition(stop: &Stop) -> Option<Diagnostic> {
+    let in_condition = stop.line.iter().any(|(_, t, _)| matches!(t, Tok::If | Tok::Elif | Tok::While));
+    (matches!(stop.tok, Some(Tok::Assign)) && in_condition).then(|| {
+        stop.syntax("`=` is assignment; compare with `==`".into(), "assignment in a condition")
+            .help("write `==` to compare")
+    })
+}
+
+/// The `:` that ends a `def`, `if`, `else`, `for` or `while` header is missing.
+fn missing_colon(stop: &Stop) -> Option<Diagnostic> {
+    if !stop.expects(":") || stop.expects(")") {
+        return None;
     }
-    if matches!(head, Some(Tok::Def)) && expects("(") && line.len() == 2 {
-        return syntax(format!("expected `(` after the function name, found {found}"), "expected `(`")
-            .help("a function definition reads `def name(params):`");
+    let after = match stop.head() {
+        Some(Tok::Def) => "after the function signature",
+        Some(Tok::If) | Some(Tok::Elif) => "after the `if` condition",
+        Some(Tok::Else) => "after `else`",
+        Some(Tok::For) => "after the `for` header",
+        Some(Tok::While) => "after the `while` condition",
+        _ => "",
+    };
+    // Where many tokens could come, `:` is only one of them: name it at a line end or among a few.
+    let fits = !after.is_empty() && (matches!(stop.tok, Some(Tok::Newline)) || stop.expected.len() <= 12);
+    if !fits {
+        return None;
     }
-    if matches!(head, Some(Tok::Def)) && line.len() == 1 {
-        return syntax(format!("expected a function name after `def`, found {found}"), "expected a name");
+    let at = stop.line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(stop.span);
+    Some(
+        Diagnostic::error(codes::SYNTAX_ERROR, stop.file, format!("expected `:` {after}"))
+            .primary(at, "add `:` here")
+            .note(format!("found {}", stop.found)),
+    )
+}
+
+/// `def name` not followed by `(`.
+fn missing_open_paren(stop: &Stop) -> Option<Diagnostic> {
+    (matches!(stop.head(), Some(Tok::Def)) && stop.expects("(") && stop.line.len() == 2).then(|| {
+        stop.syntax(format!("expected `(` after the function name, found {}", stop.found), "expected `(`")
+            .help("a function definition reads `def name(params):`")
+    })
+}
+
+/// `def` not followed by a name.
+fn missing_function_name(stop: &Stop) -> Option<Diagnostic> {
+    (matches!(stop.head(), Some(Tok::Def)) && stop.line.len() == 1)
+        .then(|| stop.syntax(format!("expected a function name after `def`, found {}", stop.found), "expected a name"))
+}
+
+/// A line (or the file) that ends where an expression should follow, as after `x = `.
+fn missing_expression_at_line_end(stop: &Stop) -> Option<Diagnostic> {
+    if !(matches!(stop.tok, Some(Tok::Newline) | None) && expects_expression(&stop.expected)) {
+        return None;
     }
-    if matches!(tok, Some(Tok::Newline) | None) && expects_expression(&expected) {
-        let span = line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(span);
-        let after = line.last().map(|(_, t, _)| t.describe()).unwrap_or_else(|| "this".into());
-        return Diagnostic::error(codes::SYNTAX_ERROR, file, format!("expected an expression after {after}"))
-            .primary(span, "expected an expression here");
-    }
-    if matches!(
-        tok,
+    let span = stop.line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(stop.span);
+    let after = stop.line.last().map(|(_, t, _)| t.describe()).unwrap_or_else(|| "this".into());
+    Some(
+        Diagnostic::error(codes::SYNTAX_ERROR, stop.file, format!("expected an expression after {after}"))
+            .primary(span, "expected an expression here"),
+    )
+}
+
+/// Two operands in a row (`a b`, `f(x y)`): an operator, or a `,` between arguments, is missing.
+fn missing_separator(stop: &Stop) -> Option<Diagnostic> {
+    let operand_found = matches!(
+        stop.tok,
         Some(Tok::Name(_)) | Some(Tok::Int(_)) | Some(Tok::Float(_)) | Some(Tok::Str(_)) | Some(Tok::FString(_))
-    ) && !line.is_empty()
+    );
+    let after_operand = !stop.line.is_empty()
         && matches!(
-            line.last(),
+            stop.line.last(),
             Some((
                 _,
                 Tok::Name(_)
@@ -153,38 +255,55 @@ pub(super) fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, To
                     | Tok::RBracket,
                 _
             ))
-        )
-    {
-        let inside_call = open_bracket(line).is_some();
-        let msg = format!("unexpected {found}");
-        let d = syntax(msg, "expected an operator or `,` before this");
-        return if inside_call {
-            d.help("separate arguments with `,`")
-        } else {
-            d.help("is an operator or a line break missing?")
-        };
+        );
+    if !(operand_found && after_operand) {
+        return None;
     }
-    if let Some(open) = open_bracket(line) {
-        let close = match open.1 {
-            Tok::LParen => ")",
-            Tok::LBracket => "]",
-            _ => "}",
-        };
-        if expects(close) && expected.len() <= 3 {
-            return syntax(format!("expected `{close}` or `,`, found {found}"), "unexpected here")
-                .secondary(Span::new(open.0, open.2), "to close this");
-        }
-    }
-    if expects_expression(&expected) && !matches!(tok, Some(Tok::Newline)) {
-        return syntax(format!("expected an expression, found {found}"), "expected an expression");
-    }
-    let short: Vec<String> = expected.iter().map(|e| pretty_expected(e)).collect();
+    let inside_call = open_bracket(stop.line).is_some();
+    let msg = format!("unexpected {}", stop.found);
+    let d = stop.syntax(msg, "expected an operator or `,` before this");
+    Some(if inside_call {
+        d.help("separate arguments with `,`")
+    } else {
+        d.help("is an operator or a line break missing?")
+    })
+}
+
+/// A bracket left open where only its closing bracket (or a `,`) could come.
+fn unclosed_bracket(stop: &Stop) -> Option<Diagnostic> {
+    let open = open_bracket(stop.line)?;
+    let close = match open.1 {
+        Tok::LParen => ")",
+        Tok::LBracket => "]",
+        _ => "}",
+    };
+    (stop.expects(close) && stop.expected.len() <= 3).then(|| {
+        stop.syntax(format!("expected `{close}` or `,`, found {}", stop.found), "unexpected here")
+            .secondary(Span::new(open.0, open.2), "to close this")
+    })
+}
+
+/// Something other than an expression where one must come, within a line.
+fn missing_expression(stop: &Stop) -> Option<Diagnostic> {
+    (expects_expression(&stop.expected) && !matches!(stop.tok, Some(Tok::Newline)))
+        .then(|| stop.syntax(format!("expected an expression, found {}", stop.found), "expected an expression"))
+}
+
+/// Any other error: what could have come, when that is a short list, and what was found.
+fn unexpected(stop: &Stop) -> Diagnostic {
+    let found = &stop.found;
+    let short: Vec<String> = stop.expected.iter().map(|e| pretty_expected(e)).collect();
     let msg = if !short.is_empty() && short.len() <= 3 {
         format!("expected {}, found {found}", short.join(" or "))
     } else {
         format!("unexpected {found}")
     };
-    syntax(msg, "unexpected here")
+    stop.syntax(msg, "unexpected here")
+}
+
+/// Whether `t` is a keyword that opens a statement with a block (`def`, `if`, `for`, ...).
+fn opens_block(t: &Tok) -> bool {
+    matches!(t, Tok::Def | Tok::If | Tok::Elif | Tok::Else | Tok::For | Tok::While)
 }
 
 /// The innermost bracket still open at the end of `line`.
