@@ -303,173 +303,224 @@ pub fn contradicts(actual: &Ty, want: &Ty) -> bool {
 ///
 /// `args[i]` is what is known of input `i` (`None`: unknown or omitted).
 pub fn check_call(schema: &OpSchema, args: &[Option<&Ty>], n_outputs: usize) -> Result<Vec<Option<Ty>>, Conflict> {
-    let op = &schema.name;
     // The first argument that fixed each type variable.
     let mut bound: Vec<(&str, &Ty, usize)> = Vec::with_capacity(args.len());
     for (i, arg) in args.iter().enumerate() {
         let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
         let Some(types) = schema.allowed_types(formal) else { continue };
         let Some(alts) = AltSet::of(schema, formal).filter(|_| !types.is_empty()) else { continue };
-        // A tensor where the schema wants a sequence, or the other way round.
-        let kinds = ty.kinds();
-        let fitting = alts.elems_for(kinds);
-        if fitting == 0 && !kinds.is_empty() {
-            let mut wanted: Vec<Kind> = Vec::new();
-            let mut want: Vec<&str> = Vec::new();
-            for a in types.iter().filter_map(alt) {
-                if !wanted.contains(&a.kind) {
-                    wanted.push(a.kind);
-                    if !want.contains(&a.kind.describe()) {
-                        want.push(a.kind.describe());
-                    }
-                }
-            }
-            let want = want.join(" or ");
-            return Err(Conflict {
-                arg: i,
-                other: None,
-                message: format!(
-                    "`{op}` expects {want} for its input `{}`, but this is {}",
-                    formal.name,
-                    if kinds.len() == 1 { kinds[0].describe().to_string() } else { ty.describe() }
-                ),
-                label: format!("{} here", ty.describe()),
-                help: Some(kind_help(kinds[0], &wanted)),
-            });
-        }
-        // The element type must be one of those allowed for values of this kind.
-        if ty.tensor_ty().is_some_and(|t| fitting != 0 && !t.admits_any(fitting)) {
-            let fits = types.iter().filter_map(alt).filter(|a| kinds.contains(&a.kind));
-            let allowed: Vec<ElemType> = fits.map(|a| a.elem).collect();
-            let what = match ty {
-                Ty::Seq(_) => "sequences of ",
-                Ty::Opt(_) => "optional ",
-                _ => "",
-            };
-            let (message, label) = match ty {
-                Ty::Var { name, allowed: own } => (
-                    format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
-                    format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
-                ),
-                _ => (
-                    format!("`{op}` does not accept {} for its input `{}`", ty.describe(), formal.name),
-                    format!("{} here; `{}` allows {what}{}", ty.describe(), formal.name, list(&allowed)),
-                ),
-            };
-            return Err(Conflict { arg: i, other: None, message, label, help: None });
-        }
-        // Homogeneous uses of one type variable must agree.
-        let is_var = matches!(formal.ty, FormalType::Param(_));
-        if !is_var || (formal.option == FormalOption::Variadic && !formal.is_homogeneous) {
-            continue;
-        }
-        match bound.iter().position(|(v, _, _)| *v == formal.type_str) {
-            None => bound.push((&formal.type_str, ty, i)),
-            Some(k) => {
-                let (first, j) = (bound[k].1, bound[k].2);
-                if clash(first, ty) {
-                    let first_formal = formal_of(schema, j).map(|f| f.name.as_str()).unwrap_or("?");
-                    let which = if first_formal == formal.name {
-                        format!("all its `{first_formal}`")
-                    } else {
-                        format!("`{first_formal}` and `{}`", formal.name)
-                    };
-                    let what = if first.is_tensor() && ty.is_tensor() { "element type" } else { "type" };
-                    return Err(Conflict {
-                        arg: i,
-                        other: Some(j),
-                        message: format!(
-                            "`{op}` needs {which} to have the same {what}, but they are {} and {}",
-                            first.describe(),
-                            ty.describe()
-                        ),
-                        label: format!("{} here", ty.describe()),
-                        help: None,
-                    });
-                }
-                if more_specific(ty, first) {
-                    bound[k].1 = ty;
-                }
-            }
-        }
+        let fitting = alts.elems_for(ty.kinds());
+        let input = CallInput { schema, index: i, formal, types, ty, fitting };
+        kind_conflict(&input)?;
+        elem_conflict(&input)?;
+        agree_on_type_variable(&input, &mut bound)?;
     }
-    let arg = |i: usize| args.get(i).copied().flatten();
     let onnx = schema.domain.is_empty();
-    // A tensor inserted into a sequence must have the sequence's element type.
-    if onnx && op == "SequenceInsert" {
-        if let (Some(seq), Some(t)) = (arg(0).and_then(Ty::seq_elem), arg(1)) {
-            if t.is_tensor() && clash(seq, t) {
-                return Err(Conflict {
-                    arg: 1,
-                    other: Some(0),
-                    message: format!("`SequenceInsert` needs the tensor to have the type of the sequence's tensors, but they are {} and {}", seq.describe(), t.describe()),
-                    label: format!("{} here", t.describe()),
-                    help: None,
-                });
-            }
-        }
+    if onnx && schema.name == "SequenceInsert" {
+        sequence_insert_conflict(args)?;
     }
-    let mut outputs = Vec::with_capacity(n_outputs);
-    for k in 0..n_outputs {
-        let formal = match schema.outputs.get(k) {
-            Some(f) => f,
-            None => match schema.outputs.last().filter(|l| l.option == FormalOption::Variadic) {
-                Some(f) => f,
-                None => {
-                    outputs.push(None);
-                    continue;
-                }
-            },
-        };
-        let concrete = match &formal.ty {
-            FormalType::Concrete(t) => alt(t),
-            _ => None,
-        };
-        let ty = if let Some(alt) = concrete {
-            Some(alt.ty())
-        } else if let Some((_, t, _)) = bound.iter().find(|(v, _, _)| *v == formal.type_str) {
-            Some((*t).clone())
-        } else {
-            let all = |types: &[ValueType], kind: fn(Kind) -> bool| types.iter().filter_map(alt).all(|a| kind(a.kind));
-            match alternatives(schema, formal) {
-                Some([one]) => alt(one).map(Alt::ty),
-                // Every alternative a sequence (or an optional value): that much is known.
-                Some(types) if !types.is_empty() && all(types, |k| k == Kind::Seq) => Some(Ty::Seq(None)),
-                Some(types) if !types.is_empty() && all(types, |k| matches!(k, Kind::OptTensor | Kind::OptSeq)) => {
-                    Some(Ty::Opt(None))
-                }
-                _ => None,
-            }
-        };
-        outputs.push(ty);
-    }
+    let mut outputs: Vec<Option<Ty>> = (0..n_outputs).map(|k| output_type(schema, k, &bound)).collect();
     // Types that flow through the sequence and optional ops.
     if onnx && n_outputs > 0 {
-        let bound_var = |v: &str| bound.iter().find(|(b, _, _)| *b == v).map(|(_, t, _)| (*t).clone());
-        let flowed: Option<Ty> = match op.as_str() {
-            "SequenceConstruct" => bound_var("T").filter(Ty::is_tensor).map(|t| Ty::seq(Some(t))),
-            "SequenceAt" | "ConcatFromSequence" => arg(0).and_then(Ty::seq_elem).cloned(),
-            "SequenceInsert" => match (arg(0), arg(1)) {
-                (Some(s @ Ty::Seq(Some(_))), _) => Some(s.clone()),
-                (_, Some(t)) if t.is_tensor() => Some(Ty::seq(Some(t.clone()))),
-                _ => None,
-            },
-            "SequenceErase" => arg(0).filter(|t| matches!(t, Ty::Seq(Some(_)))).cloned(),
-            "SplitToSequence" => arg(0).filter(|t| t.is_tensor()).map(|t| Ty::seq(Some(t.clone()))),
-            "Optional" => arg(0).map(|t| Ty::opt(Some(t.clone()))),
-            "OptionalGetElement" => match arg(0) {
-                Some(Ty::Opt(Some(t)) | Ty::MaybeOpt(t)) => Some(t.as_ref().clone()),
-                // Since opset 18 a tensor or a sequence passes through unchanged.
-                Some(t @ (Ty::Elem(_) | Ty::Var { .. } | Ty::Seq(_))) => Some(t.clone()),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(t) = flowed {
+        if let Some(t) = flowed_type(&schema.name, args, &bound) {
             outputs[0] = Some(t);
         }
     }
     Ok(outputs)
+}
+
+/// One input of a call that [`check_call`] checks: what is known of it and what its formal
+/// parameter allows.
+struct CallInput<'a> {
+    schema: &'a OpSchema,
+    /// Its position among the call's inputs.
+    index: usize,
+    formal: &'a FormalParam,
+    /// The types the formal parameter allows (not empty).
+    types: &'a [ValueType],
+    ty: &'a Ty,
+    /// The element types the formal parameter allows for values of the kinds `ty` may be.
+    fitting: u32,
+}
+
+/// What is known of input `i` of a call (`None`: unknown or omitted).
+fn arg_ty<'t>(args: &[Option<&'t Ty>], i: usize) -> Option<&'t Ty> {
+    args.get(i).copied().flatten()
+}
+
+/// A tensor where the schema wants a sequence, or the other way round.
+fn kind_conflict(input: &CallInput) -> Result<(), Conflict> {
+    let CallInput { schema, formal, types, ty, .. } = input;
+    let kinds = ty.kinds();
+    if input.fitting != 0 || kinds.is_empty() {
+        return Ok(());
+    }
+    let mut wanted: Vec<Kind> = Vec::new();
+    let mut want: Vec<&str> = Vec::new();
+    for a in types.iter().filter_map(alt) {
+        if !wanted.contains(&a.kind) {
+            wanted.push(a.kind);
+            if !want.contains(&a.kind.describe()) {
+                want.push(a.kind.describe());
+            }
+        }
+    }
+    let want = want.join(" or ");
+    Err(Conflict {
+        arg: input.index,
+        other: None,
+        message: format!(
+            "`{}` expects {want} for its input `{}`, but this is {}",
+            schema.name,
+            formal.name,
+            if kinds.len() == 1 { kinds[0].describe().to_string() } else { ty.describe() }
+        ),
+        label: format!("{} here", ty.describe()),
+        help: Some(kind_help(kinds[0], &wanted)),
+    })
+}
+
+/// The element type must be one of those allowed for values of this kind.
+fn elem_conflict(input: &CallInput) -> Result<(), Conflict> {
+    let CallInput { schema, formal, types, ty, fitting, .. } = input;
+    let op = &schema.name;
+    if !ty.tensor_ty().is_some_and(|t| *fitting != 0 && !t.admits_any(*fitting)) {
+        return Ok(());
+    }
+    let kinds = ty.kinds();
+    let fits = types.iter().filter_map(alt).filter(|a| kinds.contains(&a.kind));
+    let allowed: Vec<ElemType> = fits.map(|a| a.elem).collect();
+    let what = match ty {
+        Ty::Seq(_) => "sequences of ",
+        Ty::Opt(_) => "optional ",
+        _ => "",
+    };
+    let (message, label) = match ty {
+        Ty::Var { name, allowed: own } => (
+            format!("`{op}` accepts none of the types of `{name}` for its input `{}`", formal.name),
+            format!("`{name}` is one of {}; `{}` allows {}", list(own), formal.name, list(&allowed)),
+        ),
+        _ => (
+            format!("`{op}` does not accept {} for its input `{}`", ty.describe(), formal.name),
+            format!("{} here; `{}` allows {what}{}", ty.describe(), formal.name, list(&allowed)),
+        ),
+    };
+    Err(Conflict { arg: input.index, other: None, message, label, help: None })
+}
+
+/// Homogeneous uses of one type variable must agree. `bound` holds, for each type variable, the
+/// first input that fixed it (with the most specific fact about it so far): the input fixes its
+/// variable, or must agree with it.
+fn agree_on_type_variable<'a>(
+    input: &CallInput<'a>,
+    bound: &mut Vec<(&'a str, &'a Ty, usize)>,
+) -> Result<(), Conflict> {
+    let CallInput { schema, formal, ty, .. } = *input;
+    let is_var = matches!(formal.ty, FormalType::Param(_));
+    if !is_var || (formal.option == FormalOption::Variadic && !formal.is_homogeneous) {
+        return Ok(());
+    }
+    let Some(k) = bound.iter().position(|(v, _, _)| *v == formal.type_str) else {
+        bound.push((&formal.type_str, ty, input.index));
+        return Ok(());
+    };
+    let (first, j) = (bound[k].1, bound[k].2);
+    if clash(first, ty) {
+        let first_formal = formal_of(schema, j).map(|f| f.name.as_str()).unwrap_or("?");
+        let which = if first_formal == formal.name {
+            format!("all its `{first_formal}`")
+        } else {
+            format!("`{first_formal}` and `{}`", formal.name)
+        };
+        let what = if first.is_tensor() && ty.is_tensor() { "element type" } else { "type" };
+        return Err(Conflict {
+            arg: input.index,
+            other: Some(j),
+            message: format!(
+                "`{}` needs {which} to have the same {what}, but they are {} and {}",
+                schema.name,
+                first.describe(),
+                ty.describe()
+            ),
+            label: format!("{} here", ty.describe()),
+            help: None,
+        });
+    }
+    if more_specific(ty, first) {
+        bound[k].1 = ty;
+    }
+    Ok(())
+}
+
+/// A tensor inserted into a sequence must have the sequence's element type.
+fn sequence_insert_conflict(args: &[Option<&Ty>]) -> Result<(), Conflict> {
+    if let (Some(seq), Some(t)) = (arg_ty(args, 0).and_then(Ty::seq_elem), arg_ty(args, 1)) {
+        if t.is_tensor() && clash(seq, t) {
+            return Err(Conflict {
+                arg: 1,
+                other: Some(0),
+                message: format!("`SequenceInsert` needs the tensor to have the type of the sequence's tensors, but they are {} and {}", seq.describe(), t.describe()),
+                label: format!("{} here", t.describe()),
+                help: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The type of output `k` as the schema gives it: its concrete type, the type of the inputs
+/// that fixed its type variable (`bound`), or what all its alternatives share.
+fn output_type(schema: &OpSchema, k: usize, bound: &[(&str, &Ty, usize)]) -> Option<Ty> {
+    let formal = match schema.outputs.get(k) {
+        Some(f) => f,
+        None => schema.outputs.last().filter(|l| l.option == FormalOption::Variadic)?,
+    };
+    let concrete = match &formal.ty {
+        FormalType::Concrete(t) => alt(t),
+        _ => None,
+    };
+    if let Some(alt) = concrete {
+        Some(alt.ty())
+    } else if let Some((_, t, _)) = bound.iter().find(|(v, _, _)| *v == formal.type_str) {
+        Some((*t).clone())
+    } else {
+        let all = |types: &[ValueType], kind: fn(Kind) -> bool| types.iter().filter_map(alt).all(|a| kind(a.kind));
+        match alternatives(schema, formal) {
+            Some([one]) => alt(one).map(Alt::ty),
+            // Every alternative a sequence (or an optional value): that much is known.
+            Some(types) if !types.is_empty() && all(types, |k| k == Kind::Seq) => Some(Ty::Seq(None)),
+            Some(types) if !types.is_empty() && all(types, |k| matches!(k, Kind::OptTensor | Kind::OptSeq)) => {
+                Some(Ty::Opt(None))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The type of the first output of ONNX's sequence and optional op `op`, from its inputs' types
+/// (`args`) or those of its type variables (`bound`), when they tell it.
+fn flowed_type(op: &str, args: &[Option<&Ty>], bound: &[(&str, &Ty, usize)]) -> Option<Ty> {
+    let bound_var = |v: &str| bound.iter().find(|(b, _, _)| *b == v).map(|(_, t, _)| (*t).clone());
+    let arg = |i: usize| arg_ty(args, i);
+    match op {
+        "SequenceConstruct" => bound_var("T").filter(Ty::is_tensor).map(|t| Ty::seq(Some(t))),
+        "SequenceAt" | "ConcatFromSequence" => arg(0).and_then(Ty::seq_elem).cloned(),
+        "SequenceInsert" => match (arg(0), arg(1)) {
+            (Some(s @ Ty::Seq(Some(_))), _) => Some(s.clone()),
+            (_, Some(t)) if t.is_tensor() => Some(Ty::seq(Some(t.clone()))),
+            _ => None,
+        },
+        "SequenceErase" => arg(0).filter(|t| matches!(t, Ty::Seq(Some(_)))).cloned(),
+        "SplitToSequence" => arg(0).filter(|t| t.is_tensor()).map(|t| Ty::seq(Some(t.clone()))),
+        "Optional" => arg(0).map(|t| Ty::opt(Some(t.clone()))),
+        "OptionalGetElement" => match arg(0) {
+            Some(Ty::Opt(Some(t)) | Ty::MaybeOpt(t)) => Some(t.as_ref().clone()),
+            // Since opset 18 a tensor or a sequence passes through unchanged.
+            Some(t @ (Ty::Elem(_) | Ty::Var { .. } | Ty::Seq(_))) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// What output typing reads of one attribute of a node.
