@@ -387,6 +387,10 @@ pub fn receiving_parameters(
         .collect()
 }
 
+/// Compares `f` (its parameters `params` and `outputs`) with the `schema` of the operator its
+/// binding `b` names, as the exporter will call it: the name of each parameter that receives an
+/// argument, the arguments no parameter receives, the type and default of each parameter that
+/// receives one, the parameters that receive none, and the number of outputs.
 fn check_against(
     env: &ModuleEnv,
     f: &FunctionDef,
@@ -396,253 +400,334 @@ fn check_against(
     schema: &FunctionSchema,
     diags: &mut Diagnostics,
 ) {
-    let file = env.file;
-    let q = &b.qualname;
+    let pair = Pair { env, f, params, b, schema };
     let (receivers, used) = match_arguments(params, schema);
     let mut matched: Vec<(&Argument, usize)> = Vec::new();
     let mut missing: Vec<&Argument> = Vec::new();
-    let order: Vec<&str> = schema.positional_arguments().map(|a| a.name.as_str()).collect();
     for (i, (a, receiver)) in receivers.into_iter().enumerate() {
         match receiver {
             Receiver::Param(k) => {
                 matched.push((a, k));
-                let p = &params[k];
-                if !a.kwarg_only && p.name != a.name && schema.argument(p.name).is_some() {
-                    // Named after another argument: the parameters are in another order than the
-                    // schema's, and that argument's value would arrive here.
-                    diags.push(
-                        Diagnostic::error(
-                            codes::SWAPPED_PARAMETERS,
-                            file,
-                            format!("parameter `{}` receives `{q}`'s argument `{}`, not its `{}`", p.name, a.name, p.name),
-                        )
-                        .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
-                        .secondary(b.span, "bound here")
-                        .help(format!(
-                            "the exporter passes positional arguments by position: order the parameters as the schema does ({})",
-                            order.join(", ")
-                        )),
-                    );
-                } else if !a.kwarg_only && p.name != a.name {
-                    diags.push(
-                        Diagnostic::warning(
-                            codes::POSITIONAL_NAME_MISMATCH,
-                            file,
-                            format!("parameter `{}` receives `{q}`'s argument `{}`", p.name, a.name),
-                        )
-                        .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
-                        .secondary(b.span, "bound here")
-                        .help(format!("rename the parameter to `{}` to match the schema", a.name))
-                        .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
-                    );
-                }
+                diags.extend(pair.swapped_parameter(i, a, k).or_else(|| pair.positional_name_mismatch(i, a, k)));
             }
-            Receiver::Renamed(k) => {
-                let p = &params[k];
-                diags.push(
-                    Diagnostic::error(
-                        codes::KEYWORD_NAME_MISMATCH,
-                        file,
-                        format!(
-                            "`{q}` passes its keyword-only argument `{}` by name, but the parameter is called `{}`",
-                            a.name, p.name
-                        ),
-                    )
-                    .primary(p.span, format!("should be `{}`", a.name))
-                    .secondary(b.span, "bound here")
-                    .help(format!("rename the parameter to `{}`", a.name))
-                    .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(f, p.name, &a.name)),
-                );
-            }
+            Receiver::Renamed(k) => diags.push(pair.keyword_name_mismatch(a, k)),
             Receiver::Missing => missing.push(a),
             Receiver::OutArgument => {}
         }
     }
-
     for a in missing {
-        if a.default.is_none() && !a.is_out() {
-            diags.push(
-                Diagnostic::error(
-                    codes::MISSING_ATEN_ARGUMENT,
-                    file,
-                    format!("the translation of `{q}` has no parameter for its argument `{}`", a.name),
-                )
-                .primary(f.name.span, format!("lacks `{a}`"))
-                .secondary(b.span, "bound here")
-                .help(format!("add the parameter `{}`", suggested_parameter(a)))
-                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
-            );
-        } else if a.default.is_some() && !may_be_omitted(a) {
-            diags.push(
-                Diagnostic::error(
-                    codes::IGNORED_ATEN_ARGUMENT,
-                    file,
-                    format!("the translation of `{q}` ignores its argument `{}`", a.name),
-                )
-                .primary(f.name.span, format!("lacks `{a}`"))
-                .secondary(b.span, "bound here")
-                .help(format!(
-                    "a call with a non-default `{}` would be translated wrongly; add the parameter `{}`",
-                    a.name,
-                    suggested_parameter(a)
-                ))
-                .fix(format!("Add the parameter `{}`", suggested_parameter(a)), add_parameter(env, f, schema, a)),
-            );
+        diags.extend(pair.missing_argument(a).or_else(|| pair.ignored_argument(a)));
+    }
+    for (a, k) in matched {
+        // The default of a parameter of the wrong type is not compared.
+        let wrong_type = pair
+            .tensor_as_attribute(a, k)
+            .or_else(|| pair.attribute_cannot_hold(a, k))
+            .or_else(|| pair.optional_required(a, k));
+        diags.extend(wrong_type.or_else(|| pair.default_required(a, k)).or_else(|| pair.default_differs(a, k)));
+    }
+    for (k, _) in used.iter().enumerate().filter(|(_, used)| !**used) {
+        diags.extend(pair.extra_parameter(k));
+    }
+    if let Some((n, span)) = outputs {
+        diags.extend(pair.output_count(n, span));
+    }
+}
+
+/// A translation and one operator it is bound to, as [`check_against`] compares them. Each
+/// check below reports one kind of disagreement, and returns `None` when there is none.
+struct Pair<'c, 'm> {
+    env: &'c ModuleEnv<'m>,
+    f: &'c FunctionDef,
+    params: &'c [TParam<'c>],
+    /// The binding (`@torch_op("aten::add.Tensor")`), which every diagnostic points at.
+    b: &'c TorchBinding,
+    schema: &'c FunctionSchema,
+}
+
+impl Pair<'_, '_> {
+    /// Parameter `k`, receiving positional argument `a` (at `i`), is named after another argument
+    /// of the schema: the parameters are in another order than the schema's, and that argument's
+    /// value would arrive here.
+    fn swapped_parameter(&self, i: usize, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        if a.kwarg_only || p.name == a.name || self.schema.argument(p.name).is_none() {
+            return None;
         }
+        let order: Vec<&str> = self.schema.positional_arguments().map(|a| a.name.as_str()).collect();
+        Some(
+            Diagnostic::error(
+                codes::SWAPPED_PARAMETERS,
+                self.env.file,
+                format!("parameter `{}` receives `{q}`'s argument `{}`, not its `{}`", p.name, a.name, p.name),
+            )
+            .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+            .secondary(self.b.span, "bound here")
+            .help(format!(
+                "the exporter passes positional arguments by position: order the parameters as the schema does ({})",
+                order.join(", ")
+            )),
+        )
     }
 
-    for (a, i) in matched {
-        let p = &params[i];
-        match p.kind {
-            Kind::Attr(kind, _) if a.ty.is_tensor_like() => {
-                diags.push(
-                    Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, kind.python_name()))
-                        .primary(p.span, "an attribute parameter")
-                        .secondary(b.span, "bound here")
-                        .help("tensors reach the translation as inputs: annotate the parameter with a tensor type such as `FLOAT` or a TypeVar"),
-                );
-                continue;
-            }
-            Kind::Attr(kind, _) if !attribute_holds(kind, &a.ty) => {
-                diags.push(
-                    Diagnostic::error(
-                        codes::ATTRIBUTE_CANNOT_HOLD,
-                        file,
-                        format!(
-                            "{} `{}` attribute cannot hold `{q}`'s `{} {}`",
-                            if kind.python_name().starts_with('i') { "an" } else { "a" },
-                            kind.python_name(),
-                            a.ty,
-                            a.name
-                        ),
-                    )
-                    .primary(p.span, format!("declared `{}`", kind.python_name()))
-                    .secondary(b.span, "bound here")
-                    .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
-                );
-                continue;
-            }
-            // `Tensor?`, and `int[1]?` or `Scalar?` as an input or an attribute: None omits it.
-            Kind::Input { optional: false } | Kind::Attr(_, false) if a.ty.is_optional() && !p.has_default => {
-                let (code, what, ty, test) = match p.kind {
-                    Kind::Attr(kind, _) => {
-                        let suggested = suggested_parameter(a);
-                        let ty = suggested.split(": ").nth(1).map(|t| t.split(" = ").next().unwrap_or(t).to_string());
-                        let test = format!(", and test `if {} is None:`", p.name);
-                        let ty = ty.unwrap_or(format!("Optional[{}]", kind.python_name()));
-                        (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty, test)
-                    }
-                    _ => {
-                        let ty = format!("Optional[{}]", p.input_type.as_deref().unwrap_or("FLOAT"));
-                        (codes::OPTIONAL_TENSOR_REQUIRED, "input", ty, String::new())
-                    }
-                };
-                diags.push(
-                    Diagnostic::error(
-                        code,
-                        file,
-                        format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty),
-                    )
-                    .primary(p.span, format!("a required {what}"))
-                    .secondary(b.span, "bound here")
-                    .help(format!(
-                        "make it optional, keeping the schema's default: `{}: {ty}{}`{test}",
-                        p.name,
-                        if a.default.is_some() { " = None" } else { "" },
-                    )),
-                );
-                continue;
-            }
-            _ => {}
+    /// Parameter `k` receives positional argument `a` (at `i`) under another name.
+    fn positional_name_mismatch(&self, i: usize, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        if a.kwarg_only || p.name == a.name {
+            return None;
         }
+        Some(
+            Diagnostic::warning(
+                codes::POSITIONAL_NAME_MISMATCH,
+                self.env.file,
+                format!("parameter `{}` receives `{q}`'s argument `{}`", p.name, a.name),
+            )
+            .primary(p.span, format!("position {} is `{}` in the schema", i + 1, a.name))
+            .secondary(self.b.span, "bound here")
+            .help(format!("rename the parameter to `{}` to match the schema", a.name))
+            .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(self.f, p.name, &a.name)),
+        )
+    }
+
+    /// Parameter `k` stands where keyword-only argument `a` goes, under another name: the
+    /// exporter's keyword misses it.
+    fn keyword_name_mismatch(&self, a: &Argument, k: usize) -> Diagnostic {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        Diagnostic::error(
+            codes::KEYWORD_NAME_MISMATCH,
+            self.env.file,
+            format!(
+                "`{q}` passes its keyword-only argument `{}` by name, but the parameter is called `{}`",
+                a.name, p.name
+            ),
+        )
+        .primary(p.span, format!("should be `{}`", a.name))
+        .secondary(self.b.span, "bound here")
+        .help(format!("rename the parameter to `{}`", a.name))
+        .fix(format!("Rename `{}` to `{}`", p.name, a.name), rename(self.f, p.name, &a.name))
+    }
+
+    /// No parameter receives `a`, which has no default: the exporter always passes it.
+    fn missing_argument(&self, a: &Argument) -> Option<Diagnostic> {
+        if a.default.is_some() || a.is_out() {
+            return None;
+        }
+        let message =
+            format!("the translation of `{}` has no parameter for its argument `{}`", self.b.qualname, a.name);
+        let help = format!("add the parameter `{}`", suggested_parameter(a));
+        Some(self.lacks(codes::MISSING_ATEN_ARGUMENT, message, a, help))
+    }
+
+    /// No parameter receives `a`, which has a default and changes the computed values: a call
+    /// that gives it another value is translated wrongly.
+    fn ignored_argument(&self, a: &Argument) -> Option<Diagnostic> {
+        if a.default.is_none() || may_be_omitted(a) {
+            return None;
+        }
+        let message = format!("the translation of `{}` ignores its argument `{}`", self.b.qualname, a.name);
+        let help = format!(
+            "a call with a non-default `{}` would be translated wrongly; add the parameter `{}`",
+            a.name,
+            suggested_parameter(a)
+        );
+        Some(self.lacks(codes::IGNORED_ATEN_ARGUMENT, message, a, help))
+    }
+
+    /// The error at the function's name for an argument `a` that no parameter receives, with
+    /// the fix that adds a parameter for it.
+    fn lacks(&self, code: &'static str, message: String, a: &Argument, help: String) -> Diagnostic {
+        Diagnostic::error(code, self.env.file, message)
+            .primary(self.f.name.span, format!("lacks `{a}`"))
+            .secondary(self.b.span, "bound here")
+            .help(help)
+            .fix(
+                format!("Add the parameter `{}`", suggested_parameter(a)),
+                add_parameter(self.env, self.f, self.schema, a),
+            )
+    }
+
+    /// Parameter `k`, an attribute, receives the tensor argument `a`.
+    fn tensor_as_attribute(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        let Kind::Attr(kind, _) = p.kind else { return None };
+        if !a.ty.is_tensor_like() {
+            return None;
+        }
+        Some(
+            Diagnostic::error(codes::TENSOR_AS_ATTRIBUTE, self.env.file, format!("`{}` is `{}` in `{q}`, but the translation takes it as a `{}` attribute", a.name, a.ty, kind.python_name()))
+                .primary(p.span, "an attribute parameter")
+                .secondary(self.b.span, "bound here")
+                .help("tensors reach the translation as inputs: annotate the parameter with a tensor type such as `FLOAT` or a TypeVar"),
+        )
+    }
+
+    /// Parameter `k`, an attribute, is of a type that cannot hold every value of argument `a`.
+    fn attribute_cannot_hold(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        let Kind::Attr(kind, _) = p.kind else { return None };
+        if attribute_holds(kind, &a.ty) {
+            return None;
+        }
+        Some(
+            Diagnostic::error(
+                codes::ATTRIBUTE_CANNOT_HOLD,
+                self.env.file,
+                format!(
+                    "{} `{}` attribute cannot hold `{q}`'s `{} {}`",
+                    if kind.python_name().starts_with('i') { "an" } else { "a" },
+                    kind.python_name(),
+                    a.ty,
+                    a.name
+                ),
+            )
+            .primary(p.span, format!("declared `{}`", kind.python_name()))
+            .secondary(self.b.span, "bound here")
+            .help(format!("declare it as `{}`", suggested_parameter(a).split(" = ").next().unwrap_or(&a.name))),
+        )
+    }
+
+    /// Parameter `k` is required, but argument `a` may be None.
+    fn optional_required(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        // `Tensor?`, and `int[1]?` or `Scalar?` as an input or an attribute: None omits it.
+        let required = matches!(p.kind, Kind::Input { optional: false } | Kind::Attr(_, false));
+        if !required || !a.ty.is_optional() || p.has_default {
+            return None;
+        }
+        let (code, what, ty, test) = match p.kind {
+            Kind::Attr(kind, _) => {
+                let suggested = suggested_parameter(a);
+                let ty = suggested.split(": ").nth(1).map(|t| t.split(" = ").next().unwrap_or(t).to_string());
+                let test = format!(", and test `if {} is None:`", p.name);
+                let ty = ty.unwrap_or(format!("Optional[{}]", kind.python_name()));
+                (codes::OPTIONAL_ATTRIBUTE_REQUIRED, "attribute", ty, test)
+            }
+            _ => {
+                let ty = format!("Optional[{}]", p.input_type.as_deref().unwrap_or("FLOAT"));
+                (codes::OPTIONAL_TENSOR_REQUIRED, "input", ty, String::new())
+            }
+        };
+        Some(
+            Diagnostic::error(
+                code,
+                self.env.file,
+                format!("`{}` is `{}` in `{q}` and may be None, but the translation requires it", a.name, a.ty),
+            )
+            .primary(p.span, format!("a required {what}"))
+            .secondary(self.b.span, "bound here")
+            .help(format!(
+                "make it optional, keeping the schema's default: `{}: {ty}{}`{test}",
+                p.name,
+                if a.default.is_some() { " = None" } else { "" },
+            )),
+        )
+    }
+
+    /// Argument `a` has a default, but parameter `k` has none: the exporter omits trailing
+    /// defaults, and the translation would miss a value.
+    fn default_required(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        let text = a.default.as_ref()?;
         // An optional parameter's default is None whatever the source says: the Python package
         // passes None for an omitted optional argument.
         let none_default = matches!(p.kind, Kind::Input { optional: true } | Kind::Attr(_, true))
             && a.default.as_deref().and_then(DefaultValue::parse) == Some(DefaultValue::None);
-        match (&a.default, p.has_default) {
-            _ if none_default && !p.has_default => {}
-            (Some(text), false) => {
-                let later_required: Vec<&str> =
-                    params[i + 1..].iter().filter(|q| !q.has_default).map(|q| q.name).collect();
-                diags.push(
-                    Diagnostic::warning(
-                        codes::ATEN_DEFAULT_REQUIRED,
-                        file,
-                        format!("`{q}` gives `{}` the default `{text}`, but the translation requires a value", a.name),
-                    )
-                    .primary(p.span, "no default")
-                    .secondary(b.span, "bound here")
-                    .help(if later_required.is_empty() {
-                        format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))
-                    } else {
-                        format!(
-                            "the exporter omits trailing defaults: declare `{}`, and give {} the schema's default{} too",
-                            suggested_parameter(a),
-                            later_required.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
-                            if later_required.len() == 1 { "" } else { "s" }
-                        )
-                    }),
-                );
-            }
-            (Some(text), true) => {
-                let same = match (DefaultValue::parse(text), &p.default) {
-                    (Some(aten), Some(py)) => same_default(&aten, py),
-                    // A default that is not a plain constant cannot be compared.
-                    _ => true,
-                };
-                if !same {
-                    diags.push(
-                        Diagnostic::warning(codes::DEFAULT_MISMATCH, file, format!("the default of `{}` differs from `{q}`'s `{text}`", a.name))
-                            .primary(p.default_span.unwrap_or(p.span), "differs from the schema")
-                            .secondary(b.span, "bound here")
-                            .help(match DefaultValue::parse(text) {
-                                Some(DefaultValue::None) => format!(
-                                    "the exporter passes None when the program gives no value, and this default would stand for it: write `{}: Optional[{}] = None` and test `if {} is None:`",
-                                    p.name,
-                                    match p.kind { Kind::Attr(k, _) => k.python_name(), _ => "FLOAT" },
-                                    p.name
-                                ),
-                                _ => format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text)),
-                            }),
-                    );
-                }
-            }
-            _ => {}
+        if p.has_default || none_default {
+            return None;
         }
-    }
-
-    for (i, p) in params.iter().enumerate() {
-        if !used[i] && !p.has_default && p.kind != Kind::Unknown {
-            diags.push(
-                Diagnostic::error(
-                    codes::EXTRA_PARAMETER,
-                    file,
-                    format!("parameter `{}` matches no argument of `{q}`", p.name),
+        let later_required: Vec<&str> =
+            self.params[k + 1..].iter().filter(|q| !q.has_default).map(|q| q.name).collect();
+        Some(
+            Diagnostic::warning(
+                codes::ATEN_DEFAULT_REQUIRED,
+                self.env.file,
+                format!("`{q}` gives `{}` the default `{text}`, but the translation requires a value", a.name),
+            )
+            .primary(p.span, "no default")
+            .secondary(self.b.span, "bound here")
+            .help(if later_required.is_empty() {
+                format!("the exporter omits trailing defaults: declare `{}`", suggested_parameter(a))
+            } else {
+                format!(
+                    "the exporter omits trailing defaults: declare `{}`, and give {} the schema's default{} too",
+                    suggested_parameter(a),
+                    later_required.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                    if later_required.len() == 1 { "" } else { "s" }
                 )
-                .primary(p.span, "the exporter never passes this")
-                .secondary(b.span, "bound here")
-                .help(format!("give it a default, or remove it; `{q}` takes {}", argument_list(schema))),
-            );
-        }
+            }),
+        )
     }
 
-    if let Some((n, span)) = outputs {
-        let want = schema.returns.len();
-        if n != want && want > 0 {
-            diags.push(
-                Diagnostic::error(
-                    codes::ATEN_OUTPUT_COUNT,
-                    file,
-                    format!(
-                        "`{q}` returns {want} value{}, but the translation returns {n}",
-                        if want == 1 { "" } else { "s" }
+    /// Parameter `k`'s default differs from argument `a`'s: the exporter omits an argument equal
+    /// to the schema's default, and the translation's is used instead.
+    fn default_differs(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        let text = a.default.as_ref()?;
+        if !p.has_default {
+            return None;
+        }
+        let same = match (DefaultValue::parse(text), &p.default) {
+            (Some(aten), Some(py)) => same_default(&aten, py),
+            // A default that is not a plain constant cannot be compared.
+            _ => true,
+        };
+        if same {
+            return None;
+        }
+        Some(
+            Diagnostic::warning(codes::DEFAULT_MISMATCH, self.env.file, format!("the default of `{}` differs from `{q}`'s `{text}`", a.name))
+                .primary(p.default_span.unwrap_or(p.span), "differs from the schema")
+                .secondary(self.b.span, "bound here")
+                .help(match DefaultValue::parse(text) {
+                    Some(DefaultValue::None) => format!(
+                        "the exporter passes None when the program gives no value, and this default would stand for it: write `{}: Optional[{}] = None` and test `if {} is None:`",
+                        p.name,
+                        match p.kind { Kind::Attr(k, _) => k.python_name(), _ => "FLOAT" },
+                        p.name
                     ),
-                )
-                .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
-                .secondary(b.span, "bound here")
-                .help(format!("the schema returns `{}`", returns_text(schema))),
-            );
+                    _ => format!("the exporter omits arguments equal to the default, so this default is used instead: write `{}`", python_default(text)),
+                }),
+        )
+    }
+
+    /// Parameter `k` receives no argument and has no default: the exporter never passes it.
+    fn extra_parameter(&self, k: usize) -> Option<Diagnostic> {
+        let (q, p) = (&self.b.qualname, &self.params[k]);
+        if p.has_default || p.kind == Kind::Unknown {
+            return None;
         }
+        Some(
+            Diagnostic::error(
+                codes::EXTRA_PARAMETER,
+                self.env.file,
+                format!("parameter `{}` matches no argument of `{q}`", p.name),
+            )
+            .primary(p.span, "the exporter never passes this")
+            .secondary(self.b.span, "bound here")
+            .help(format!("give it a default, or remove it; `{q}` takes {}", argument_list(self.schema))),
+        )
+    }
+
+    /// The translation returns `n` outputs (counted at `span`), the schema another number.
+    fn output_count(&self, n: usize, span: Span) -> Option<Diagnostic> {
+        let q = &self.b.qualname;
+        let want = self.schema.returns.len();
+        if n == want || want == 0 {
+            return None;
+        }
+        Some(
+            Diagnostic::error(
+                codes::ATEN_OUTPUT_COUNT,
+                self.env.file,
+                format!(
+                    "`{q}` returns {want} value{}, but the translation returns {n}",
+                    if want == 1 { "" } else { "s" }
+                ),
+            )
+            .primary(span, format!("{n} output{}", if n == 1 { "" } else { "s" }))
+            .secondary(self.b.span, "bound here")
+            .help(format!("the schema returns `{}`", returns_text(self.schema))),
+        )
     }
 }
 
