@@ -7,84 +7,151 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// Lowers `opset.Op(...)` (or a call to another function of the module) into one node
     /// whose outputs are `outputs`.
     pub(super) fn lower_call(&mut self, func: &Expr, args: &[Arg], span: Span, outputs: Vec<String>) -> R<()> {
+        self.reject_unpacked_arguments(args)?;
+        if let Some(idx) = self.module_function(func)? {
+            return self.lower_function_call(idx, "", args, span, outputs);
+        }
+        let (opset, op_name, op_span) = match self.callee(func)? {
+            Callee::Op { opset, name, span: name_span } => (opset, name, name_span),
+            Callee::Function { idx, name } => return self.lower_function_call(idx, name, args, span, outputs),
+        };
+        if opset.domain.is_empty() && self.default_opset.is_none() {
+            self.default_opset = Some(opset.clone());
+        }
+        let schema = self.op_schema(&opset, op_name, op_span)?;
+        if let Some(s) = schema {
+            self.report_op_status(s, &opset, op_name, op_span);
+        }
+
+        // Split arguments into inputs and attributes, as onnxscript does with a schema.
+        let OpArguments { inputs: input_exprs, attributes: attr_exprs } =
+            bind_op_arguments(self.file(), op_name, schema, args, span).map_err(|d| self.push(*d))?;
+        if let Some(s) = schema {
+            self.check_output_count(s, op_name, outputs.len(), span)?;
+            if opset.domain.is_empty() && op_name == "Split" {
+                self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
+            }
+        }
+        let (inputs, attrs) = self.lower_op_arguments(op_name, &input_exprs, attr_exprs)?;
+        let mut inputs = self.autocast(schema, inputs, span)?;
+        let mut checked = None;
+        if let Some(schema) = schema {
+            let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
+            checked = Some(self.check_input_types(schema, &inputs, &spans, outputs.len())?);
+            self.check_attributes_present(schema, &attrs, args, span)?;
+        }
+        // Trailing omitted inputs are dropped, as ONNX allows.
+        while inputs.last().is_some_and(|i| i.is_none()) {
+            inputs.pop();
+        }
+        // Omitted inputs type nothing: what the check found holds without them.
+        self.checked_outputs = checked;
+        // The schema's name is the op's (it was found by it), and lives as long as the program.
+        let op_type: Cow<'static, str> = match schema {
+            Some(s) => Cow::Borrowed(s.name.as_str()),
+            None => Cow::Owned(op_name.to_string()),
+        };
+        self.emit(&opset, op_type, inputs, outputs, attrs, span)
+    }
+
+    /// `f(*args)` and `f(**kwargs)`: each input and attribute must be passed on its own.
+    fn reject_unpacked_arguments(&mut self, args: &[Arg]) -> R<()> {
         for a in args {
             if a.kind != ArgKind::Plain {
                 let what = if a.kind == ArgKind::Star { "`*args` in calls is" } else { "`**kwargs` in calls is" };
                 return Err(self.unsupported(a.span, what, "pass each input and attribute explicitly"));
             }
         }
-        if let Some(idx) = self.module_function(func)? {
-            return self.lower_function_call(idx, "", args, span, outputs);
-        }
-        let (opset, op_name, op_span) = match &func.kind {
-            ExprKind::Attribute { value, attr } => match value.as_ref() {
-                Expr { kind: ExprKind::Name(n), .. } if self.lookup(n).is_none() => match self.names.get(n) {
-                    Some(Global::Opset(o)) => (o.clone(), attr.name.as_str(), attr.span),
-                    Some(Global::Poison(r)) => return Err(*r),
-                    Some(Global::Lib(_)) => {
-                        // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
-                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}.{}` is a Python function, not an op", attr.name))
-                            .primary(func.span, "called where a tensor is computed")
-                            .help(format!("compute the value in a module constant (`C = {n}.{}(...)`) and use `C`, as onnxscript requires", attr.name));
-                        return Err(self.push(d));
-                    }
-                    Some(_) => {
-                        let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
-                            .primary(value.span, "expected an opset such as `op`")
-                            .help("call ops through an opset: `from onnxscript import opset18 as op`, then `op.Add(x, y)`");
-                        return Err(self.push(d));
-                    }
-                    None => return Err(self.undefined(n, value.span)),
-                },
-                _ => {
-                    let d = Diagnostic::error(
-                        codes::UNKNOWN_CALLEE,
-                        self.file(),
-                        "ops must be called through an opset name",
-                    )
-                    .primary(func.span, "not of the form `opset.Op`")
-                    .help("import the opset under a name: `from onnxscript import opset18 as op`");
-                    return Err(self.push(d));
-                }
-            },
-            ExprKind::Name(n) => match (self.lookup(n), self.names.get(n)) {
-                (None, Some(Global::Function(idx))) => {
-                    let idx = *idx;
-                    return self.lower_function_call(idx, n, args, span, outputs);
-                }
-                // A bare op name is an op of the default opset, as onnxscript resolves it.
-                (None, None) => match self.default_opset.clone() {
-                    Some(o) => (o, n.as_str(), func.span),
-                    None => return Err(self.undefined(n, func.span)),
-                },
-                // An import that failed (already reported).
-                (None, Some(Global::Poison(r))) => return Err(*r),
-                (Some(Binding::Graph(_)), _) => {
-                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
-                        .primary(func.span, "a `@graph()` function")
-                        .help(format!("pass it as a graph attribute of an op, e.g. `op.Scan(..., body={n})`; to reuse code, call a module-level function"));
-                    return Err(self.push(d));
-                }
-                (Some(Binding::Poison(r)), _) => return Err(*r),
-                _ => {
-                    let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
-                        .primary(func.span, "not an op or a function")
-                        .help("call ONNX ops through an opset, e.g. `op.Add(x, y)`");
-                    return Err(self.push(d));
-                }
-            },
+        Ok(())
+    }
+
+    /// What the callee `func` of a call names: an op of an opset, or a function of the
+    /// compilation; anything else is reported.
+    fn callee<'e>(&mut self, func: &'e Expr) -> R<Callee<'e>> {
+        match &func.kind {
+            ExprKind::Attribute { value, attr } => self.opset_callee(func, value, attr),
+            ExprKind::Name(n) => self.named_callee(func, n),
             _ => {
                 let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "this cannot be called")
                     .primary(func.span, "not an op or a function");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    /// `value.attr` as a callee (`func`): `op.Add`, where `value` is a global naming an opset.
+    fn opset_callee<'e>(&mut self, func: &Expr, value: &Expr, attr: &'e Ident) -> R<Callee<'e>> {
+        let n = match &value.kind {
+            ExprKind::Name(n) if self.lookup(n).is_none() => n,
+            _ => {
+                let d =
+                    Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), "ops must be called through an opset name")
+                        .primary(func.span, "not of the form `opset.Op`")
+                        .help("import the opset under a name: `from onnxscript import opset18 as op`");
                 return Err(self.push(d));
             }
         };
-        if opset.domain.is_empty() && self.default_opset.is_none() {
-            self.default_opset = Some(opset.clone());
+        match self.names.get(n) {
+            Some(Global::Opset(o)) => Ok(Callee::Op { opset: o.clone(), name: attr.name.as_str(), span: attr.span }),
+            Some(Global::Poison(r)) => Err(*r),
+            Some(Global::Lib(_)) => {
+                // `math.sqrt(2)` as an operand: Python, which runs only at compile time.
+                let d = Diagnostic::error(
+                    codes::UNKNOWN_CALLEE,
+                    self.file(),
+                    format!("`{n}.{}` is a Python function, not an op", attr.name),
+                )
+                .primary(func.span, "called where a tensor is computed")
+                .help(format!(
+                    "compute the value in a module constant (`C = {n}.{}(...)`) and use `C`, as onnxscript requires",
+                    attr.name
+                ));
+                Err(self.push(d))
+            }
+            Some(_) => {
+                let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not an opset"))
+                    .primary(value.span, "expected an opset such as `op`")
+                    .help("call ops through an opset: `from onnxscript import opset18 as op`, then `op.Add(x, y)`");
+                Err(self.push(d))
+            }
+            None => Err(self.undefined(n, value.span)),
         }
+    }
+
+    /// A bare name `n` as a callee (`func`): a function of the module, or an op of the default
+    /// opset.
+    fn named_callee<'e>(&mut self, func: &Expr, n: &'e str) -> R<Callee<'e>> {
+        match (self.lookup(n), self.names.get(n)) {
+            (None, Some(Global::Function(idx))) => Ok(Callee::Function { idx: *idx, name: n }),
+            // A bare op name is an op of the default opset, as onnxscript resolves it.
+            (None, None) => match self.default_opset.clone() {
+                Some(o) => Ok(Callee::Op { opset: o, name: n, span: func.span }),
+                None => Err(self.undefined(n, func.span)),
+            },
+            // An import that failed (already reported).
+            (None, Some(Global::Poison(r))) => Err(*r),
+            (Some(Binding::Graph(_)), _) => {
+                let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("the nested function `{n}` cannot be called"))
+                    .primary(func.span, "a `@graph()` function")
+                    .help(format!("pass it as a graph attribute of an op, e.g. `op.Scan(..., body={n})`; to reuse code, call a module-level function"));
+                Err(self.push(d))
+            }
+            (Some(Binding::Poison(r)), _) => Err(*r),
+            _ => {
+                let d = Diagnostic::error(codes::UNKNOWN_CALLEE, self.file(), format!("`{n}` is not callable"))
+                    .primary(func.span, "not an op or a function")
+                    .help("call ONNX ops through an opset, e.g. `op.Add(x, y)`");
+                Err(self.push(d))
+            }
+        }
+    }
+
+    /// The schema of `op_name` (named at `op_span`) in `opset`; `None` for an op of a domain
+    /// whose schemas are not known. An op the opset does not have (yet) is reported.
+    fn op_schema(&mut self, opset: &Opset, op_name: &str, op_span: Span) -> R<Option<&'static OpSchema>> {
         let registry = schema::registry();
-        let schema = match registry.resolve(&opset.domain, op_name, opset.version) {
-            Resolution::Found(s) => Some(s),
+        match registry.resolve(&opset.domain, op_name, opset.version) {
+            Resolution::Found(s) => Ok(Some(s)),
             Resolution::NotYet { first_version } => {
                 let d = Diagnostic::error(
                     codes::OP_NOT_IN_OPSET,
@@ -97,7 +164,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 } else {
                     format!("import `opset{first_version}` or later to use `{op_name}`")
                 });
-                return Err(self.push(d));
+                Err(self.push(d))
             }
             Resolution::Unknown if registry.known_domain(&opset.domain) => {
                 let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
@@ -109,63 +176,72 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         .help(format!("did you mean `{s}`?"))
                         .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
                 }
-                return Err(self.push(d));
+                Err(self.push(d))
             }
-            Resolution::Unknown => None,
-        };
-        if let Some(s) = schema {
-            if s.runtime_only {
-                self.diags.push(
-                    Diagnostic::warning(
-                        codes::RUNTIME_ONLY_OP,
-                        self.file(),
-                        format!("`{op_name}` is an ONNX Runtime operator, not an ONNX one"),
-                    )
-                    .primary(op_span, "defined by ONNX Runtime in the ONNX domain")
-                    .help("ONNX Runtime runs it, but onnx.checker and other runtimes do not know it"),
-                );
-            }
-            if s.deprecated {
-                // onnx.checker refuses a model that uses it: an error, not a warning.
-                self.diags.push(
-                    Diagnostic::error(
-                        codes::DEPRECATED_OP,
-                        self.file(),
-                        format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
-                    )
-                    .primary(op_span, "deprecated operator")
-                    .help(format!(
-                        "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
-                    )),
-                );
-            }
+            Resolution::Unknown => Ok(None),
         }
+    }
 
-        // Split arguments into inputs and attributes, as onnxscript does with a schema.
-        let OpArguments { inputs: input_exprs, attributes: attr_exprs } =
-            bind_op_arguments(self.file(), op_name, schema, args, span).map_err(|d| self.push(*d))?;
-        if let Some(s) = schema {
-            if outputs.len() > s.max_output as usize {
-                let d = Diagnostic::error(
-                    codes::OUTPUT_COUNT,
+    /// Warns of an op that ONNX Runtime alone defines, and reports one deprecated in `opset`;
+    /// the call is lowered either way.
+    fn report_op_status(&mut self, s: &OpSchema, opset: &Opset, op_name: &str, op_span: Span) {
+        if s.runtime_only {
+            self.diags.push(
+                Diagnostic::warning(
+                    codes::RUNTIME_ONLY_OP,
                     self.file(),
-                    format!(
-                        "`{op_name}` has at most {} output{}, but {} are unpacked",
-                        s.max_output,
-                        if s.max_output == 1 { "" } else { "s" },
-                        outputs.len()
-                    ),
+                    format!("`{op_name}` is an ONNX Runtime operator, not an ONNX one"),
                 )
-                .primary(span, "too many names on the left");
-                return Err(self.push(d));
-            }
-            if opset.domain.is_empty() && op_name == "Split" {
-                self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
-            }
+                .primary(op_span, "defined by ONNX Runtime in the ONNX domain")
+                .help("ONNX Runtime runs it, but onnx.checker and other runtimes do not know it"),
+            );
         }
+        if s.deprecated {
+            // onnx.checker refuses a model that uses it: an error, not a warning.
+            self.diags.push(
+                Diagnostic::error(
+                    codes::DEPRECATED_OP,
+                    self.file(),
+                    format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
+                )
+                .primary(op_span, "deprecated operator")
+                .help(format!(
+                    "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
+                )),
+            );
+        }
+    }
+
+    /// A call that unpacks more names (`unpacked`) than op `s` has outputs.
+    fn check_output_count(&mut self, s: &OpSchema, op_name: &str, unpacked: usize, span: Span) -> R<()> {
+        if unpacked <= s.max_output as usize {
+            return Ok(());
+        }
+        let d = Diagnostic::error(
+            codes::OUTPUT_COUNT,
+            self.file(),
+            format!(
+                "`{op_name}` has at most {} output{}, but {} are unpacked",
+                s.max_output,
+                if s.max_output == 1 { "" } else { "s" },
+                unpacked
+            ),
+        )
+        .primary(span, "too many names on the left");
+        Err(self.push(d))
+    }
+
+    /// Lowers an op call's bound arguments: its inputs (`None` where omitted), then its
+    /// attributes (an attribute whose value is None is left out).
+    fn lower_op_arguments(
+        &mut self,
+        op_name: &str,
+        input_exprs: &[Option<&Expr>],
+        attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)>,
+    ) -> R<(Vec<Option<String>>, Vec<Attr>)> {
         // Inputs are translated before attributes, in argument order, as onnxscript does.
         let mut inputs = Vec::with_capacity(input_exprs.len());
-        for e in &input_exprs {
+        for e in input_exprs {
             inputs.push(match e {
                 Some(e) => self.lower_opt_expr(e)?,
                 None => None,
@@ -177,30 +253,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 attrs.push(a);
             }
         }
-        let inputs = self.autocast(schema, inputs, span)?;
-        let mut checked = None;
-        if let Some(schema) = schema {
-            let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
-            checked = Some(self.check_input_types(schema, &inputs, &spans, outputs.len())?);
-            for a in &attrs {
-                let at =
-                    args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
-                self.check_required_attribute(schema, a, at)?;
-            }
+        Ok((inputs, attrs))
+    }
+
+    /// E0602 for each attribute of the call (`attrs`) that refers to an attribute parameter that
+    /// may be None where `schema` requires it: at the keyword argument that gives it, else at the
+    /// call (`span`).
+    fn check_attributes_present(&mut self, schema: &OpSchema, attrs: &[Attr], args: &[Arg], span: Span) -> R<()> {
+        for a in attrs {
+            let at =
+                args.iter().find(|x| x.keyword.as_ref().is_some_and(|k| k.name == a.name)).map_or(span, |x| x.span);
+            self.check_required_attribute(schema, a, at)?;
         }
-        // Trailing omitted inputs are dropped, as ONNX allows.
-        let mut inputs = inputs;
-        while inputs.last().is_some_and(|i| i.is_none()) {
-            inputs.pop();
-        }
-        // Omitted inputs type nothing: what the check found holds without them.
-        self.checked_outputs = checked;
-        // The schema's name is the op's (it was found by it), and lives as long as the program.
-        let op_type: Cow<'static, str> = match schema {
-            Some(s) => Cow::Borrowed(s.name.as_str()),
-            None => Cow::Owned(op_name.to_string()),
-        };
-        self.emit(&opset, op_type, inputs, outputs, attrs, span)
+        Ok(())
     }
 
     /// `Split` makes as many outputs as `num_outputs` says, or as its constant `split` input (an
@@ -522,6 +587,14 @@ pub(super) struct OpArguments<'e> {
     pub(super) attributes: Vec<(Ident, &'e Expr, Option<AttrType>)>,
 }
 
+/// What the callee of a call names.
+enum Callee<'e> {
+    /// Op `name` (named at `span`) of `opset`.
+    Op { opset: Opset, name: &'e str, span: Span },
+    /// The function of the compilation of id `idx`, called by `name`.
+    Function { idx: usize, name: &'e str },
+}
+
 /// Binds the arguments of a call to `op_name` (of `schema`, when known) as onnxscript does:
 /// positional arguments fill the inputs, then (past a non-variadic last input) the attributes in
 /// schema order; keyword arguments name an input or an attribute. Checks the counts, the required
@@ -536,153 +609,213 @@ pub(super) fn bind_op_arguments<'e>(
 ) -> Result<OpArguments<'e>, Box<Diagnostic>> {
     // Room for the arguments: growing the lists was a tenth of binding a call. Most calls pass
     // inputs alone, by position, and then the attributes' list stays unallocated.
-    let mut input_exprs: Vec<Option<&Expr>> = Vec::with_capacity(args.len());
     let keywords = args.iter().filter(|a| a.keyword.is_some()).count();
-    let mut attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)> = Vec::with_capacity(keywords);
+    let mut bound = OpArguments { inputs: Vec::with_capacity(args.len()), attributes: Vec::with_capacity(keywords) };
     if let Some(d) = argument_order_error(file, args) {
         return Err(Box::new(d));
     }
+    let call = OpCall { file, op_name, span };
+    bind_positional(&call, schema, args, &mut bound)?;
+    for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
+        match schema {
+            Some(s) => bind_keyword(&call, s, a, k, &mut bound)?,
+            None => bound.attributes.push((k.clone(), &a.value, None)),
+        }
+    }
+    if let Some(s) = schema {
+        check_input_count(&call, s, args, &bound)?;
+        check_variadic_count(&call, s, &bound)?;
+        check_required_inputs(&call, s, &bound)?;
+        check_required_attributes(&call, s, &bound)?;
+    }
+    Ok(bound)
+}
+
+/// The op call whose arguments [`bind_op_arguments`] binds, as its errors name it: the file, the
+/// op's name and the call's span.
+struct OpCall<'c> {
+    file: usize,
+    op_name: &'c str,
+    span: Span,
+}
+
+/// Binds the positional arguments to the inputs, in order; with a `schema`, those past a
+/// non-variadic last input to the attributes, in schema order, and more than both is an error.
+fn bind_positional<'e>(
+    call: &OpCall,
+    schema: Option<&OpSchema>,
+    args: &'e [Arg],
+    bound: &mut OpArguments<'e>,
+) -> Result<(), Box<Diagnostic>> {
     let positional: Vec<&Arg> = args.iter().filter(|a| a.keyword.is_none()).collect();
     let input_slots = match schema {
         Some(s) if s.inputs.last().is_some_and(|l| l.option != FormalOption::Variadic) => s.inputs.len(),
         _ => usize::MAX,
     };
     for a in positional.iter().take(input_slots) {
-        input_exprs.push(Some(&a.value));
+        bound.inputs.push(Some(&a.value));
     }
-    if let Some(s) = schema {
-        // onnxscript binds extra positional arguments to the attributes, in schema order.
-        for (a, attr) in positional.iter().skip(input_slots).zip(&s.attributes) {
-            attr_exprs.push((Ident { name: attr.name.clone(), span: a.span }, &a.value, Some(attr.ty)));
+    let Some(s) = schema else { return Ok(()) };
+    // onnxscript binds extra positional arguments to the attributes, in schema order.
+    for (a, attr) in positional.iter().skip(input_slots).zip(&s.attributes) {
+        bound.attributes.push((Ident { name: attr.name.clone(), span: a.span }, &a.value, Some(attr.ty)));
+    }
+    if positional.len() <= input_slots.saturating_add(s.attributes.len()) {
+        return Ok(());
+    }
+    let extra = positional[input_slots + s.attributes.len()];
+    let d = Diagnostic::error(
+        codes::BAD_ARGUMENT,
+        call.file,
+        format!(
+            "`{}` takes {} inputs and {} attributes, but {} positional arguments were given",
+            call.op_name,
+            s.inputs.len(),
+            s.attributes.len(),
+            positional.len()
+        ),
+    )
+    .primary(extra.span, "unexpected argument")
+    .help("pass attributes by keyword");
+    Err(Box::new(d))
+}
+
+/// Binds keyword argument `a` (named `k`) to the input or the attribute of `s` of that name; an
+/// input given twice, or a name that is neither, is an error.
+fn bind_keyword<'e>(
+    call: &OpCall,
+    s: &OpSchema,
+    a: &'e Arg,
+    k: &Ident,
+    bound: &mut OpArguments<'e>,
+) -> Result<(), Box<Diagnostic>> {
+    if let Some(pos) = s.inputs.iter().position(|f| f.name == k.name) {
+        let inputs = &mut bound.inputs;
+        if inputs.len() <= pos {
+            inputs.resize(pos + 1, None);
         }
-        if positional.len() > input_slots.saturating_add(s.attributes.len()) {
-            let extra = positional[input_slots + s.attributes.len()];
-            let d = Diagnostic::error(
-                codes::BAD_ARGUMENT,
-                file,
-                format!(
-                    "`{op_name}` takes {} inputs and {} attributes, but {} positional arguments were given",
-                    s.inputs.len(),
-                    s.attributes.len(),
-                    positional.len()
-                ),
-            )
-            .primary(extra.span, "unexpected argument")
-            .help("pass attributes by keyword");
+        if inputs[pos].is_some() {
+            let d = Diagnostic::error(codes::BAD_ARGUMENT, call.file, format!("input `{}` is given twice", k.name))
+                .primary(a.span, "given again by name");
             return Err(Box::new(d));
         }
+        inputs[pos] = Some(&a.value);
+    } else if let Some(attr) = s.attribute(&k.name) {
+        bound.attributes.push((k.clone(), &a.value, Some(attr.ty)));
+    } else {
+        return Err(unknown_attribute(call, s, k));
     }
-    for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
-        match schema {
-            Some(s) => {
-                if let Some(pos) = s.inputs.iter().position(|f| f.name == k.name) {
-                    if input_exprs.len() <= pos {
-                        input_exprs.resize(pos + 1, None);
-                    }
-                    if input_exprs[pos].is_some() {
-                        let d =
-                            Diagnostic::error(codes::BAD_ARGUMENT, file, format!("input `{}` is given twice", k.name))
-                                .primary(a.span, "given again by name");
-                        return Err(Box::new(d));
-                    }
-                    input_exprs[pos] = Some(&a.value);
-                } else if let Some(attr) = s.attribute(&k.name) {
-                    attr_exprs.push((k.clone(), &a.value, Some(attr.ty)));
-                } else {
-                    let names =
-                        s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
-                    let mut d = Diagnostic::error(
-                        codes::UNKNOWN_ATTRIBUTE,
-                        file,
-                        format!("`{op_name}` has no attribute `{}`", k.name),
-                    )
-                    .primary(k.span, "unknown attribute");
-                    if let Some(sug) = did_you_mean(&k.name, names) {
-                        d = d
-                            .help(format!("did you mean `{sug}`?"))
-                            .fix(format!("Replace with `{sug}`"), vec![Edit::replace(k.span, &sug)]);
-                    } else if s.attributes.is_empty() {
-                        d = d.help(format!("`{op_name}` takes no attributes"));
-                    } else {
-                        let all: Vec<String> = s.attributes.iter().map(|a| format!("`{}`", a.name)).collect();
-                        d = d.help(format!("its attributes are {}", all.join(", ")));
-                    }
-                    return Err(Box::new(d));
-                }
-            }
-            None => attr_exprs.push((k.clone(), &a.value, None)),
-        }
+    Ok(())
+}
+
+/// A keyword `k` that names neither an input nor an attribute of `s`, with the name it may be a
+/// misspelling of, or the attributes there are.
+fn unknown_attribute(call: &OpCall, s: &OpSchema, k: &Ident) -> Box<Diagnostic> {
+    let op_name = call.op_name;
+    let names = s.attributes.iter().map(|a| a.name.as_str()).chain(s.inputs.iter().map(|i| i.name.as_str()));
+    let mut d =
+        Diagnostic::error(codes::UNKNOWN_ATTRIBUTE, call.file, format!("`{op_name}` has no attribute `{}`", k.name))
+            .primary(k.span, "unknown attribute");
+    if let Some(sug) = did_you_mean(&k.name, names) {
+        d = d
+            .help(format!("did you mean `{sug}`?"))
+            .fix(format!("Replace with `{sug}`"), vec![Edit::replace(k.span, &sug)]);
+    } else if s.attributes.is_empty() {
+        d = d.help(format!("`{op_name}` takes no attributes"));
+    } else {
+        let all: Vec<String> = s.attributes.iter().map(|a| format!("`{}`", a.name)).collect();
+        d = d.help(format!("its attributes are {}", all.join(", ")));
     }
-    if let Some(s) = schema {
-        let max = s.max_input as usize;
-        if input_exprs.len() > max {
-            let extra = args.iter().filter(|a| a.keyword.is_none()).nth(max).map(|a| a.span).unwrap_or(span);
-            let d = Diagnostic::error(
-                codes::BAD_ARGUMENT,
-                file,
-                format!(
-                    "`{op_name}` takes at most {max} input{}, but {} were given",
-                    if max == 1 { "" } else { "s" },
-                    input_exprs.len()
-                ),
-            )
-            .primary(extra, "unexpected input");
-            return Err(Box::new(d));
-        }
-        let given = input_exprs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
-        if let Some(last) = s.inputs.last().filter(|l| l.option == FormalOption::Variadic) {
-            let before = s.inputs.len() - 1;
-            let variadic_given = input_exprs.len().saturating_sub(before);
-            if variadic_given < last.min_arity as usize {
+    Box::new(d)
+}
+
+/// More inputs than `s` takes: the error points at the first positional argument too many.
+fn check_input_count(call: &OpCall, s: &OpSchema, args: &[Arg], bound: &OpArguments) -> Result<(), Box<Diagnostic>> {
+    let max = s.max_input as usize;
+    if bound.inputs.len() <= max {
+        return Ok(());
+    }
+    let extra = args.iter().filter(|a| a.keyword.is_none()).nth(max).map(|a| a.span).unwrap_or(call.span);
+    let d = Diagnostic::error(
+        codes::BAD_ARGUMENT,
+        call.file,
+        format!(
+            "`{}` takes at most {max} input{}, but {} were given",
+            call.op_name,
+            if max == 1 { "" } else { "s" },
+            bound.inputs.len()
+        ),
+    )
+    .primary(extra, "unexpected input");
+    Err(Box::new(d))
+}
+
+/// Fewer tensors for the variadic last input of `s` than it needs.
+fn check_variadic_count(call: &OpCall, s: &OpSchema, bound: &OpArguments) -> Result<(), Box<Diagnostic>> {
+    let Some(last) = s.inputs.last().filter(|l| l.option == FormalOption::Variadic) else { return Ok(()) };
+    let before = s.inputs.len() - 1;
+    let variadic_given = bound.inputs.len().saturating_sub(before);
+    if variadic_given >= last.min_arity as usize {
+        return Ok(());
+    }
+    let d = Diagnostic::error(
+        codes::BAD_ARGUMENT,
+        call.file,
+        format!(
+            "`{}` needs at least {} `{}` input{}, but {variadic_given} were given",
+            call.op_name,
+            last.min_arity,
+            last.name,
+            if last.min_arity == 1 { "" } else { "s" }
+        ),
+    )
+    .primary(call.span, "too few inputs")
+    .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
+    Err(Box::new(d))
+}
+
+/// A required input of `s` that is not given (or given as None): the first one.
+fn check_required_inputs(call: &OpCall, s: &OpSchema, bound: &OpArguments) -> Result<(), Box<Diagnostic>> {
+    let op_name = call.op_name;
+    let given = bound.inputs.iter().filter(|e| e.is_some_and(|e| !matches!(e.kind, ExprKind::None))).count();
+    let required: Vec<&str> =
+        s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
+    for (i, f) in s.inputs.iter().enumerate() {
+        if f.option == FormalOption::Single {
+            let present = bound.inputs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
+            if !present {
                 let d = Diagnostic::error(
                     codes::BAD_ARGUMENT,
-                    file,
-                    format!(
-                        "`{op_name}` needs at least {} `{}` input{}, but {variadic_given} were given",
-                        last.min_arity,
-                        last.name,
-                        if last.min_arity == 1 { "" } else { "s" }
-                    ),
+                    call.file,
+                    format!("`{op_name}` is missing its required input `{}`", f.name),
                 )
-                .primary(span, "too few inputs")
-                .help(format!("`{}` is variadic: pass one or more tensors positionally", last.name));
-                return Err(Box::new(d));
-            }
-        }
-        let required: Vec<&str> =
-            s.inputs.iter().filter(|f| f.option == FormalOption::Single).map(|f| f.name.as_str()).collect();
-        for (i, f) in s.inputs.iter().enumerate() {
-            if f.option == FormalOption::Single {
-                let present = input_exprs.get(i).copied().flatten().is_some_and(|e| !matches!(e.kind, ExprKind::None));
-                if !present {
-                    let d = Diagnostic::error(
-                        codes::BAD_ARGUMENT,
-                        file,
-                        format!("`{op_name}` is missing its required input `{}`", f.name),
-                    )
-                    .primary(span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
-                    .help(format!(
-                        "`{op_name}` requires {}",
-                        required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
-                    ));
-                    return Err(Box::new(d));
-                }
-            }
-        }
-        for a in &s.attributes {
-            if a.required && !attr_exprs.iter().any(|(k, _, _)| k.name == a.name) {
-                let d = Diagnostic::error(
-                    codes::MISSING_ATTRIBUTE,
-                    file,
-                    format!("`{op_name}` requires the attribute `{}`", a.name),
-                )
-                .primary(span, "missing attribute")
-                .help(format!("pass it by keyword: `{}=...`", a.name));
+                .primary(call.span, format!("{given} input{} given", if given == 1 { "" } else { "s" }))
+                .help(format!(
+                    "`{op_name}` requires {}",
+                    required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                ));
                 return Err(Box::new(d));
             }
         }
     }
-    Ok(OpArguments { inputs: input_exprs, attributes: attr_exprs })
+    Ok(())
+}
+
+/// A required attribute of `s` that is not given: the first one.
+fn check_required_attributes(call: &OpCall, s: &OpSchema, bound: &OpArguments) -> Result<(), Box<Diagnostic>> {
+    for a in &s.attributes {
+        if a.required && !bound.attributes.iter().any(|(k, _, _)| k.name == a.name) {
+            let d = Diagnostic::error(
+                codes::MISSING_ATTRIBUTE,
+                call.file,
+                format!("`{}` requires the attribute `{}`", call.op_name, a.name),
+            )
+            .primary(call.span, "missing attribute")
+            .help(format!("pass it by keyword: `{}=...`", a.name));
+            return Err(Box::new(d));
+        }
+    }
+    Ok(())
 }
 
 /// Python's own rules: no positional argument after a keyword one, no keyword given twice.
