@@ -66,6 +66,14 @@ impl<'t> Stop<'t> {
         self.line.iter().map(|(_, t, _)| t).find(|t| opens_block(t))
     }
 
+    /// An error for Python syntax that the language does not have (`what` names it, as in
+    /// "lambda expressions are"), at the token found.
+    fn unsupported(&self, what: &str, label: impl Into<String>, help: &str) -> Diagnostic {
+        Diagnostic::error(codes::UNSUPPORTED_SYNTAX, self.file, format!("{what} not part of the ONNX Script language"))
+            .primary(self.span, label)
+            .help(help)
+    }
+
     /// A syntax error at the token found.
     fn syntax(&self, msg: String, label: &str) -> Diagnostic {
         Diagnostic::error(codes::SYNTAX_ERROR, self.file, msg).primary(self.span, label.to_string())
@@ -110,37 +118,33 @@ fn foreign_keyword(stop: &Stop) -> Option<Diagnostic> {
         "yield" => "generators (`yield`) are",
         _ => "`async` and `await` are",
     };
-    Some(
-        Diagnostic::error(codes::UNSUPPORTED_SYNTAX, stop.file, format!("{what} not part of the ONNX Script language"))
-            .primary(stop.span, format!("`{k}` is not supported"))
-            .help("ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops"),
-    )
+    Some(stop.unsupported(
+        what,
+        format!("`{k}` is not supported"),
+        "ONNX Script functions are straight-line code with `if`, `for` and `while` over ONNX ops",
+    ))
 }
 
 /// A `for` inside brackets: a list, set or dict comprehension, or a generator expression.
 fn comprehension(stop: &Stop) -> Option<Diagnostic> {
     let in_brackets = stop.line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace));
     (matches!(stop.tok, Some(Tok::For)) && in_brackets).then(|| {
-        Diagnostic::error(
-            codes::UNSUPPORTED_SYNTAX,
-            stop.file,
-            "comprehensions are not part of the ONNX Script language",
+        stop.unsupported(
+            "comprehensions are",
+            "comprehension `for`",
+            "write the computation with ONNX ops, or as a `for` loop",
         )
-        .primary(stop.span, "comprehension `for`")
-        .help("write the computation with ONNX ops, or as a `for` loop")
     })
 }
 
 /// `:=`, an assignment expression.
 fn assignment_expression(stop: &Stop) -> Option<Diagnostic> {
     matches!(stop.tok, Some(Tok::Walrus)).then(|| {
-        Diagnostic::error(
-            codes::UNSUPPORTED_SYNTAX,
-            stop.file,
-            "assignment expressions (`:=`) are not part of the ONNX Script language",
+        stop.unsupported(
+            "assignment expressions (`:=`) are",
+            "`:=` is not supported",
+            "assign the value in a statement of its own",
         )
-        .primary(stop.span, "`:=` is not supported")
-        .help("assign the value in a statement of its own")
     })
 }
 
