@@ -32,15 +32,32 @@ const LAYERS: &[&[&str]] = &[
 const ALLOWED: &[(&str, &str)] = &[];
 
 /// Edges the layers would allow but that must not exist, and why.
-const FORBIDDEN: &[(&str, &str, &str)] = &[(
-    "link",
-    "emit",
-    "link reads libraries as protobuf; what it shares with emit (metadata keys, the signature JSON, IR versions) is in onnx",
+const FORBIDDEN: &[(&str, &str, &str)] = &[
+    (
+        "link",
+        "emit",
+        "link reads libraries as protobuf; what it shares with emit (metadata keys, the signature JSON, IR versions) is in onnx",
+    ),
+    (
+        "emit",
+        "sema",
+        "emission reads the IR (lower::ir), whose vocabulary is onnx's: it must not know what the source meant",
+    ),
+];
+
+/// Files that must not use some modules, and why: finer than the layers.
+const FILE_MUST_NOT_USE: &[(&str, &str, &str)] = &[(
+    "lower/ir.rs",
+    "sema",
+    "the IR has its own vocabulary (onnx::): emission, which reads it, must not depend on semantic analysis",
 )];
 
-/// Modules whose own parts (the files directly in their folder) must not use each other in a
-/// circle either.
-const ACYCLIC_INSIDE: &[&str] = &["emit", "link", "onnx", "schema"];
+/// The longest hand-written source file, in lines.
+const MAX_FILE_LINES: usize = 1200;
+
+/// The longest function, in lines, unless a comment line starting `// Long:` just above it says
+/// why it is longer.
+const MAX_FUNCTION_LINES: usize = 150;
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -228,30 +245,211 @@ fn modules_use_each_other_in_no_circle() {
     assert_eq!(cycle(&edges), None, "top-level modules use each other in a circle");
 }
 
+/// A file's module path under `src/`: `sema/env.rs` is `[sema, env]`, `driver/mod.rs` is
+/// `[driver]`, the crate roots are `[]`.
+fn module_path(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).expect("a file under src/").with_extension("");
+    let mut parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        parts.clear();
+    }
+    parts
+}
+
+/// The module paths a file uses, made absolute: `crate::a::b`, `super::b` (from the file's
+/// parent module), `super::super::c`, `self::d`.
+fn absolute_uses(file: &Path) -> BTreeSet<Vec<String>> {
+    let text = code(file);
+    let here = module_path(file);
+    let mut out = BTreeSet::new();
+    for root in ["crate", "self", "super", "super::super", "super::super::super"] {
+        let base: Vec<String> = match root {
+            "crate" => Vec::new(),
+            "self" => here.clone(),
+            _ => {
+                let up = root.matches("super").count();
+                here[..here.len().saturating_sub(up)].to_vec()
+            }
+        };
+        for first in used(&text, root) {
+            if first == "super" {
+                continue;
+            }
+            let mut path = base.clone();
+            path.push(first);
+            out.insert(path);
+        }
+    }
+    out
+}
+
+/// Every folder of `src/` (as a module path) with its parts, the files and folders directly in
+/// it (a part's own files, deeper ones too, belong to it).
+fn folders() -> BTreeMap<Vec<String>, BTreeSet<String>> {
+    let mut out: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for file in files_of(&src()) {
+        let path = module_path(&file);
+        for depth in 1..path.len() {
+            out.entry(path[..depth].to_vec()).or_default().insert(path[depth].clone());
+        }
+    }
+    out
+}
+
 #[test]
-fn the_parts_of_some_modules_use_each_other_in_no_circle() {
-    for module in ACYCLIC_INSIDE {
-        let dir = src().join(module);
-        let parts: BTreeSet<String> = fs::read_dir(&dir)
-            .expect("a module folder")
-            .filter_map(|e| {
-                let p = e.ok()?.path();
-                let stem = p.file_stem()?.to_str()?.to_string();
-                (stem != "mod" && (p.is_dir() || p.extension().is_some_and(|e| e == "rs"))).then_some(stem)
-            })
-            .collect();
-        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for part in &parts {
-            let path = if dir.join(part).is_dir() { dir.join(part) } else { dir.join(format!("{part}.rs")) };
-            let deps = edges.entry(part.clone()).or_default();
-            for file in files_of(&path) {
-                let text = code(&file);
-                let named = used(&text, "super").into_iter().chain(used(&text, &format!("crate::{module}")));
-                deps.extend(named.filter(|d| d != part && parts.contains(d)));
+fn no_folder_has_a_circle_inside() {
+    let files = files_of(&src());
+    let uses: Vec<(Vec<String>, BTreeSet<Vec<String>>)> =
+        files.iter().map(|f| (module_path(f), absolute_uses(f))).collect();
+    let mut circles = Vec::new();
+    for (folder, parts) in folders() {
+        let mut edges: BTreeMap<String, BTreeSet<String>> =
+            parts.iter().map(|p| (p.clone(), BTreeSet::new())).collect();
+        for (path, used) in &uses {
+            if path.len() <= folder.len() || path[..folder.len()] != folder[..] {
+                continue;
+            }
+            let part = &path[folder.len()];
+            for u in used {
+                if u.len() > folder.len() && u[..folder.len()] == folder[..] && &u[folder.len()] != part {
+                    let to = &u[folder.len()];
+                    if parts.contains(to) {
+                        edges.entry(part.clone()).or_default().insert(to.clone());
+                    }
+                }
             }
         }
-        assert_eq!(cycle(&edges), None, "the parts of `{module}` use each other in a circle");
+        if let Some(circle) = cycle(&edges) {
+            circles.push(format!("{}: {}", folder.join("/"), circle.join(" -> ")));
+        }
     }
+    assert!(circles.is_empty(), "the parts of these folders use each other in a circle:\n{}", circles.join("\n"));
+}
+
+#[test]
+fn some_files_do_not_use_some_modules() {
+    for (file, module, why) in FILE_MUST_NOT_USE {
+        let used = absolute_uses(&src().join(file));
+        let found = used.iter().find(|u| u.first().is_some_and(|m| m == module));
+        assert!(found.is_none(), "{file} uses {}: {why}", found.map(|u| u.join("::")).unwrap_or_default());
+    }
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_limit() {
+    let long: Vec<String> = files_of(&src())
+        .into_iter()
+        .map(|f| (fs::read_to_string(&f).expect("readable").lines().count(), f))
+        .filter(|(n, _)| *n > MAX_FILE_LINES)
+        .map(|(n, f)| format!("{}: {n} lines", f.display()))
+        .collect();
+    assert!(long.is_empty(), "split these files by job (at most {MAX_FILE_LINES} lines):\n{}", long.join("\n"));
+}
+
+/// The functions of a text longer than `limit` lines without a `// Long:` comment above them,
+/// as (name, first line, length). Braces are counted outside strings, characters and comments.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = function_name(line) else { continue };
+        let Some(length) = body_length(&lines[i..]) else { continue };
+        let explained = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .take_while(|l| l.starts_with("//") || l.starts_with("#["))
+            .any(|l| l.starts_with("// Long:"));
+        if length > limit && !explained {
+            out.push((name, i + 1, length));
+        }
+    }
+    out
+}
+
+/// The name of the function a line declares, if it declares one.
+fn function_name(line: &str) -> Option<String> {
+    let mut rest = line.trim_start();
+    for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// How many lines a function spans, from its first line to the line of its closing brace;
+/// `None` for a declaration without a body.
+fn body_length(lines: &[&str]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut opened = false;
+    for (n, line) in lines.iter().enumerate() {
+        let mut chars = line.chars().peekable();
+        let mut in_str = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if in_str => {
+                    chars.next();
+                }
+                '"' => in_str = !in_str,
+                '/' if !in_str && chars.peek() == Some(&'/') => break,
+                '\'' if !in_str => {
+                    // A character literal ('{', '\'') or a lifetime ('a): skip a literal whole.
+                    let ahead: String = chars.clone().take(3).collect();
+                    if ahead.starts_with('\\') {
+                        chars.next();
+                        chars.next();
+                        chars.next();
+                    } else if ahead.chars().nth(1) == Some('\'') {
+                        chars.next();
+                        chars.next();
+                    }
+                }
+                '{' if !in_str => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' if !in_str => {
+                    depth = depth.saturating_sub(1);
+                    if opened && depth == 0 {
+                        return Some(n + 1);
+                    }
+                }
+                ';' if !in_str && !opened => return None,
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit_without_a_reason() {
+    let mut long = Vec::new();
+    for file in files_of(&src()) {
+        let text = fs::read_to_string(&file).expect("readable");
+        for (name, line, length) in long_functions(&text, MAX_FUNCTION_LINES) {
+            long.push(format!("{}:{line}: `{name}` is {length} lines", file.display()));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "make these a dispatcher over per-case helpers, or say why not in a `// Long:` comment above them \
+         (at most {MAX_FUNCTION_LINES} lines):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_length_checks_can_fail() {
+    let body = "    let a = '{';\n    let s = \"}}\";\n".repeat(3);
+    let text = format!("fn short() {{\n{body}}}\n\n// Long: one table.\nfn explained() {{\n{body}}}\n");
+    assert_eq!(long_functions(&text, 3), [("short".to_string(), 1, 8)]);
+    assert_eq!(long_functions(&text, 8), []);
+    assert_eq!(body_length(&["fn f();"]), None);
 }
 
 #[test]
