@@ -78,6 +78,7 @@ pub const SWAPPED_PARAMETERS: &str = "E0512";
 pub const EXPORTER_OPSET: &str = "E0513";
 pub const OPTIONAL_ATTRIBUTE_REQUIRED: &str = "E0514";
 pub const REGISTERED_SCHEMA_MISMATCH: &str = "E0515";
+pub const DUPLICATE_TRANSLATION: &str = "E0516";
 
 pub const TYPE_MISMATCH: &str = "E0601";
 pub const MAYBE_NONE: &str = "E0602";

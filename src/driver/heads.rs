@@ -9,7 +9,8 @@ use crate::sema::calls::{self, Callee};
 use crate::sema::decorators::{self, Decoration};
 use crate::sema::env::ModuleEnv;
 use crate::sema::signature::Signature;
-use crate::source::SourceMap;
+use crate::source::{FileId, SourceMap, Span};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// What the phases after naming need of each function of a module, in order: its decoration
@@ -84,7 +85,7 @@ pub(super) fn report_duplicate_functions(
     sources: &SourceMap,
     diags: &mut Diagnostics,
 ) {
-    let mut seen: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
     for (env, decos) in envs.iter().zip(decorations) {
         for (k, deco) in decos.iter().enumerate() {
             if deco.is_none() {
@@ -104,6 +105,44 @@ pub(super) fn report_duplicate_functions(
                 None => {
                     seen.insert((c.domain.as_str(), c.name.as_str()), env.first_function + k);
                 }
+            }
+        }
+    }
+}
+
+/// E0516: two translations of one PyTorch operator overload, in one file or across files. The
+/// exporter's table holds one translation per overload (`@torch_op` never names the default one
+/// with `.default`: E0510), so one of them would never be called.
+/// Private helpers and complex-valued translations are not registered, so they never collide.
+pub(super) fn report_duplicate_translations(
+    envs: &[ModuleEnv],
+    decorations: &[Vec<Option<Decoration>>],
+    sources: &SourceMap,
+    diags: &mut Diagnostics,
+) {
+    // The first binding of each overload: its file, span and function.
+    let mut first: HashMap<String, (FileId, Span, &str)> = HashMap::new();
+    for (env, decos) in envs.iter().zip(decorations) {
+        for (f, deco) in env.functions.iter().zip(decos) {
+            let Some(deco) = deco.as_ref().filter(|d| !d.private && !d.complex) else { continue };
+            for binding in &deco.torch_ops {
+                let overload = binding.qualname.clone();
+                let Some(&(file, span, by)) = first.get(&overload) else {
+                    first.insert(overload, (env.file, binding.span, f.name.name.as_str()));
+                    continue;
+                };
+                let message = format!("`{overload}` is already translated by `{by}`");
+                let mut d = Diagnostic::error(codes::DUPLICATE_TRANSLATION, env.file, message)
+                    .primary(binding.span, "translated again here");
+                if file == env.file {
+                    d = d.secondary(span, format!("first translated by `{by}` here"));
+                } else {
+                    let (line, column) = sources.line_col(file, span.start);
+                    d = d.note(format!("first translated by `{by}` at {}:{line}:{column}", sources.name(file)));
+                }
+                let help = "the exporter's table holds one translation per operator overload: remove one binding, \
+                            or mark a helper `@torch_op(..., private=True)`";
+                diags.push(d.help(help));
             }
         }
     }

@@ -4,7 +4,9 @@
 //! with the results of unchanged functions reused), and what the compilation keeps.
 
 use super::analysis::{self, Known};
-use super::heads::{function_heads, report_duplicate_functions, report_too_many_functions};
+use super::heads::{
+    function_heads, report_duplicate_functions, report_duplicate_translations, report_too_many_functions,
+};
 use super::inputs::{InputError, SourceInput};
 use super::lowering::{compile_function, compile_module, Lowered, LoweringInputs};
 use super::modules::{identity, Modules, Parsing};
@@ -210,6 +212,7 @@ fn read_heads<'m>(envs: &[ModuleEnv<'m>], sources: &SourceMap, diags: &mut Diagn
         found.push(heads.calls);
     }
     report_duplicate_functions(envs, &decorations, &callees, sources, diags);
+    report_duplicate_translations(envs, &decorations, sources, diags);
     report_too_many_functions(envs, &decorations, diags);
     let calls = calls::check_calls(envs, callees, found, diags);
     Heads { decorations, signatures, calls }
