@@ -173,6 +173,8 @@ class Signature:
     torch_ops: tuple = ()
     type_vars: dict = field(default_factory=dict)
     complex: bool = False
+    # The parameters the function leaves unread on purpose (`del`, backend hints).
+    ignored: tuple = ()
     version: int = 0
 
     def input(self, name: str) -> Optional[Input]:
@@ -224,6 +226,7 @@ def parse(text: str, where: str = "a function") -> Signature:
             torch_ops=tuple(_torch_op(t) for t in _list(data.get("torch_ops", []), "`torch_ops`")),
             type_vars=type_vars,
             complex=_bool(data.get("complex", False), "`complex`"),
+            ignored=tuple(_str(p, "a parameter") for p in _list(data.get("ignored", []), "`ignored`")),
             version=version,
         )
     except OnnxscError:

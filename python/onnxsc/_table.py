@@ -26,7 +26,7 @@ from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._specialize import Specializer
 from onnxsc._signature import signature_of
-from onnxsc._translation import make_translation, source_of
+from onnxsc._translation import Warner, make_translation, source_of
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -72,16 +72,17 @@ def translation_table(
             report = _build(args + ["--registered", str(schemas)], out)
         data = out.read_bytes()
     _raise_warnings(report)
-    return _table(_load_bytes(data, "the compiled library"), Specializer(data))
+    return _table(_load_bytes(data, "the compiled library"), Specializer(data), deny_warnings)
 
 
-def load_library(path: PathLike) -> dict:
-    """The translation table of a library built with ``onnxsc build``."""
+def load_library(path: PathLike, deny_warnings: bool = False) -> dict:
+    """The translation table of a library built with ``onnxsc build``; ``deny_warnings=True``
+    makes its warnings (at export too) errors."""
     try:
         data = Path(path).read_bytes()
     except OSError as e:
         raise OnnxscError(f"cannot read the library {os.fspath(path)!r}: {e}") from e
-    return _table(_load_bytes(data, repr(os.fspath(path))), Specializer(data))
+    return _table(_load_bytes(data, repr(os.fspath(path))), Specializer(data), deny_warnings)
 
 
 def _native_functions_path(native_functions: PathLike) -> str:
@@ -163,7 +164,7 @@ def _registered_schemas(model) -> list:
     return schemas
 
 
-def _table(model, specializer: Specializer) -> dict:
+def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict:
     table: dict = {}
     bound_by: dict = {}
     opset = _exporter_opset()
@@ -177,7 +178,7 @@ def _table(model, specializer: Specializer) -> dict:
                 f"{source_of(proto)}: `{proto.name}` translates complex inputs (complex=True), which a "
                 f"custom_translation_table cannot register; it is left out of the table"
             )
-            warnings.warn(OnnxscWarning(message, "", None, 0, 0), stacklevel=3)
+            Warner(proto, deny_warnings).warn(message, code="")
             continue
         _check_exporter_opset(proto, opset)
         for op in signature.torch_ops:
@@ -187,7 +188,7 @@ def _table(model, specializer: Specializer) -> dict:
                     f"{op.name} is translated twice: by {bound_by[overload]} and by "
                     f"{proto.domain}::{proto.name}"
                 )
-            table[overload] = make_translation(proto, signature, op, overload, specializer)
+            table[overload] = make_translation(proto, signature, op, overload, specializer, deny_warnings)
             bound_by[overload] = f"{proto.domain}::{proto.name}"
     return table
 

@@ -34,12 +34,44 @@ def source_of(proto) -> str:
     return f"{proto.domain}::{proto.name}"
 
 
-def make_translation(proto, signature: Signature, op: TorchOp, overload, specializer) -> Callable:
-    """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``)."""
+def source_file_line(proto) -> tuple:
+    """The ``.onnxs`` file and line a compiled function is defined at, for warnings that point
+    there; ``("<onnxsc>", 0)`` for a function without a recorded source."""
+    for entry in proto.metadata_props:
+        if entry.key == SOURCE_KEY:
+            file, _, rest = entry.value.rpartition(":")
+            file, _, line = file.rpartition(":")
+            if file and line.isdigit():
+                return file, int(line)
+    return "<onnxsc>", 0
+
+
+class Warner:
+    """Raises the warnings about one function: as :class:`OnnxscWarning` attributed to its
+    ``.onnxs`` file and line (each message once), or, with ``deny_warnings``, as errors."""
+
+    def __init__(self, proto, deny_warnings: bool):
+        self.file, self.line = source_file_line(proto)
+        self.deny = deny_warnings
+        # warnings.warn_explicit's memory of what it showed, per function.
+        self.registry: dict = {}
+
+    def warn(self, message: str, code: str = "export") -> None:
+        if self.deny:
+            raise OnnxscError(f"{message}\n(deny_warnings=True makes this warning an error)")
+        w = OnnxscWarning(message, code, self.file, self.line, 0)
+        warnings.warn_explicit(w, OnnxscWarning, self.file, self.line, module="onnxsc", registry=self.registry)
+
+
+def make_translation(
+    proto, signature: Signature, op: TorchOp, overload, specializer, deny_warnings: bool = False
+) -> Callable:
+    """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``);
+    ``deny_warnings`` makes its export-time warnings errors."""
     # The checker guarantees the function returns what the aten operator returns.
     n_outputs = op.outputs or len(proto.output)
     binder = _Binder(proto, signature, op.name)
-    ignored = _IgnoredArguments(proto, signature, overload, binder.where)
+    ignored = _IgnoredArguments(proto, signature, overload, binder.where, Warner(proto, deny_warnings))
 
     def translation(*args, **kwargs):
         ignored.check(args, kwargs)
@@ -139,12 +171,15 @@ class _IgnoredArguments:
     """Warns when a call passes a parameter that the function never reads a value that differs
     from the operator's default: the exported graph then computes the default's result, not
     the call's (the tutorial's gelu, mapped to a kernel without `approximate`, called with
-    ``approximate="tanh"``). A value equal to the default is what the function computes."""
+    ``approximate="tanh"``). A value equal to the default is what the function computes, and a
+    parameter the function leaves unread on purpose (``del``, or a backend hint such as
+    ``cudnn_enable``: the signature's ``ignored``) never warns."""
 
-    def __init__(self, proto, signature: Signature, overload, where: str):
+    def __init__(self, proto, signature: Signature, overload, where: str, warner: "Warner"):
         self.where = where
+        self.warner = warner
         read = _names_read(proto)
-        self.unread = {p for p in signature.parameters if p not in read}
+        self.unread = {p for p in signature.parameters if p not in read and p not in signature.ignored}
         self.parameters = list(signature.parameters)
         schema = getattr(overload, "_schema", None)
         self.arguments = list(schema.arguments) if schema is not None else []
@@ -163,15 +198,11 @@ class _IgnoredArguments:
             default = argument.default_value
             if _same_value(value, default):
                 continue
-            warnings.warn(
-                OnnxscWarning(
-                    f"{self.where}: this call passes {argument.name}={_shown(value)}, but the translation "
-                    f"never reads `{name}`, so the exported graph computes the result for the default "
-                    f"{argument.name}={default!r}; read `{name}` in the translation (or bind it to an "
-                    f"operator that ignores it)",
-                    code="export",
-                ),
-                stacklevel=2,
+            self.warner.warn(
+                f"{self.where}: this call passes {argument.name}={_shown(value)}, but the translation "
+                f"never reads `{name}`, so the exported graph computes the result for the default "
+                f"{argument.name}={default!r}; read `{name}` in the translation, or write `del {name}` "
+                f"at its top if the value does not matter"
             )
 
 

@@ -23,6 +23,7 @@ use crate::onnx::DeclaredType;
 use crate::onnx::ElemType;
 use crate::schema::{self, FormalOption, OpSchema, Resolution};
 use crate::sema::annotations::{self, ParamType};
+use crate::sema::binding;
 use crate::sema::calls::{self, Calls};
 use crate::sema::consteval::{self, eval_const, ConstError};
 use crate::sema::constlib;
@@ -168,6 +169,8 @@ pub struct Lowerer<'a, 'm> {
     exporter_bound: bool,
     /// The function being lowered, for messages that name what the source wrote at a span.
     def: &'a FunctionDef,
+    /// The parameters `del` left unread on purpose, with where.
+    deleted: Vec<(String, Span)>,
     /// The output types that checking the next node's inputs found ([`Lowerer::check_input_types`]),
     /// set just before that node is emitted, which takes them rather than check its inputs again.
     checked_outputs: Option<Vec<Option<Ty>>>,
@@ -618,6 +621,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             optional_attrs: HashSet::new(),
             exporter_bound: false,
             checked_outputs: None,
+            deleted: Vec::new(),
         }
     }
 }
@@ -721,6 +725,27 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>
     })
 }
 
+/// The parameters a translation leaves unread on purpose, in parameter order: those `del` names,
+/// and those that receive a backend hint of an operator it translates (`sema::binding::
+/// BACKEND_HINTS`), which cannot change the values.
+fn ignored_parameters(
+    cx: &FunctionContext,
+    sig: &Signature,
+    deco: &Decoration,
+    deleted: &[(String, Span)],
+    parameters: &[String],
+) -> Vec<String> {
+    let mut ignored: HashSet<String> = deleted.iter().map(|(n, _)| n.clone()).collect();
+    if !deco.private {
+        for b in &deco.torch_ops {
+            if let Some(schema) = cx.registry.lookup(&b.qualname) {
+                ignored.extend(binding::hint_parameters(cx.env, sig, schema));
+            }
+        }
+    }
+    parameters.iter().filter(|p| ignored.contains(p.as_str())).cloned().collect()
+}
+
 /// What lowering a function of a module reads besides its own signature and decoration.
 #[derive(Clone, Copy)]
 pub struct FunctionContext<'a, 'm> {
@@ -779,7 +804,8 @@ pub fn lower_function(
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
     let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
-    let parameters = sig.plain().map(|p| p.name().to_string()).collect();
+    let parameters: Vec<String> = sig.plain().map(|p| p.name().to_string()).collect();
+    let ignored = ignored_parameters(cx, sig, deco, &l.deleted, &parameters);
     let input_types = sig.plain().filter_map(|p| match &p.ty {
         Ok(ParamType::Input { ty, .. }) => ty.as_ref(),
         _ => None,
@@ -816,6 +842,7 @@ pub fn lower_function(
         nodes,
         opset_imports,
         parameters,
+        ignored,
         type_vars,
         torch_ops,
         complex: deco.complex,

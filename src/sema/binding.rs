@@ -387,6 +387,24 @@ pub fn receiving_parameters(
         .collect()
 }
 
+/// Arguments that tell a backend how to compute, never what: a translation may leave them unread
+/// without changing the values it computes (cuDNN switches, benchmark and determinism modes).
+pub const BACKEND_HINTS: [&str; 5] = ["cudnn_enable", "cudnn_enabled", "benchmark", "deterministic", "allow_tf32"];
+
+/// The parameters of `sig` that receive one of the [`BACKEND_HINTS`] of `schema`, in order.
+pub fn hint_parameters(env: &ModuleEnv, sig: &Signature, schema: &FunctionSchema) -> Vec<String> {
+    let params = translation_params(env, sig);
+    let (receivers, _) = match_arguments(&params, schema);
+    receivers
+        .into_iter()
+        .filter(|(a, _)| BACKEND_HINTS.contains(&a.name.as_str()))
+        .filter_map(|(_, r)| match r {
+            Receiver::Param(i) => Some(params[i].name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Compares `f` (its parameters `params` and `outputs`) with the `schema` of the operator its
 /// binding `b` names, as the exporter will call it: the name of each parameter that receives an
 /// argument, the arguments no parameter receives, the type and default of each parameter that

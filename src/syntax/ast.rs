@@ -45,6 +45,8 @@ pub enum StmtKind {
     Pass,
     Break,
     Continue,
+    /// `del a, b`: in a function body, says that parameters are left unread on purpose.
+    Delete(Vec<Expr>),
     /// `elif` is an `If` alone in the `orelse` of the enclosing `If`.
     If {
         test: Expr,
@@ -430,7 +432,9 @@ impl Stmt {
                 f(iter);
             }
             StmtKind::FunctionDef(def) => def.decorators.iter().for_each(f),
-            StmtKind::Return(None)
+            // `del x` unbinds `x`; it does not read its value.
+            StmtKind::Delete(_)
+            | StmtKind::Return(None)
             | StmtKind::Pass
             | StmtKind::Break
             | StmtKind::Continue
@@ -569,6 +573,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
     let block = |v: &mut V, stmts: &mut [Stmt]| stmts.iter_mut().for_each(|s| v.visit_stmt(s));
     match kind {
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) => v.visit_expr(e),
+        StmtKind::Delete(targets) => targets.iter_mut().for_each(|t| v.visit_expr(t)),
         StmtKind::Assign { targets, value } => {
             targets.iter_mut().for_each(|t| v.visit_expr(t));
             v.visit_expr(value);

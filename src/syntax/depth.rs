@@ -87,6 +87,7 @@ pub fn dismantle(module: Module) {
             match s.kind {
                 StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(e),
                 StmtKind::Assign { targets, value } => exprs.extend(targets.into_iter().chain([value])),
+                StmtKind::Delete(targets) => exprs.extend(targets),
                 StmtKind::AnnAssign { target, annotation, value } => {
                     exprs.extend([target, annotation].into_iter().chain(value));
                 }

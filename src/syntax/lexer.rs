@@ -91,6 +91,7 @@ pub enum Tok {
     Pass,
     Break,
     Continue,
+    Del,
     /// Python keywords outside the language; the parser names the construct when it meets one.
     ForeignKeyword(Word),
 
@@ -221,6 +222,7 @@ impl Tok {
             Tok::Pass => "pass",
             Tok::Break => "break",
             Tok::Continue => "continue",
+            Tok::Del => "del",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -289,9 +291,9 @@ fn identifier(lex: &mut Lexer<Tok>) -> String {
 }
 
 /// Python keywords outside the language; the parser names the construct when it meets one.
-const FOREIGN_KEYWORDS: [&str; 14] = [
-    "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "del", "global", "nonlocal", "yield",
-    "async", "await",
+const FOREIGN_KEYWORDS: [&str; 13] = [
+    "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "global", "nonlocal", "yield", "async",
+    "await",
 ];
 
 /// The keyword a name spells, if it is one.
@@ -318,6 +320,7 @@ fn keyword(name: &str) -> Option<Tok> {
         "pass" => Tok::Pass,
         "break" => Tok::Break,
         "continue" => Tok::Continue,
+        "del" => Tok::Del,
         _ => return FOREIGN_KEYWORDS.iter().find(|k| **k == name).map(|k| Tok::ForeignKeyword(Word(k))),
     })
 }

@@ -111,6 +111,72 @@ def test_an_argument_the_translation_never_reads_is_reported_when_a_call_sets_it
         export(GeluModel(), (x,), table)
 
 
+def test_an_export_time_warning_points_at_the_onnxs_line_and_honours_deny_warnings(table, tmp_path):
+    """The warning is attributed to the translation's `.onnxs` file and `def` line, not to the
+    package's own code; with deny_warnings=True the same call is an error."""
+    x = torch.randn(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        export(TanhGeluModel(), (x,), table)
+    ours = [w for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
+    assert ours, [str(w.message) for w in caught]
+    gelu_line = next(i for i, line in enumerate(TUTORIAL.read_text().splitlines(), 1) if "def custom_aten_gelu" in line)
+    assert {(Path(w.filename).name, w.lineno) for w in ours} == {(TUTORIAL.name, gelu_line)}
+    strict = onnxsc.translation_table(TUTORIAL, deny_warnings=True)
+    with pytest.raises(Exception, match=r"never reads `approximate`[\s\S]*deny_warnings=True"):
+        export(TanhGeluModel(), (x,), strict)
+
+
+UNREAD_ON_PURPOSE = """\
+    from onnxscript import FLOAT
+    from onnxscript import opset18 as op
+    from onnxscript.function_libs.torch_lib.registration import torch_op
+
+
+    @torch_op("aten::layer_norm")
+    def layer_norm(
+        input: FLOAT,
+        normalized_shape: list[int],
+        weight: FLOAT = None,
+        bias: FLOAT = None,
+        eps: float = 1e-05,
+        cudnn_enable: bool = True,
+    ) -> FLOAT:
+        if weight is None:
+            weight = op.Expand(op.CastLike(1.0, input), op.Shape(input, start=-1))
+        return op.LayerNormalization(input, weight, bias, axis=-1, epsilon=eps)
+
+
+    @torch_op("aten::gelu")
+    def gelu(self: FLOAT, approximate: str = "none") -> FLOAT:
+        del approximate
+        return op.Mul(op.Mul(self, 0.5), op.Add(op.Erf(op.Div(self, 1.4142135623730951)), 1.0))
+    """
+
+
+class NormAndTanhGelu(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(3)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.norm(x), approximate="tanh")
+
+
+def test_backend_hints_and_deleted_parameters_never_warn(tmp_path):
+    """torch.export passes cudnn_enable=False to every layer_norm: a backend hint, which cannot
+    change the values, so a translation that leaves it unread is silent even in strict mode. A
+    parameter the source deletes with `del` is left unread on purpose: silent too."""
+    src = write(tmp_path, "unread.onnxs", UNREAD_ON_PURPOSE)
+    table = onnxsc.translation_table(src, deny_warnings=True)
+    x = torch.randn(2, 5, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onnxsc.OnnxscWarning)
+        program = export(NormAndTanhGelu(), (x,), table)
+    want = NormAndTanhGelu()(x)
+    torch.testing.assert_close(program(x)[0], want, rtol=1e-3, atol=2e-3)
+
+
 class CustomOpModel(torch.nn.Module):
     def forward(self, input):
         return torch.ops.mylibrary.add_and_round_op.default(input)

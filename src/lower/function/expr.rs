@@ -116,6 +116,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.note(n, span, &b);
                 self.binding_value(n, b, target.unwrap_or(n), span)
             }
+            // A deleted parameter is a local of the function: no global stands in for it.
+            None if self.deleted.iter().any(|(name, _)| name == n) => Err(self.undefined(n, span)),
             None => match self.names.get(n).cloned() {
                 Some(Global::Const(v)) => self.emit_const(&v, Some(target.unwrap_or(n)), span),
                 Some(Global::Poison(r)) => Err(r),
@@ -164,7 +166,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let candidates = self.scopes.iter().flat_map(|s| s.vars.keys()).chain(self.names.env.globals.keys());
         let mut d = Diagnostic::error(codes::UNDEFINED_NAME, self.file(), format!("undefined name `{n}`"))
             .primary(span, "not defined");
-        if self.assigned_anywhere.contains(n) {
+        if let Some(&(_, at)) = self.deleted.iter().find(|(name, _)| name == n) {
+            d = d
+                .secondary(at, "deleted here")
+                .help(format!("`del {n}` says the parameter is left unread: remove the `del` to read it"));
+        } else if self.assigned_anywhere.contains(n) {
             d = d.help(format!("`{n}` is assigned only later, or only on some paths to this use"));
         } else if let Some(s) = did_you_mean(n, candidates.map(String::as_str)) {
             d = d

@@ -46,6 +46,48 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
+    /// `del x, y` at the top of the function's body: parameters left unread on purpose. The
+    /// names are unbound (a later use is an error, as Python's would be) and the function's
+    /// signature records them, so an export never warns that their values are ignored.
+    fn lower_delete(&mut self, s: &Stmt, targets: &[Expr]) -> R<()> {
+        let help = "`del` says that parameters are left unread on purpose: write `del name` for a parameter, \
+                    at the function's top level, before any other use of it";
+        if self.scopes.len() > 1 || self.loop_depth > 0 {
+            let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "`del` inside a block is not supported")
+                .primary(s.span, "inside an `if` or a loop")
+                .help(help);
+            return Err(self.push(d));
+        }
+        for t in targets {
+            let ExprKind::Name(n) = &t.kind else {
+                let d = Diagnostic::error(codes::UNSUPPORTED_STMT, self.file(), "`del` takes names of parameters")
+                    .primary(t.span, "not a name")
+                    .help(help);
+                return Err(self.push(d));
+            };
+            let is_parameter = self.def.params.iter().any(|p| &p.name.name == n);
+            let still_bound = match self.lookup(n) {
+                Some(Binding::Value(v)) => v == n,
+                Some(Binding::Attr { name, .. }) => name == n,
+                _ => false,
+            };
+            if !is_parameter || !still_bound {
+                let what = if is_parameter { "a parameter already reassigned" } else { "not a parameter" };
+                let d = Diagnostic::error(
+                    codes::UNSUPPORTED_STMT,
+                    self.file(),
+                    format!("`del {n}`: only parameters of the function can be deleted"),
+                )
+                .primary(t.span, what)
+                .help(help);
+                return Err(self.push(d));
+            }
+            self.scope().vars.remove(n.as_str());
+            self.deleted.push((n.clone(), t.span));
+        }
+        Ok(())
+    }
+
     pub(super) fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
         match &s.kind {
             StmtKind::Assign { targets, value } => {
@@ -122,6 +164,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 }
             },
             StmtKind::Pass => Ok(()),
+            StmtKind::Delete(targets) => self.lower_delete(s, targets),
             StmtKind::Break | StmtKind::Continue => {
                 let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
                 if self.loop_depth == 0 {
