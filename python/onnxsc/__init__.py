@@ -15,10 +15,24 @@ Each translation is specialised to every distinct call the exporter makes (the o
 it gives, its attribute values) by onnxsc's linker, so ``if x is None:`` and conditions on
 attributes leave only the branch taken in the exported model. Every node carries its ``.onnxs``
 location in ``metadata_props["onnxsc.source"]``.
+
+:func:`usage` tells, after an export, which entries of the table its graph called, which it
+did not (and what it called instead), and which operators of the graph no entry translates.
 """
 
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._table import load_library, translation_table
+from onnxsc._usage import UnusedEntry, UsageReport, usage
 
-__all__ = ["CompileError", "OnnxscError", "OnnxscWarning", "find_onnxsc_bin", "load_library", "translation_table"]
+__all__ = [
+    "CompileError",
+    "OnnxscError",
+    "OnnxscWarning",
+    "UnusedEntry",
+    "UsageReport",
+    "find_onnxsc_bin",
+    "load_library",
+    "translation_table",
+    "usage",
+]

@@ -27,6 +27,7 @@ from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._specialize import Specializer
 from onnxsc._signature import signature_of
 from onnxsc._translation import Warner, make_translation, source_of
+from onnxsc._usage import TableUsage, never_in_a_graph
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -168,6 +169,7 @@ def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict
     table: dict = {}
     bound_by: dict = {}
     opset = _exporter_opset()
+    usage = TableUsage()
     for proto in model.functions:
         signature = signature_of(proto)
         if signature is None or not signature.torch_ops:
@@ -188,7 +190,12 @@ def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict
                     f"{op.name} is translated twice: by {bound_by[overload]} and by "
                     f"{proto.domain}::{proto.name}"
                 )
-            table[overload] = make_translation(proto, signature, op, overload, specializer, deny_warnings)
+            warner = Warner(proto, deny_warnings)
+            never = never_in_a_graph(overload)
+            if never is not None:
+                warner.warn(f"{warner.where}: {never}", code="unused")
+            table[overload] = make_translation(proto, signature, op, overload, specializer, warner, usage)
+            usage.add(overload, warner, warned=never is not None)
             bound_by[overload] = f"{proto.domain}::{proto.name}"
     return table
 

@@ -52,6 +52,7 @@ class Warner:
 
     def __init__(self, proto, deny_warnings: bool):
         self.file, self.line = source_file_line(proto)
+        self.where = f"{source_of(proto)}: `{proto.name}`"
         self.deny = deny_warnings
         # warnings.warn_explicit's memory of what it showed, per function.
         self.registry: dict = {}
@@ -63,17 +64,16 @@ class Warner:
         warnings.warn_explicit(w, OnnxscWarning, self.file, self.line, module="onnxsc", registry=self.registry)
 
 
-def make_translation(
-    proto, signature: Signature, op: TorchOp, overload, specializer, deny_warnings: bool = False
-) -> Callable:
-    """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``);
-    ``deny_warnings`` makes its export-time warnings errors."""
+def make_translation(proto, signature: Signature, op: TorchOp, overload, specializer, warner, usage) -> Callable:
+    """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``),
+    warning through ``warner`` and telling ``usage`` (the table's ``TableUsage``) each call."""
     # The checker guarantees the function returns what the aten operator returns.
     n_outputs = op.outputs or len(proto.output)
     binder = _Binder(proto, signature, op.name)
-    ignored = _IgnoredArguments(proto, signature, overload, binder.where, Warner(proto, deny_warnings))
+    ignored = _IgnoredArguments(proto, signature, overload, binder.where, warner)
 
     def translation(*args, **kwargs):
+        usage.observe()
         ignored.check(args, kwargs)
         inputs, attributes = binder.bind(args, kwargs)
         given = [name for name, value in inputs if value is not None]
