@@ -16,22 +16,27 @@ it gives, its attribute values) by onnxsc's linker, so ``if x is None:`` and con
 attributes leave only the branch taken in the exported model. Every node carries its ``.onnxs``
 location in ``metadata_props["onnxsc.source"]``.
 
-:func:`usage` tells, after an export, which entries of the table its graph called, which it
+:func:`functions` runs compiled functions directly on NumPy arrays or torch tensors, in ONNX
+Runtime, for debugging. :func:`usage` tells, after an export, which entries of the table its graph called, which it
 did not (and what it called instead), and which operators of the graph no entry translates.
 """
 
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
+from onnxsc._functions import Function, Functions, functions
 from onnxsc._table import load_library, translation_table
 from onnxsc._usage import UnusedEntry, UsageReport, usage
 
 __all__ = [
     "CompileError",
+    "Function",
+    "Functions",
     "OnnxscError",
     "OnnxscWarning",
     "UnusedEntry",
     "UsageReport",
     "find_onnxsc_bin",
+    "functions",
     "load_library",
     "translation_table",
     "usage",

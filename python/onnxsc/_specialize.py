@@ -32,6 +32,7 @@ class Specializer:
     def __init__(self, library: bytes):
         self.library = library
         self.cache: dict = {}
+        self.bodies: dict = {}
 
     def variant(self, proto, signature: Signature, given: list, attributes: dict, n_outputs: int):
         """The function specialised to a call that gives the inputs named in ``given`` and the
@@ -40,7 +41,7 @@ class Specializer:
         key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
         if key in self.cache:
             return self.cache[key]
-        linked = self._link(proto, signature, given, attributes)
+        linked = self.linked(proto, signature, given, attributes)
         if linked.functions:
             raise OnnxscError(
                 f"{source_of(proto)}: `{proto.name}` calls functions that cannot be expanded "
@@ -67,6 +68,14 @@ class Specializer:
         )
         self.cache[key] = compiled_function(body, variant_signature, n_outputs)
         return self.cache[key]
+
+    def linked(self, proto, signature: Signature, given: list, attributes: dict):
+        """The one-call model linked in inline mode: its graph is the function's body for a call
+        that gives the inputs ``given`` and the ``attributes``, computing ``out0``, ``out1``..."""
+        key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        if key not in self.bodies:
+            self.bodies[key] = self._link(proto, signature, given, attributes)
+        return self.bodies[key]
 
     def _link(self, proto, signature: Signature, given: list, attributes: dict):
         import onnx

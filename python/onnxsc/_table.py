@@ -56,8 +56,15 @@ def translation_table(
     and :class:`OnnxscError` if a bound operator is unknown to torch (e.g. a custom op that
     was not registered with ``torch.library.custom_op``).
     """
+    data, model = compile_library(paths, native_functions=native_functions, deny_warnings=deny_warnings)
+    return _table(model, Specializer(data), deny_warnings)
+
+
+def compile_library(paths, native_functions: Optional[PathLike] = None, deny_warnings: bool = False) -> tuple:
+    """Compiles and checks the sources into a library: its bytes and its model. Errors raise
+    :class:`CompileError`, warnings are raised as :class:`OnnxscWarning`."""
     if not paths:
-        raise OnnxscError("translation_table() needs at least one .onnxs file or directory")
+        raise OnnxscError("onnxsc needs at least one .onnxs file or directory")
     args = [os.fspath(p) for p in paths]
     if native_functions is not None:
         args += ["--native-functions", _native_functions_path(native_functions)]
@@ -73,7 +80,7 @@ def translation_table(
             report = _build(args + ["--registered", str(schemas)], out)
         data = out.read_bytes()
     _raise_warnings(report)
-    return _table(_load_bytes(data, "the compiled library"), Specializer(data), deny_warnings)
+    return data, _load_bytes(data, "the compiled library")
 
 
 def load_library(path: PathLike, deny_warnings: bool = False) -> dict:
