@@ -173,7 +173,9 @@ class Signature:
     torch_ops: tuple = ()
     type_vars: dict = field(default_factory=dict)
     complex: bool = False
-    # The parameters the function leaves unread on purpose (`del`, backend hints).
+    # The parameters that receive a backend hint (cudnn_enable, ...): they cannot change values.
+    hints: tuple = ()
+    # The parameters the source deletes with `del`: left unread on purpose.
     ignored: tuple = ()
     version: int = 0
 
@@ -226,6 +228,7 @@ def parse(text: str, where: str = "a function") -> Signature:
             torch_ops=tuple(_torch_op(t) for t in _list(data.get("torch_ops", []), "`torch_ops`")),
             type_vars=type_vars,
             complex=_bool(data.get("complex", False), "`complex`"),
+            hints=tuple(_str(p, "a parameter") for p in _list(data.get("hints", []), "`hints`")),
             ignored=tuple(_str(p, "a parameter") for p in _list(data.get("ignored", []), "`ignored`")),
             version=version,
         )

@@ -20,7 +20,8 @@ import subprocess
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Optional, Union
+from dataclasses import dataclass
+from typing import Any, Optional, Union
 
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
@@ -172,8 +173,31 @@ def _registered_schemas(model) -> list:
     return schemas
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a translation table: the operator overload, the compiled function that
+    translates it, and the translation the exporter calls."""
+
+    overload: Any
+    qualname: str
+    proto: Any
+    signature: Any
+    translation: Any
+
+
+def entries(model, library: bytes, unresolved: Optional[list] = None) -> list:
+    """The entries of the translation table of a compiled library, in its functions' order.
+    With ``unresolved``, an operator PyTorch does not know is left out and listed there, as
+    ``(qualname, why)``, instead of raising."""
+    return _entries(model, Specializer(library), False, unresolved)
+
+
 def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict:
-    table: dict = {}
+    return {e.overload: e.translation for e in _entries(model, specializer, deny_warnings)}
+
+
+def _entries(model, specializer: Specializer, deny_warnings: bool, unresolved: Optional[list] = None) -> list:
+    found: list = []
     bound_by: dict = {}
     opset = _exporter_opset()
     usage = TableUsage()
@@ -191,8 +215,14 @@ def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict
             continue
         _check_exporter_opset(proto, opset)
         for op in signature.torch_ops:
-            overload = resolve_overload(op.name)
-            if overload in table:
+            try:
+                overload = resolve_overload(op.name)
+            except OnnxscError as e:
+                if unresolved is None:
+                    raise
+                unresolved.append((op.name, str(e)))
+                continue
+            if overload in bound_by:
                 raise OnnxscError(
                     f"{op.name} is translated twice: by {bound_by[overload]} and by "
                     f"{proto.domain}::{proto.name}"
@@ -201,10 +231,11 @@ def _table(model, specializer: Specializer, deny_warnings: bool = False) -> dict
             never = never_in_a_graph(overload)
             if never is not None:
                 warner.warn(f"{warner.where}: {never}", code="unused")
-            table[overload] = make_translation(proto, signature, op, overload, specializer, warner, usage)
+            translation = make_translation(proto, signature, op, overload, specializer, warner, usage)
             usage.add(overload, warner, warned=never is not None)
             bound_by[overload] = f"{proto.domain}::{proto.name}"
-    return table
+            found.append(Entry(overload, op.name, proto, signature, translation))
+    return found
 
 
 def _exporter_opset() -> Optional[int]:

@@ -73,6 +73,7 @@ def make_translation(proto, signature: Signature, op: TorchOp, overload, special
     ignored = _IgnoredArguments(proto, signature, overload, binder.where, warner)
 
     def translation(*args, **kwargs):
+        translation.calls += 1
         usage.observe()
         ignored.check(args, kwargs)
         inputs, attributes = binder.bind(args, kwargs)
@@ -85,6 +86,10 @@ def make_translation(proto, signature: Signature, op: TorchOp, overload, special
         except Exception as e:
             raise OnnxscError(f"{binder.where}: the exporter could not build this call: {e}") from e
 
+    # How many times the exporter called it, and how many of the calls gave a deleted parameter
+    # another value than its default (`python -m onnxsc test` counts on both).
+    translation.calls = 0
+    translation.ignored_values = lambda: ignored.ignored_values
     return _with_signature(translation, proto, signature, n_outputs)
 
 
@@ -179,24 +184,33 @@ class _IgnoredArguments:
         self.where = where
         self.warner = warner
         read = _names_read(proto)
-        self.unread = {p for p in signature.parameters if p not in read and p not in signature.ignored}
+        unread = {p for p in signature.parameters if p not in read}
+        self.unread = unread - set(signature.ignored) - set(signature.hints)
+        # Deleted parameters passed a value other than the default: the calls that compute the
+        # default's result on purpose (`python -m onnxsc test` does not judge them).
+        self.deleted = unread & set(signature.ignored)
+        self.ignored_values = 0
         self.parameters = list(signature.parameters)
         schema = getattr(overload, "_schema", None)
         self.arguments = list(schema.arguments) if schema is not None else []
         self.qualname = str(schema.name) if schema is not None else ""
 
     def check(self, args: tuple, kwargs: dict) -> None:
-        if not self.unread:
+        if not self.unread and not self.deleted:
             return
         by_name = {a.name: a for a in self.arguments}
         passed = [(self.parameters[i], value, self.arguments[i] if i < len(self.arguments) else None)
                   for i, value in enumerate(args) if i < len(self.parameters)]
         passed += [(name, value, by_name.get(name)) for name, value in kwargs.items()]
         for name, value, argument in passed:
-            if name not in self.unread or argument is None or not argument.has_default_value():
+            watched = name in self.unread or name in self.deleted
+            if not watched or argument is None or not argument.has_default_value():
                 continue
             default = argument.default_value
             if _same_value(value, default):
+                continue
+            if name in self.deleted:
+                self.ignored_values += 1
                 continue
             self.warner.warn(
                 f"{self.where}: this call passes {argument.name}={_shown(value)}, but the translation "

@@ -20,6 +20,7 @@ pub fn of(f: &Function) -> metadata::SignatureRecord {
             })
             .collect(),
         complex: f.complex,
+        hints: f.hints.clone(),
         ignored: f.ignored.clone(),
         inputs: f
             .inputs

@@ -725,25 +725,18 @@ pub fn attr_value(v: &PyValue, ty: AttrType) -> Result<AttrValue, Option<String>
     })
 }
 
-/// The parameters a translation leaves unread on purpose, in parameter order: those `del` names,
-/// and those that receive a backend hint of an operator it translates (`sema::binding::
-/// BACKEND_HINTS`), which cannot change the values.
-fn ignored_parameters(
-    cx: &FunctionContext,
-    sig: &Signature,
-    deco: &Decoration,
-    deleted: &[(String, Span)],
-    parameters: &[String],
-) -> Vec<String> {
-    let mut ignored: HashSet<String> = deleted.iter().map(|(n, _)| n.clone()).collect();
+/// The parameters of a translation that receive a backend hint of an operator it translates
+/// (`sema::binding::BACKEND_HINTS`), which cannot change the values, in parameter order.
+fn hint_parameters(cx: &FunctionContext, sig: &Signature, deco: &Decoration, parameters: &[String]) -> Vec<String> {
+    let mut hints: HashSet<String> = HashSet::new();
     if !deco.private {
         for b in &deco.torch_ops {
             if let Some(schema) = cx.registry.lookup(&b.qualname) {
-                ignored.extend(binding::hint_parameters(cx.env, sig, schema));
+                hints.extend(binding::hint_parameters(cx.env, sig, schema));
             }
         }
     }
-    parameters.iter().filter(|p| ignored.contains(p.as_str())).cloned().collect()
+    parameters.iter().filter(|p| hints.contains(p.as_str())).cloned().collect()
 }
 
 /// What lowering a function of a module reads besides its own signature and decoration.
@@ -805,7 +798,9 @@ pub fn lower_function(
     let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
     let parameters: Vec<String> = sig.plain().map(|p| p.name().to_string()).collect();
-    let ignored = ignored_parameters(cx, sig, deco, &l.deleted, &parameters);
+    let deleted: HashSet<&str> = l.deleted.iter().map(|(n, _)| n.as_str()).collect();
+    let ignored = parameters.iter().filter(|p| deleted.contains(p.as_str())).cloned().collect();
+    let hints = hint_parameters(cx, sig, deco, &parameters);
     let input_types = sig.plain().filter_map(|p| match &p.ty {
         Ok(ParamType::Input { ty, .. }) => ty.as_ref(),
         _ => None,
@@ -843,6 +838,7 @@ pub fn lower_function(
         opset_imports,
         parameters,
         ignored,
+        hints,
         type_vars,
         torch_ops,
         complex: deco.complex,

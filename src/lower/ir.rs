@@ -150,8 +150,11 @@ pub struct Function {
     pub opset_imports: BTreeMap<String, i64>,
     /// Every parameter (inputs and attributes) in source order: how Python calls the function.
     pub parameters: Vec<String>,
-    /// The parameters it leaves unread on purpose (`del`, backend hints), in parameter order.
+    /// The parameters its source deletes with `del`: left unread on purpose, in parameter order.
     pub ignored: Vec<String>,
+    /// The parameters that receive a backend hint (`cudnn_enable`, ...), which cannot change
+    /// the values it computes, in parameter order.
+    pub hints: Vec<String>,
     /// The allowed element types of each TypeVar named in the signature (empty: any).
     pub type_vars: BTreeMap<String, Vec<ElemType>>,
     /// The PyTorch operators `@torch_op` binds the function to.

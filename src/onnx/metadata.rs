@@ -33,9 +33,11 @@ pub struct SignatureRecord {
     /// `@torch_op(..., complex=True)`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub complex: bool,
-    /// The parameters the function leaves unread on purpose: those its source deletes with
-    /// `del`, and those that receive a backend hint (`cudnn_enabled`, ...). A value passed to
-    /// one of them cannot change what the function computes.
+    /// The parameters that receive a backend hint (`cudnn_enabled`, ...): a value passed to one
+    /// of them cannot change what the function computes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<String>,
+    /// The parameters the function's source deletes with `del`: left unread on purpose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignored: Vec<String>,
     pub inputs: Vec<InputRecord>,

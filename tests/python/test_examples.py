@@ -90,7 +90,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 def ref_custom_aten_gelu(self, approximate="none"):
     # The translation always calls com.microsoft::Gelu (the exact, erf-based GELU) and
-    # ignores `approximate`, so the reference ignores it too.
+    # leaves `approximate` unread on purpose (`del`), so the reference ignores it too.
     x = self.astype(np.float64)
     return ((0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(np.float32),)
 

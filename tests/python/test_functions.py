@@ -44,3 +44,17 @@ def test_calls_are_bound_as_python_binds_them(fns):
     with pytest.raises(AttributeError, match="no compiled function `nope`; the functions are: my_gelu, split_two"):
         fns.nope
     assert list(fns) == ["my_gelu", "split_two"]
+
+
+def test_the_readme_example_runs():
+    """The README's "Is my override right?" Python block runs as written."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).parent.parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Is my override right?", 1)[1].split("\n## ", 1)[0]
+    (block,) = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    done = subprocess.run([sys.executable, "-c", block], cwd=root, capture_output=True, text=True, env=os.environ.copy())
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -99,32 +99,64 @@ class TanhGeluModel(torch.nn.Module):
         return torch.nn.functional.gelu(input_x, approximate="tanh")
 
 
-def test_an_argument_the_translation_never_reads_is_reported_when_a_call_sets_it(table):
-    """Scenario 2's translation ignores `approximate`: a call with approximate="tanh" exports
-    the erf gelu. That is a warning at export, naming the argument; the default is silent."""
+KERNEL_GELU = """\
+    import onnxscript
+    from onnxscript import FLOAT
+    from onnxscript.function_libs.torch_lib.registration import torch_op
+
+    microsoft_op = onnxscript.values.Opset(domain="com.microsoft", version=1)
+
+
+    @torch_op("aten::gelu")
+    def kernel_gelu(self: FLOAT, approximate: str = "none") -> FLOAT:
+        return microsoft_op.Gelu(self)
+    """
+
+
+@pytest.fixture(scope="module")
+def kernel_gelu_source(tmp_path_factory):
+    return write(tmp_path_factory.mktemp("kernel"), "kernel_gelu.onnxs", KERNEL_GELU)
+
+
+def test_an_argument_the_translation_never_reads_is_reported_when_a_call_sets_it(kernel_gelu_source):
+    """The original tutorial's scenario 2 maps gelu to the erf kernel and ignores
+    `approximate`: a call with approximate="tanh" exports the erf gelu. That is a warning at
+    export, naming the argument; the default is silent."""
+    table = onnxsc.translation_table(kernel_gelu_source)
     x = torch.randn(4, 3)
     with pytest.warns(onnxsc.OnnxscWarning, match=r"approximate='tanh'.*never reads `approximate`") as caught:
         export(TanhGeluModel(), (x,), table)
-    assert any("tutorial.onnxs" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    assert any("kernel_gelu.onnxs" in str(w.message) for w in caught), [str(w.message) for w in caught]
     with warnings.catch_warnings():
         warnings.simplefilter("error", onnxsc.OnnxscWarning)
         export(GeluModel(), (x,), table)
 
 
-def test_an_export_time_warning_points_at_the_onnxs_line_and_honours_deny_warnings(table, tmp_path):
+def test_an_export_time_warning_points_at_the_onnxs_line_and_honours_deny_warnings(kernel_gelu_source):
     """The warning is attributed to the translation's `.onnxs` file and `def` line, not to the
     package's own code; with deny_warnings=True the same call is an error."""
+    table = onnxsc.translation_table(kernel_gelu_source)
     x = torch.randn(4, 3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         export(TanhGeluModel(), (x,), table)
     ours = [w for w in caught if issubclass(w.category, onnxsc.OnnxscWarning)]
     assert ours, [str(w.message) for w in caught]
-    gelu_line = next(i for i, line in enumerate(TUTORIAL.read_text().splitlines(), 1) if "def custom_aten_gelu" in line)
-    assert {(Path(w.filename).name, w.lineno) for w in ours} == {(TUTORIAL.name, gelu_line)}
-    strict = onnxsc.translation_table(TUTORIAL, deny_warnings=True)
+    assert {(Path(w.filename).name, w.lineno) for w in ours} == {("kernel_gelu.onnxs", 9)}
+    strict = onnxsc.translation_table(kernel_gelu_source, deny_warnings=True)
     with pytest.raises(Exception, match=r"never reads `approximate`[\s\S]*deny_warnings=True"):
         export(TanhGeluModel(), (x,), strict)
+
+
+def test_scenario_2_leaves_approximate_unread_on_purpose(table):
+    """The tutorial's gelu deletes `approximate`: a tanh-gelu model exports the erf kernel,
+    silently, as the source says."""
+    x = torch.randn(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onnxsc.OnnxscWarning)
+        program = export(TanhGeluModel(), (x,), table)
+    assert [n[1] for n in nodes(program)] == ["Gelu"]
+    torch.testing.assert_close(program(x)[0], torch.ops.aten.gelu(x))
 
 
 UNREAD_ON_PURPOSE = """\
