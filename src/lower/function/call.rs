@@ -32,12 +32,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
             }
         }
-        let (inputs, attrs) = self.lower_op_arguments(op_name, &input_exprs, attr_exprs)?;
+        let (inputs, attrs) = self.lower_op_arguments(op_name, schema, &input_exprs, attr_exprs)?;
         let mut inputs = self.autocast(schema, inputs, span)?;
         let mut checked = None;
         if let Some(schema) = schema {
             let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
-            checked = Some(self.check_input_types(schema, &inputs, &spans, outputs.len())?);
+            // A constant the input cannot take: say how to write it so that it can.
+            let help = |l: &Self, i: usize, like: Option<&Ty>| {
+                input_exprs.get(i).copied().flatten().and_then(|e| l.constant_help(schema, i, e, like))
+            };
+            checked = Some(self.check_input_types_with(schema, &inputs, &spans, outputs.len(), &help)?);
             self.check_attributes_present(schema, &attrs, args, span)?;
         }
         // Trailing omitted inputs are dropped, as ONNX allows.
@@ -236,14 +240,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_op_arguments(
         &mut self,
         op_name: &str,
+        schema: Option<&OpSchema>,
         input_exprs: &[Option<&Expr>],
         attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)>,
     ) -> R<(Vec<Option<String>>, Vec<Attr>)> {
         // Inputs are translated before attributes, in argument order, as onnxscript does.
         let mut inputs = Vec::with_capacity(input_exprs.len());
-        for e in input_exprs {
+        for (i, e) in input_exprs.iter().enumerate() {
             inputs.push(match e {
-                Some(e) => self.lower_opt_expr(e)?,
+                Some(e) => self.lower_op_input(schema, i, e)?,
                 None => None,
             });
         }

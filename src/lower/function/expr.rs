@@ -4,7 +4,7 @@
 use super::*;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
-    fn is_literal(e: &Expr) -> bool {
+    pub(super) fn is_literal(e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::FString(_) => true,
             ExprKind::List(items) => items.iter().all(Self::is_literal),
@@ -99,7 +99,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The value of a constant expression; a failure is reported (E0311 when part of it is not
     /// constant).
-    fn const_value(&mut self, e: &Expr) -> R<PyValue> {
+    pub(super) fn const_value(&mut self, e: &Expr) -> R<PyValue> {
         eval_const(self.names, e).map_err(|error| match self.report_const_error(error) {
             Ok(reported) => reported,
             Err(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),

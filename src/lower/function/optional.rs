@@ -158,10 +158,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Some(Binding::Attr { name, ty, .. }) => match self.attr_presence(&name) {
                 Presence::Present => None,
                 Presence::Absent => Some(Err(true)),
-                Presence::Maybe => {
-                    let constant = self.attribute_constant(&name, ty, n, operand.span)?;
-                    Some(Ok(constant))
-                }
+                Presence::Maybe => Some(Ok(self.attribute_constant(&name, ty, n, operand.span)?)),
             },
             Some(Binding::Poison(r)) => return Err(r),
             Some(Binding::Graph(_)) => return Err(self.not_a_value(operand)),
@@ -198,33 +195,6 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let negated = self.fresh(hint);
         self.emit_default("Not", vec![Some(out)], vec![negated.clone()], vec![], span)?;
         Ok(negated)
-    }
-
-    /// `Constant <value_T = @attr>`, the attribute as a tensor whatever its type: absent when a
-    /// call does not give the attribute.
-    fn attribute_constant(&mut self, attr: &str, ty: AttrType, var: &str, span: Span) -> R<String> {
-        let field = match ty {
-            AttrType::Float => "value_float",
-            AttrType::Int => "value_int",
-            AttrType::String => "value_string",
-            AttrType::Floats => "value_floats",
-            AttrType::Ints => "value_ints",
-            AttrType::Strings => "value_strings",
-            other => {
-                let d = Diagnostic::error(
-                    codes::UNSUPPORTED_EXPR,
-                    self.file(),
-                    format!("a `{}` attribute cannot be tested for None", other.name()),
-                )
-                .primary(span, "tested here");
-                return Err(self.push(d));
-            }
-        };
-        let name = self.fresh(var);
-        let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
-        self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
-        self.note_attribute_tensor(&name, attr);
-        Ok(name)
     }
 
     /// A test of whether a value is there: `x is None` / `x is not None`, or the run-time guard
