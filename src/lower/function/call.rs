@@ -209,10 +209,35 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
                 )
                 .primary(op_span, "deprecated operator")
-                .help(format!(
-                    "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
-                )),
+                .help(self.deprecated_help(opset, op_name)),
             );
+        }
+    }
+
+    /// How to do without `op_name`, deprecated in `opset`. A translation cannot move to another
+    /// opset (torch.onnx.export builds at opset 18, E0513): it is told the replacement there, or
+    /// what to write with opset-18 operators where the replacement is newer.
+    fn deprecated_help(&self, opset: &Opset, op_name: &str) -> String {
+        let anywhere = format!(
+            "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
+        );
+        if !(self.exporter_bound && opset.domain.is_empty()) {
+            return anywhere;
+        }
+        let at_exporter = format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}");
+        let Some(replacement) = deprecated_replacement(op_name) else {
+            return format!("{at_exporter}: write `{op_name}` with other opset-{EXPORTER_OPSET} operators");
+        };
+        match schema::registry().resolve("", replacement, opset.version) {
+            Resolution::Found(s) if !s.deprecated => {
+                format!("{at_exporter}: use `{replacement}`, which replaces `{op_name}` in that opset")
+            }
+            _ if op_name == "GroupNormalization" => format!(
+                "{at_exporter}, and `GroupNormalization`'s replacement is in opset 21: reshape `X` to (N, num_groups, -1), subtract its `op.ReduceMean` over the last axis, divide by `op.Sqrt` of the variance plus `epsilon`, reshape back and apply `scale` and `bias`"
+            ),
+            _ => format!(
+                "{at_exporter}, and `{replacement}` is not in it: write `{op_name}` with opset-{EXPORTER_OPSET} operators"
+            ),
         }
     }
 
@@ -581,6 +606,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     // -----------------------------------------------------------------------------------------
     // Statements
+}
+
+/// The ONNX operator that replaces the deprecated `op_name`, as ONNX's documentation names it.
+fn deprecated_replacement(op_name: &str) -> Option<&'static str> {
+    Some(match op_name {
+        "Upsample" => "Resize",
+        "Scatter" => "ScatterElements",
+        // Version 21 takes a scale and a bias per channel, where 18 took them per group.
+        "GroupNormalization" => "GroupNormalization",
+        _ => return None,
+    })
 }
 
 /// The arguments of an op call bound to the op's schema.
