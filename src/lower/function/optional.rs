@@ -161,11 +161,11 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 Presence::Maybe => Some(Ok(self.attribute_constant(&name, ty, n, operand.span)?)),
             },
             Some(Binding::Poison(r)) => return Err(r),
-            Some(Binding::Graph(_)) => return Err(self.not_a_value(operand)),
+            Some(Binding::Graph(_)) => return Err(self.not_testable(operand, n)),
             None => match self.names.get(n) {
                 Some(Global::Const(v)) => Some(Err(*v == PyValue::None)),
                 Some(Global::Poison(r)) => return Err(*r),
-                Some(_) => return Err(self.not_a_value(operand)),
+                Some(_) => return Err(self.not_testable(operand, n)),
                 None => return Err(self.undefined(n, operand.span)),
             },
         };
@@ -195,6 +195,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let negated = self.fresh(hint);
         self.emit_default("Not", vec![Some(out)], vec![negated.clone()], vec![], span)?;
         Ok(negated)
+    }
+
+    /// E0107 for `n is None` where `n` (`operand`) is a nested function or a global that is no
+    /// value: known at compile time, never None.
+    fn not_testable(&mut self, operand: &Expr, n: &str) -> Reported {
+        let help = format!(
+            "`x is None` tests whether the optional input or attribute `x` was given for this call; `{n}` is never None: drop the test"
+        );
+        self.not_a_value_because(operand, help)
     }
 
     /// A test of whether a value is there: `x is None` / `x is not None`, or the run-time guard
