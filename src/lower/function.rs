@@ -463,7 +463,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    fn default_opset(&mut self, span: Span) -> R<Opset> {
+    /// The function's default ONNX opset, which `op_type` (at `span`) needs; E0109, once, when
+    /// there is none.
+    fn default_opset(&mut self, span: Span, op_type: &str) -> R<Opset> {
         match &self.default_opset {
             Some(o) => Ok(o.clone()),
             None => {
@@ -475,13 +477,57 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     self.file(),
                     "this needs an ONNX opset, but the function uses none",
                 )
-                .primary(span, "lowered to ONNX ops")
-                .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
+                .primary(span, format!("lowered to ONNX's `{op_type}`"))
+                .help(self.no_opset_help(op_type));
                 let r = self.push(d);
                 self.reported_no_opset = Some(r);
                 Err(r)
             }
         }
+    }
+
+    /// How to give the function the default opset that `op_type` needs: name an ONNX opset
+    /// with `default_opset=` (a translation's must be the exporter's, E0513).
+    fn no_opset_help(&self, op_type: &str) -> String {
+        let wanted = self.exporter_bound.then_some(EXPORTER_OPSET);
+        // An ONNX opset the module imports, first by name.
+        let globals = &self.names.env.globals;
+        let mut imported: Vec<(&str, i64)> = (globals.keys())
+            .filter_map(|n| match self.names.get(n) {
+                Some(Global::Opset(o)) if o.domain.is_empty() && wanted.is_none_or(|v| v == o.version) => {
+                    Some((n.as_str(), o.version))
+                }
+                _ => None,
+            })
+            .collect();
+        imported.sort_unstable();
+        let name = imported.first().map_or("op", |(n, _)| *n);
+        let scripted = self.def.decorators.iter().any(|d| {
+            let func = match &d.kind {
+                ExprKind::Call { func, .. } => func,
+                _ => d,
+            };
+            matches!(resolve_dotted(self.names, func), Some(Global::ScriptDecorator))
+        });
+        let has_script = scripted || globals.keys().any(|n| matches!(self.names.get(n), Some(Global::ScriptDecorator)));
+        let mut missing = Vec::new();
+        if !has_script {
+            missing.push("script".to_string());
+        }
+        if imported.is_empty() {
+            missing.push(format!("opset{} as op", wanted.unwrap_or(EXPORTER_OPSET)));
+        }
+        let import = if missing.is_empty() {
+            String::new()
+        } else {
+            format!("import `from onnxscript import {}` and ", missing.join(", "))
+        };
+        let decorator = match (self.exporter_bound, scripted) {
+            (true, false) => format!("add `@script(default_opset={name})` under `@torch_op(...)`"),
+            (false, false) => format!("decorate the function with `@script(default_opset={name})`"),
+            (_, true) => format!("pass `default_opset={name}` to `@script`"),
+        };
+        format!("`{op_type}` is an ONNX operator: {import}{decorator}")
     }
 
     fn emit_default(
@@ -494,7 +540,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<()> {
         // Taken before anything can fail: a node not emitted leaves nothing for the next one.
         let checked = self.checked_outputs.take();
-        let opset = self.default_opset(span)?;
+        let op_type = op_type.into();
+        let opset = self.default_opset(span, &op_type)?;
         self.checked_outputs = checked;
         self.emit(&opset, op_type, inputs, outputs, attrs, span)
     }

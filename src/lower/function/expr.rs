@@ -350,7 +350,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         arg_spans: &[Span],
         span: Span,
     ) -> R<Vec<Option<String>>> {
-        self.default_opset(span)?;
+        self.default_opset(span, op_type)?;
         let schema = self.default_schema(op_type);
         let args = self.autocast(schema, args, span)?;
         if let Some(schema) = schema {

@@ -176,7 +176,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Some(Err(none)) => return self.emit_const(&PyValue::Bool(none == is_none), Some(hint), span),
             Some(Ok(value)) => value,
         };
-        let opset = self.default_opset(span)?;
+        let opset = self.default_opset(span, "OptionalHasElement")?;
         if opset.domain.is_empty() && opset.version < 18 {
             let d = Diagnostic::error(
                 codes::NONE_TEST_OPSET,
