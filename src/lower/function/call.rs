@@ -320,7 +320,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None => return Ok(()),
             }
         } else if let Some(e) = split_input.or_else(|| attr("split")).filter(|e| !matches!(e.kind, ExprKind::None)) {
-            match constant(e).as_ref().and_then(|v| v.items().map(|i| i.len())) {
+            match self.split_entries(e) {
                 Some(n) => (n as i64, format!("its `split` has {n} entr{}", if n == 1 { "y" } else { "ies" }), e.span),
                 None => return Ok(()),
             }
@@ -343,6 +343,32 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         .secondary(at, format!("{count} output{} here", if count == 1 { "" } else { "s" }))
         .help("unpack one name per output; the model would fail to load");
         Err(self.push(d))
+    }
+
+    /// How many entries a `split` argument known at compile time has: a constant list or 1-D
+    /// tensor, or an ONNX `Constant` op of one (`op.Constant(value_ints=[1, 1, 2])`).
+    fn split_entries(&self, e: &Expr) -> Option<usize> {
+        let entries = |v: PyValue| match v {
+            PyValue::Tensor(t) if t.dims.len() == 1 => usize::try_from(t.dims[0]).ok(),
+            v => v.items().map(<[PyValue]>::len),
+        };
+        if let Ok(v) = eval_const(self.names, e) {
+            return entries(v);
+        }
+        let ExprKind::Call { func, args } = &e.kind else { return None };
+        let ExprKind::Attribute { value, attr } = &func.kind else { return None };
+        let ExprKind::Name(opset) = &value.kind else { return None };
+        let onnx = self.lookup(opset).is_none()
+            && matches!(self.names.get(opset), Some(Global::Opset(o)) if o.domain.is_empty());
+        let [arg] = args.as_slice() else { return None };
+        let keyword = arg.keyword.as_ref()?.name.as_str();
+        if !onnx
+            || attr.name != "Constant"
+            || !matches!(keyword, "value" | "value_ints" | "value_floats" | "value_strings")
+        {
+            return None;
+        }
+        entries(eval_const(self.names, &arg.value).ok()?)
     }
 
     /// Python's own rules for the arguments of a call (see [`argument_order_error`]).
