@@ -4,12 +4,14 @@
 //! docs/onnx-facts §5): Python operators map to ONNX ops, literals become `Constant`s that are
 //! `CastLike`d to the tensor they meet, attribute parameters become attribute references, and
 //! `if` becomes `If` with the assigned-and-live variables as outputs, in source order. This file
-//! holds the lowerer's state, what every construct uses (scopes, fresh names, node emission,
-//! constants) and [`lower_function`]; each construct is lowered in a submodule: `signature`
-//! (parameters and declared outputs), `stmt` (statements, `if`), `expr` (expressions, autocast),
-//! `call` (op and function calls; op arguments bound by the pure `bind_op_arguments`), `loops`
-//! (`for`/`while` to `Loop`), `graphs` (nested `@graph()` functions as graph-valued attributes),
-//! `subscripts` (`x[i]`, `x[a:b]` to Gather, Slice, Concat and Squeeze) and `optional` (values
+//! holds the lowerer's state, what every construct uses (scopes, fresh names, node emission)
+//! and [`lower_function`]; each construct is lowered in a submodule: `signature` (parameters
+//! and declared outputs), `constants` (literals, module constants and attribute parameters as
+//! tensors, of the type an op's input takes), `stmt` (statements, `if`), `expr` (expressions,
+//! autocast), `call` (op and function calls; op arguments bound by the pure
+//! `bind_op_arguments`), `loops` (`for`/`while` to `Loop`), `graphs` (nested `@graph()`
+//! functions as graph-valued attributes), `subscripts` (`x[i]`, `x[a:b]` to Gather, Slice,
+//! Concat and Squeeze) and `optional` (values
 //! that may be None). Values are tensors, sequences (`Sequence[FLOAT]`, the sequence ops) or
 //! optional values; `sema::infer` tracks which, and their element types.
 
@@ -45,6 +47,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 mod call;
+mod constants;
 mod expr;
 mod graphs;
 mod loops;
@@ -175,6 +178,10 @@ pub struct Lowerer<'a, 'm> {
     /// set just before that node is emitted, which takes them rather than check its inputs again.
     checked_outputs: Option<Vec<Option<Ty>>>,
 }
+
+/// Better help for an input of a call that contradicts its schema: `help(lowerer, i, like)` for
+/// input `i`, where `like` is the type it must agree with, if another input's.
+type InputHelp<'h, L> = dyn Fn(&L, usize, Option<&Ty>) -> Option<String> + 'h;
 
 /// A node about to be emitted, as output typing asks about it ([`infer::NodeFacts`]).
 struct EmittedNode<'n> {
@@ -408,6 +415,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         spans: &[Span],
         outputs: usize,
     ) -> R<Vec<Option<Ty>>> {
+        self.check_input_types_with(schema, inputs, spans, outputs, &|_, _, _| None)
+    }
+
+    /// [`Lowerer::check_input_types`], where `help(self, i, like)` may say better than the usual
+    /// help how to fix input `i` (`like`: the type of the input it contradicts, if another).
+    fn check_input_types_with(
+        &mut self,
+        schema: &OpSchema,
+        inputs: &[Option<String>],
+        spans: &[Span],
+        outputs: usize,
+        help: &InputHelp<'_, Self>,
+    ) -> R<Vec<Option<Ty>>> {
         self.check_required_inputs(schema, inputs, spans)?;
         let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.values.ty(v))).collect();
         let c = match infer::check_call(schema, &args, outputs) {
@@ -420,8 +440,18 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             let first = args[j].map(Ty::describe).unwrap_or_default();
             d = d.secondary(span_of(j), format!("{first} here"));
         }
+        // The type an input must agree with: the one it contradicts, or a known one of its type
+        // variable's.
+        let like = |i: usize| match c.other {
+            Some(j) => args.get(if j == i { c.arg } else { j }).copied().flatten(),
+            None => infer::peer_type(schema, &args, i),
+        };
+        let better = c
+            .help
+            .is_none()
+            .then(|| help(self, c.arg, like(c.arg)).or_else(|| c.other.and_then(|j| help(self, j, like(j)))));
         d =
-            d.help(c.help.unwrap_or_else(|| {
+            d.help(c.help.or(better.flatten()).unwrap_or_else(|| {
                 "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`".to_string()
             }));
         Err(self.push(d))
@@ -436,7 +466,9 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         }
     }
 
-    fn default_opset(&mut self, span: Span) -> R<Opset> {
+    /// The function's default ONNX opset, which `op_type` (at `span`) needs; E0109, once, when
+    /// there is none.
+    fn default_opset(&mut self, span: Span, op_type: &str) -> R<Opset> {
         match &self.default_opset {
             Some(o) => Ok(o.clone()),
             None => {
@@ -448,13 +480,57 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     self.file(),
                     "this needs an ONNX opset, but the function uses none",
                 )
-                .primary(span, "lowered to ONNX ops")
-                .help("call an ONNX op such as `op.Identity`, or write `@script(default_opset=op)`");
+                .primary(span, format!("lowered to ONNX's `{op_type}`"))
+                .help(self.no_opset_help(op_type));
                 let r = self.push(d);
                 self.reported_no_opset = Some(r);
                 Err(r)
             }
         }
+    }
+
+    /// How to give the function the default opset that `op_type` needs: name an ONNX opset
+    /// with `default_opset=` (a translation's must be the exporter's, E0513).
+    fn no_opset_help(&self, op_type: &str) -> String {
+        let wanted = self.exporter_bound.then_some(EXPORTER_OPSET);
+        // An ONNX opset the module imports, first by name.
+        let globals = &self.names.env.globals;
+        let mut imported: Vec<(&str, i64)> = (globals.keys())
+            .filter_map(|n| match self.names.get(n) {
+                Some(Global::Opset(o)) if o.domain.is_empty() && wanted.is_none_or(|v| v == o.version) => {
+                    Some((n.as_str(), o.version))
+                }
+                _ => None,
+            })
+            .collect();
+        imported.sort_unstable();
+        let name = imported.first().map_or("op", |(n, _)| *n);
+        let scripted = self.def.decorators.iter().any(|d| {
+            let func = match &d.kind {
+                ExprKind::Call { func, .. } => func,
+                _ => d,
+            };
+            matches!(resolve_dotted(self.names, func), Some(Global::ScriptDecorator))
+        });
+        let has_script = scripted || globals.keys().any(|n| matches!(self.names.get(n), Some(Global::ScriptDecorator)));
+        let mut missing = Vec::new();
+        if !has_script {
+            missing.push("script".to_string());
+        }
+        if imported.is_empty() {
+            missing.push(format!("opset{} as op", wanted.unwrap_or(EXPORTER_OPSET)));
+        }
+        let import = if missing.is_empty() {
+            String::new()
+        } else {
+            format!("import `from onnxscript import {}` and ", missing.join(", "))
+        };
+        let decorator = match (self.exporter_bound, scripted) {
+            (true, false) => format!("add `@script(default_opset={name})` under `@torch_op(...)`"),
+            (false, false) => format!("decorate the function with `@script(default_opset={name})`"),
+            (_, true) => format!("pass `default_opset={name}` to `@script`"),
+        };
+        format!("`{op_type}` is an ONNX operator: {import}{decorator}")
     }
 
     fn emit_default(
@@ -467,76 +543,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<()> {
         // Taken before anything can fail: a node not emitted leaves nothing for the next one.
         let checked = self.checked_outputs.take();
-        let opset = self.default_opset(span)?;
+        let op_type = op_type.into();
+        let opset = self.default_opset(span, &op_type)?;
         self.checked_outputs = checked;
         self.emit(&opset, op_type, inputs, outputs, attrs, span)
-    }
-
-    // -----------------------------------------------------------------------------------------
-    // Constants
-
-    fn emit_const(&mut self, value: &PyValue, hint: Option<&str>, span: Span) -> R<String> {
-        let tensor = match tensor_of(value) {
-            Ok(t) => t,
-            Err(_) if value.weight() > crate::sema::value::MAX_CONSTANT_ELEMENTS => {
-                return Err(self.push(consteval::too_large(self.file(), span, value.weight())));
-            }
-            Err(why) => {
-                let d = Diagnostic::error(
-                    codes::BAD_CONSTANT,
-                    self.file(),
-                    format!("{} cannot be a tensor constant", with_article(value.type_name())),
-                )
-                .primary(span, "not convertible to a tensor")
-                .note(why);
-                return Err(self.push(d));
-            }
-        };
-        let hint = hint.map(str::to_string).unwrap_or_else(|| const_hint(value));
-        let name = self.fresh(&hint);
-        self.emit_default(
-            "Constant",
-            vec![],
-            vec![name.clone()],
-            vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }],
-            span,
-        )?;
-        self.values.mark_castable(&name);
-        Ok(name)
-    }
-
-    /// An attribute parameter used as a tensor: `Constant <value_T = @attr>`.
-    fn attr_as_tensor(&mut self, attr: &str, ty: AttrType, as_bool: bool, hint: &str, span: Span) -> R<String> {
-        let field = match ty {
-            AttrType::Float => "value_float",
-            AttrType::Int => "value_int",
-            AttrType::String => "value_string",
-            AttrType::Ints => "value_ints",
-            other => {
-                let d = Diagnostic::error(
-                    codes::BAD_CONSTANT,
-                    self.file(),
-                    format!("a `{}` attribute cannot be used as a tensor", other.name()),
-                )
-                .primary(span, "used as a tensor here")
-                .help("only float, int, str, bool and list[int] attributes can be used as tensors");
-                return Err(self.push(d));
-            }
-        };
-        let name = self.fresh(hint);
-        let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
-        self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
-        self.note_attribute_tensor(&name, attr);
-        if as_bool {
-            let cast = self.fresh(&format!("{name}_as_bool"));
-            let to = vec![Attr { name: "to".into(), value: AttrValue::Int(ElemType::Bool.code() as i64) }];
-            self.emit_default("Cast", vec![Some(name)], vec![cast.clone()], to, span)?;
-            self.note_attribute_tensor(&cast, attr);
-            self.values.mark_castable(&cast);
-            return Ok(cast);
-        }
-        self.values.mark_castable(&name);
-        Ok(name)
     }
 
     fn copy(&mut self, value: &str, hint: &str, span: Span) -> R<String> {
@@ -671,10 +681,15 @@ fn const_hint(v: &PyValue) -> String {
 /// INT64 or FLOAT, other lists as numpy infers them (nested float lists are DOUBLE), tensors as
 /// they are. `Err` says why there is none.
 pub fn tensor_of(v: &PyValue) -> Result<Tensor, String> {
+    tensor_of_type(v, None)
+}
+
+/// [`tensor_of`], of element type `elem` if given (`ir.tensor(value, dtype)`).
+fn tensor_of_type(v: &PyValue, elem: Option<ElemType>) -> Result<Tensor, String> {
     if matches!(v, PyValue::None) {
         return Err("`None` has no tensor form".into());
     }
-    constlib::ir_tensor(v, None).map_err(|e| match e {
+    constlib::ir_tensor(v, elem).map_err(|e| match e {
         constlib::LibError::Python(m) | constlib::LibError::Unsupported(m) => m,
         constlib::LibError::TooLarge(n) => format!("{n} elements exceed the constant size limit"),
         constlib::LibError::RunTime => "not known until run time".into(),

@@ -299,6 +299,16 @@ pub fn contradicts(actual: &Ty, want: &Ty) -> bool {
     }
 }
 
+/// The known element type of another input than `i` of a call (`args`) bound to the type
+/// variable that input `i` binds: the type `i` must have.
+pub fn peer_type<'t>(schema: &OpSchema, args: &[Option<&'t Ty>], i: usize) -> Option<&'t Ty> {
+    let formal = formal_of(schema, i).filter(|f| matches!(f.ty, FormalType::Param(_)))?;
+    args.iter().enumerate().find_map(|(j, a)| {
+        let same = j != i && formal_of(schema, j).is_some_and(|f| f.type_str == formal.type_str);
+        a.filter(|t| same && matches!(t, Ty::Elem(_)))
+    })
+}
+
 /// Checks the inputs of one call and infers its outputs' types.
 ///
 /// `args[i]` is what is known of input `i` (`None`: unknown or omitted).

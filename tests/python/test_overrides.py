@@ -272,6 +272,15 @@ def test_custom_op_with_two_outputs(table, definitions, scale):
     check(Call(op, **kwargs), (torch.randn(3, 4),), table, definitions, ["scaled_and_sum"])
 
 
+@pytest.mark.parametrize("resize", [{"scale_factor": 2.0}, {"scale_factor": (2.0, 3.0)}, {"size": (5, 7)}])
+def test_upsample_nearest_with_list_attributes_as_resize_inputs(table, definitions, resize):
+    """`float[]? scale_factors` and `SymInt[]? output_size` arrive as list attributes, which
+    the translation passes as `Resize`'s `scales` and `sizes` inputs."""
+    interpolate = Call(torch.nn.functional.interpolate, mode="nearest", **resize)
+    program = check(interpolate, (torch.randn(2, 3, 4, 5),), table, definitions, ["upsample_nearest2d_vec"])
+    assert "aten.upsample_nearest2d.vec" in fx_targets(program)
+
+
 def test_view_with_a_dynamic_size(table, definitions):
     """`SymInt[] size` taken as an INT64 input: the dynamic batch arrives as a graph value."""
     class Flatten(torch.nn.Module):

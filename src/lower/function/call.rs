@@ -32,12 +32,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;
             }
         }
-        let (inputs, attrs) = self.lower_op_arguments(op_name, &input_exprs, attr_exprs)?;
+        let (inputs, attrs) = self.lower_op_arguments(op_name, schema, &input_exprs, attr_exprs)?;
         let mut inputs = self.autocast(schema, inputs, span)?;
         let mut checked = None;
         if let Some(schema) = schema {
             let spans: Vec<Span> = input_exprs.iter().map(|e| e.map(|e| e.span).unwrap_or(span)).collect();
-            checked = Some(self.check_input_types(schema, &inputs, &spans, outputs.len())?);
+            // A constant the input cannot take: say how to write it so that it can.
+            let help = |l: &Self, i: usize, like: Option<&Ty>| {
+                input_exprs.get(i).copied().flatten().and_then(|e| l.constant_help(schema, i, e, like))
+            };
+            checked = Some(self.check_input_types_with(schema, &inputs, &spans, outputs.len(), &help)?);
             self.check_attributes_present(schema, &attrs, args, span)?;
         }
         // Trailing omitted inputs are dropped, as ONNX allows.
@@ -205,10 +209,35 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                     format!("`{op_name}` is deprecated in opset {}, and ONNX tools refuse it", opset.version),
                 )
                 .primary(op_span, "deprecated operator")
-                .help(format!(
-                    "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
-                )),
+                .help(self.deprecated_help(opset, op_name)),
             );
+        }
+    }
+
+    /// How to do without `op_name`, deprecated in `opset`. A translation cannot move to another
+    /// opset (torch.onnx.export builds at opset 18, E0513): it is told the replacement there, or
+    /// what to write with opset-18 operators where the replacement is newer.
+    fn deprecated_help(&self, opset: &Opset, op_name: &str) -> String {
+        let anywhere = format!(
+            "onnx.checker refuses a model that uses a deprecated operator: use its replacement, or an opset in which `{op_name}` is not deprecated"
+        );
+        if !(self.exporter_bound && opset.domain.is_empty()) {
+            return anywhere;
+        }
+        let at_exporter = format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}");
+        let Some(replacement) = deprecated_replacement(op_name) else {
+            return format!("{at_exporter}: write `{op_name}` with other opset-{EXPORTER_OPSET} operators");
+        };
+        match schema::registry().resolve("", replacement, opset.version) {
+            Resolution::Found(s) if !s.deprecated => {
+                format!("{at_exporter}: use `{replacement}`, which replaces `{op_name}` in that opset")
+            }
+            _ if op_name == "GroupNormalization" => format!(
+                "{at_exporter}, and `GroupNormalization`'s replacement is in opset 21: reshape `X` to (N, num_groups, -1), subtract its `op.ReduceMean` over the last axis, divide by `op.Sqrt` of the variance plus `epsilon`, reshape back and apply `scale` and `bias`"
+            ),
+            _ => format!(
+                "{at_exporter}, and `{replacement}` is not in it: write `{op_name}` with opset-{EXPORTER_OPSET} operators"
+            ),
         }
     }
 
@@ -236,14 +265,15 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     fn lower_op_arguments(
         &mut self,
         op_name: &str,
+        schema: Option<&OpSchema>,
         input_exprs: &[Option<&Expr>],
         attr_exprs: Vec<(Ident, &Expr, Option<AttrType>)>,
     ) -> R<(Vec<Option<String>>, Vec<Attr>)> {
         // Inputs are translated before attributes, in argument order, as onnxscript does.
         let mut inputs = Vec::with_capacity(input_exprs.len());
-        for e in input_exprs {
+        for (i, e) in input_exprs.iter().enumerate() {
             inputs.push(match e {
-                Some(e) => self.lower_opt_expr(e)?,
+                Some(e) => self.lower_op_input(schema, i, e)?,
                 None => None,
             });
         }
@@ -290,7 +320,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 None => return Ok(()),
             }
         } else if let Some(e) = split_input.or_else(|| attr("split")).filter(|e| !matches!(e.kind, ExprKind::None)) {
-            match constant(e).as_ref().and_then(|v| v.items().map(|i| i.len())) {
+            match self.split_entries(e) {
                 Some(n) => (n as i64, format!("its `split` has {n} entr{}", if n == 1 { "y" } else { "ies" }), e.span),
                 None => return Ok(()),
             }
@@ -313,6 +343,32 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         .secondary(at, format!("{count} output{} here", if count == 1 { "" } else { "s" }))
         .help("unpack one name per output; the model would fail to load");
         Err(self.push(d))
+    }
+
+    /// How many entries a `split` argument known at compile time has: a constant list or 1-D
+    /// tensor, or an ONNX `Constant` op of one (`op.Constant(value_ints=[1, 1, 2])`).
+    fn split_entries(&self, e: &Expr) -> Option<usize> {
+        let entries = |v: PyValue| match v {
+            PyValue::Tensor(t) if t.dims.len() == 1 => usize::try_from(t.dims[0]).ok(),
+            v => v.items().map(<[PyValue]>::len),
+        };
+        if let Ok(v) = eval_const(self.names, e) {
+            return entries(v);
+        }
+        let ExprKind::Call { func, args } = &e.kind else { return None };
+        let ExprKind::Attribute { value, attr } = &func.kind else { return None };
+        let ExprKind::Name(opset) = &value.kind else { return None };
+        let onnx = self.lookup(opset).is_none()
+            && matches!(self.names.get(opset), Some(Global::Opset(o)) if o.domain.is_empty());
+        let [arg] = args.as_slice() else { return None };
+        let keyword = arg.keyword.as_ref()?.name.as_str();
+        if !onnx
+            || attr.name != "Constant"
+            || !matches!(keyword, "value" | "value_ints" | "value_floats" | "value_strings")
+        {
+            return None;
+        }
+        entries(eval_const(self.names, &arg.value).ok()?)
     }
 
     /// Python's own rules for the arguments of a call (see [`argument_order_error`]).
@@ -576,6 +632,17 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     // -----------------------------------------------------------------------------------------
     // Statements
+}
+
+/// The ONNX operator that replaces the deprecated `op_name`, as ONNX's documentation names it.
+fn deprecated_replacement(op_name: &str) -> Option<&'static str> {
+    Some(match op_name {
+        "Upsample" => "Resize",
+        "Scatter" => "ScatterElements",
+        // Version 21 takes a scale and a bias per channel, where 18 took them per group.
+        "GroupNormalization" => "GroupNormalization",
+        _ => return None,
+    })
 }
 
 /// The arguments of an op call bound to the op's schema.

@@ -4,7 +4,7 @@
 use super::*;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
-    fn is_literal(e: &Expr) -> bool {
+    pub(super) fn is_literal(e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::FString(_) => true,
             ExprKind::List(items) => items.iter().all(Self::is_literal),
@@ -99,15 +99,52 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// The value of a constant expression; a failure is reported (E0311 when part of it is not
     /// constant).
-    fn const_value(&mut self, e: &Expr) -> R<PyValue> {
+    pub(super) fn const_value(&mut self, e: &Expr) -> R<PyValue> {
         eval_const(self.names, e).map_err(|error| match self.report_const_error(error) {
             Ok(reported) => reported,
             Err(s) => self.err(codes::BAD_CONSTANT, s, "invalid constant", "cannot evaluate"),
         })
     }
 
+    /// E0107 for `e`, which is no tensor, used as one; the help says what to write instead.
     pub(super) fn not_a_value(&mut self, e: &Expr) -> Reported {
-        self.err(codes::NOT_A_VALUE, e.span, "this is not a tensor value", "cannot be used as a tensor")
+        let help = self.value_help(e);
+        self.not_a_value_because(e, help)
+    }
+
+    /// E0107 for `e`, with `help`.
+    pub(super) fn not_a_value_because(&mut self, e: &Expr, help: String) -> Reported {
+        let d = Diagnostic::error(codes::NOT_A_VALUE, self.file(), "this is not a tensor value")
+            .primary(e.span, "cannot be used as a tensor")
+            .help(help);
+        self.push(d)
+    }
+
+    /// What to write instead of `e` where a tensor is wanted: a member of a tensor (`x.shape`,
+    /// `x.dtype`) is an op, or an attribute parameter in a scripted function, where the element
+    /// type is not known; a member of a module (`math.pi`) a module constant.
+    fn value_help(&self, e: &Expr) -> String {
+        let ExprKind::Attribute { value, attr } = &e.kind else {
+            return "only parameters, variables, constants and what ops compute from them are values".to_string();
+        };
+        let local = match &value.kind {
+            ExprKind::Name(n) => self.lookup(n).map(|_| n.as_str()),
+            _ => Some("x"),
+        };
+        let Some(x) = local else {
+            let text = dotted(e).unwrap_or_else(|| "...".to_string());
+            return format!("a tensor operand is a literal or a name, as in onnxscript: compute the value in a module constant (`C = {text}` at the top of the file) and use `C`");
+        };
+        match attr.name.as_str() {
+            "dtype" => format!(
+                "a scripted function does not know the element type of `{x}` when it is compiled: take the type as an attribute parameter (`dtype: int`, compared with `FLOAT16.dtype`), or make a value of `{x}`'s type with `op.CastLike(value, {x})`"
+            ),
+            "shape" => format!("write `op.Shape({x})`"),
+            "T" => format!("write `op.Transpose({x})`"),
+            "ndim" => format!("write `op.Size(op.Shape({x}))`"),
+            "size" => format!("write `op.Size({x})`"),
+            other => format!("a tensor has no Python members in ONNX Script: compute `{x}.{other}` with ONNX ops"),
+        }
     }
 
     pub(super) fn lower_name(&mut self, n: &str, span: Span, target: Option<&str>) -> R<String> {
@@ -132,7 +169,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         self.file(),
                         format!("`{n}` is {what}, not a tensor value"),
                     )
-                    .primary(span, "used as a value here");
+                    .primary(span, "used as a value here")
+                    .help(global_value_help(n, &other));
                     Err(self.push(d))
                 }
                 None => Err(self.undefined(n, span)),
@@ -318,7 +356,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         arg_spans: &[Span],
         span: Span,
     ) -> R<Vec<Option<String>>> {
-        self.default_opset(span)?;
+        self.default_opset(span, op_type)?;
         let schema = self.default_schema(op_type);
         let args = self.autocast(schema, args, span)?;
         if let Some(schema) = schema {
@@ -392,4 +430,31 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     // -----------------------------------------------------------------------------------------
     // Calls
+}
+
+/// What to write instead of the global `n` (`g`, which is not a value) where a tensor is wanted.
+fn global_value_help(n: &str, g: &Global) -> String {
+    match g {
+        Global::TensorType(_) => format!(
+            "a tensor type is no value: its element type is `{n}.dtype` (`op.Cast(x, to={n}.dtype)`); to make a value of another's type, `op.CastLike(value, other)`"
+        ),
+        Global::Function(_) => format!("call it: `{n}(...)`"),
+        Global::Opset(_) => format!("an opset names operators: call one, e.g. `{n}.Identity(x)`"),
+        Global::Module(_) | Global::Lib(_) => format!(
+            "a module is no value: compute what the function needs of it in a module constant (`C = {n}.member` at the top of the file) and use `C`"
+        ),
+        Global::TypeVar { .. } | Global::TypeUnion(_) | Global::Typing(_) => {
+            "types annotate parameters and outputs; they are not values".to_string()
+        }
+        _ => "only parameters, variables, constants and what ops compute from them are values".to_string(),
+    }
+}
+
+/// `a.b.c` as written, if `e` is a dotted name.
+fn dotted(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(n.clone()),
+        ExprKind::Attribute { value, attr } => Some(format!("{}.{}", dotted(value)?, attr.name)),
+        _ => None,
+    }
 }

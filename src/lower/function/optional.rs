@@ -158,17 +158,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Some(Binding::Attr { name, ty, .. }) => match self.attr_presence(&name) {
                 Presence::Present => None,
                 Presence::Absent => Some(Err(true)),
-                Presence::Maybe => {
-                    let constant = self.attribute_constant(&name, ty, n, operand.span)?;
-                    Some(Ok(constant))
-                }
+                Presence::Maybe => Some(Ok(self.attribute_constant(&name, ty, n, operand.span)?)),
             },
             Some(Binding::Poison(r)) => return Err(r),
-            Some(Binding::Graph(_)) => return Err(self.not_a_value(operand)),
+            Some(Binding::Graph(_)) => return Err(self.not_testable(operand, n)),
             None => match self.names.get(n) {
                 Some(Global::Const(v)) => Some(Err(*v == PyValue::None)),
                 Some(Global::Poison(r)) => return Err(*r),
-                Some(_) => return Err(self.not_a_value(operand)),
+                Some(_) => return Err(self.not_testable(operand, n)),
                 None => return Err(self.undefined(n, operand.span)),
             },
         };
@@ -179,7 +176,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             Some(Err(none)) => return self.emit_const(&PyValue::Bool(none == is_none), Some(hint), span),
             Some(Ok(value)) => value,
         };
-        let opset = self.default_opset(span)?;
+        let opset = self.default_opset(span, "OptionalHasElement")?;
         if opset.domain.is_empty() && opset.version < 18 {
             let d = Diagnostic::error(
                 codes::NONE_TEST_OPSET,
@@ -200,31 +197,13 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(negated)
     }
 
-    /// `Constant <value_T = @attr>`, the attribute as a tensor whatever its type: absent when a
-    /// call does not give the attribute.
-    fn attribute_constant(&mut self, attr: &str, ty: AttrType, var: &str, span: Span) -> R<String> {
-        let field = match ty {
-            AttrType::Float => "value_float",
-            AttrType::Int => "value_int",
-            AttrType::String => "value_string",
-            AttrType::Floats => "value_floats",
-            AttrType::Ints => "value_ints",
-            AttrType::Strings => "value_strings",
-            other => {
-                let d = Diagnostic::error(
-                    codes::UNSUPPORTED_EXPR,
-                    self.file(),
-                    format!("a `{}` attribute cannot be tested for None", other.name()),
-                )
-                .primary(span, "tested here");
-                return Err(self.push(d));
-            }
-        };
-        let name = self.fresh(var);
-        let attrs = vec![Attr { name: field.into(), value: AttrValue::Ref { name: attr.into(), ty } }];
-        self.emit_default("Constant", vec![], vec![name.clone()], attrs, span)?;
-        self.note_attribute_tensor(&name, attr);
-        Ok(name)
+    /// E0107 for `n is None` where `n` (`operand`) is a nested function or a global that is no
+    /// value: known at compile time, never None.
+    fn not_testable(&mut self, operand: &Expr, n: &str) -> Reported {
+        let help = format!(
+            "`x is None` tests whether the optional input or attribute `x` was given for this call; `{n}` is never None: drop the test"
+        );
+        self.not_a_value_because(operand, help)
     }
 
     /// A test of whether a value is there: `x is None` / `x is not None`, or the run-time guard
