@@ -514,6 +514,20 @@ fn model_function_kept_without_override() {
     assert!(replaced.model.functions[0].node.len() > 1, "the library's definition");
 }
 
+#[test]
+fn each_reason_to_refuse_a_model_has_its_own_help() {
+    // The graph's output has no type: onnx.checker refuses it, but the file is not corrupt.
+    let mut untyped = model(graph(vec![node("", "Neg", "n", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    untyped.graph.as_mut().unwrap().output[0].r#type = None;
+    let bytes = untyped.encode_to_vec();
+    let d = link::load::model(&bytes, "untyped.onnx").expect_err("an untyped output is refused");
+    insta::assert_snapshot!("untyped_output", render(&[*d]));
+    // A library given as the model has no graph.
+    let library = ModelProto { ir_version: Some(10), functions: library(), ..Default::default() }.encode_to_vec();
+    let d = link::load::model(&library, "lib.onnx").expect_err("a library is not a model");
+    insta::assert_snapshot!("library_as_model", render(&[*d]));
+}
+
 // ------------------------------------------------------------------------------------------
 // Robustness: no panic on any input
 // ------------------------------------------------------------------------------------------

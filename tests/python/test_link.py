@@ -487,6 +487,14 @@ def test_corrupt_or_truncated_files(onnxsc, lib, tmp_path, which):
         assert bad.name in err, err
 
 
+def test_a_model_onnx_checker_refuses_is_told_how_to_fix_it(onnxsc, lib, tmp_path):
+    """A graph output without a type decodes fine: the help says what to do, not that the
+    file may be corrupt."""
+    model = make_model([call("scaled", ["x"], ["y"], "s")], [vi("x")], [helper.make_value_info("y", onnx.TypeProto())])
+    err = assert_fails(onnxsc, save(model, tmp_path / "m.onnx"), [lib["built"]], tmp_path, "E0802")
+    assert "output `y` has no complete type" in err and "torch.onnx.export" in err
+    assert "corrupt" not in err
+
 def test_library_defining_a_function_twice(onnxsc, lib, tmp_path):
     library = onnx.load(str(lib["built"]))
     library.functions.append(library.functions[0])
