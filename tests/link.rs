@@ -529,7 +529,7 @@ fn each_reason_to_refuse_a_model_has_its_own_help() {
 }
 
 // ------------------------------------------------------------------------------------------
-// Reference mode: variants for calls that leave values out
+// Reference mode: variants for calls that leave values out, and the depth of call chains
 // ------------------------------------------------------------------------------------------
 
 /// `OPTIONAL`'s `affine`, and a function passing its optional input on to it.
@@ -682,6 +682,43 @@ fn reference_mode_refuses_a_variant_that_needs_the_omitted_input() {
     insta::assert_snapshot!("variant_impossible", err);
     let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
     assert!(link::link(m, lib(vec![gated(), outer]), &inline).is_ok(), "inline mode folds the If");
+}
+
+/// A model calling `level0`, which calls `level1`, ... down to `level{n-1}` (a `Neg`).
+fn chain(n: usize) -> (ModelProto, Vec<FunctionProto>) {
+    let functions = (0..n)
+        .map(|i| {
+            let body = if i + 1 == n {
+                node("", "Neg", "", &["x"], &["y"], vec![])
+            } else {
+                call(&format!("level{}", i + 1), "", &["x"], &["y"], vec![])
+            };
+            FunctionProto {
+                name: Some(format!("level{i}")),
+                domain: Some(D.into()),
+                input: vec!["x".into()],
+                output: vec!["y".into()],
+                node: vec![body],
+                opset_import: vec![opset("", 20), opset(D, 1)],
+                ..Default::default()
+            }
+        })
+        .collect();
+    let m = model(graph(vec![call("level0", "start", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    (m, functions)
+}
+
+#[test]
+fn call_chains_deeper_than_onnx_accepts_are_refused_in_reference_mode() {
+    // onnx.checker and ONNX Runtime accept 100 functions on a chain, not 101.
+    let (m, functions) = chain(100);
+    assert_eq!(reference(m, functions).expect("100 deep links").model.functions.len(), 100);
+    let (m, functions) = chain(101);
+    insta::assert_snapshot!("call_chain_too_deep", errors(m.clone(), lib(functions.clone()), Mode::Reference));
+    // Inline mode expands the chain.
+    let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let linked = link::link(m, lib(functions), &inline).expect("inline mode links it");
+    assert!(linked.model.functions.is_empty());
 }
 
 // ------------------------------------------------------------------------------------------

@@ -8,14 +8,15 @@
 //!
 //! Reference mode writes only models ONNX Runtime loads: a call that leaves out an input (or an
 //! attribute without a default that the body needs) calls a variant of its function without it
-//! (`variants`).
+//! (`variants`), and a chain of calls deeper than onnx.checker and ONNX Runtime accept (100
+//! functions, `validate::MAX_CALL_DEPTH`) is refused (E0811), as inline mode expands it.
 //!
 //! | module | job |
 //! |---|---|
 //! | `load` | bytes to a model or a library, rejecting corrupt and truncated files |
 //! | `library` | the function table: model and library functions, duplicates, `--override` |
 //! | `signature` | a function's signature (metadata or proto) and a call checked against it |
-//! | `calls` | call or operator; reachable functions, unresolved calls, recursion |
+//! | `calls` | call or operator; reachable functions, unresolved calls, recursion, call depth |
 //! | `opsets` | merged opset imports, schema-version conflicts, the IR version |
 //! | `specialize` | a function bound to a call's attributes and inputs, conditions on them folded |
 //! | `eval` | constant evaluation of the scalar ops those conditions use |
@@ -129,8 +130,8 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
 }
 
 /// Reference mode: the model's functions and those reachable, calls that leave values out
-/// pointed at variants (added to the table). `None` when that is refused (the diagnostics are
-/// in `diags`).
+/// pointed at variants (added to the table). `None` when that or the depth of the calls is
+/// refused (the diagnostics are in `diags`).
 fn reference(
     table: &mut library::Table,
     graph: &mut GraphProto,
@@ -146,6 +147,11 @@ fn reference(
     // no longer is).
     let reachable = calls::reachable(table, &graph.node, &table.model_functions, diags);
     if diags.iter().any(|d| d.severity == Severity::Error) {
+        return None;
+    }
+    let chain = calls::deepest_chain(table, &reachable);
+    if chain.len() > crate::validate::MAX_CALL_DEPTH {
+        diags.push(calls::too_deep(table, &chain, &graph.node));
         return None;
     }
     let mut kept = table.model_functions.clone();

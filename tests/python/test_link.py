@@ -786,3 +786,62 @@ def test_reference_mode_refuses_a_variant_that_needs_the_omitted_input(onnxsc, t
     x = feeds(True)["x"]
     np.testing.assert_allclose(harness.run_model(out, {"x": x})[0], x)
 
+
+# --------------------------------------------------------------------------------------
+# Reference mode: chains of calls at most 100 functions deep
+# --------------------------------------------------------------------------------------
+
+
+def chain_library(depth: int) -> onnx.ModelProto:
+    """`level0` calls `level1` ... calls `level{depth-1}`, which negates; callees first, as
+    reference mode writes them."""
+    functions = []
+    for i in range(depth):
+        body = (
+            helper.make_node("Neg", ["x"], ["y"])
+            if i == depth - 1
+            else helper.make_node(f"level{i + 1}", ["x"], ["y"], domain=D)
+        )
+        functions.append(
+            helper.make_function(D, f"level{i}", ["x"], ["y"], [body], [helper.make_opsetid("", 20), helper.make_opsetid(D, 1)])
+        )
+    library = helper.make_model(helper.make_graph([], "library", [], []), opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+    library.functions.extend(reversed(functions))
+    return library
+
+
+def chain_model() -> onnx.ModelProto:
+    return make_model([call("level0", ["x"], ["y"], "start")], [vi("x")], [vi("y")])
+
+
+def test_onnx_limits_call_chains_to_100_functions():
+    """What the limit is, measured: 100 functions on a chain pass onnx.checker and ONNX Runtime;
+    101 are refused by ONNX Runtime always, and by onnx.checker when its walk (in hash order)
+    starts at the top, as it does for these names."""
+    import onnxruntime
+
+    ok = carrying(chain_model(), chain_library(100))
+    onnx.checker.check_model(ok, full_check=True)
+    np.testing.assert_allclose(harness.run_model(ok, {"x": feeds(True)["x"]})[0], -feeds(True)["x"])
+    deep = carrying(chain_model(), chain_library(101))
+    with pytest.raises(onnx.checker.ValidationError, match=r"Function call chain depth exceeds limit \(100\)"):
+        onnx.checker.check_model(deep)
+    with pytest.raises(Exception, match="call depth 101 exceeds the maximum supported depth of 100"):
+        onnxruntime.InferenceSession(deep.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_reference_mode_refuses_call_chains_deeper_than_onnx_accepts(onnxsc, tmp_path):
+    model = save(chain_model(), tmp_path / "m.onnx")
+    at_limit = save(chain_library(100), tmp_path / "deep100.onnx")
+    out = linked(onnxsc, model, [at_limit], tmp_path / "out.onnx")
+    assert len(out.functions) == 100
+    x = feeds(True)["x"]
+    np.testing.assert_allclose(harness.run_model(out, {"x": x})[0], -x)
+    too_deep = save(chain_library(101), tmp_path / "deep101.onnx")
+    err = assert_fails(onnxsc, model, [too_deep], tmp_path, "E0811")
+    assert "101 deep" in err and "`start`" in err and "--mode inline" in err
+    # Inline mode expands the chain.
+    inline = linked(onnxsc, model, [too_deep], tmp_path / "inline.onnx", "--mode", "inline")
+    assert not inline.functions
+    np.testing.assert_allclose(harness.run_model(inline, {"x": x})[0], -x)
+
