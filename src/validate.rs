@@ -25,14 +25,67 @@ use std::collections::{HashMap, HashSet};
 pub const MAX_FUNCTIONS: usize = 10_000;
 /// The deepest message nesting protobuf readers (onnx's, ONNX Runtime's, prost) accept.
 pub const MAX_MESSAGE_DEPTH: usize = 100;
+/// The longest chain of model-local functions calling each other that onnx.checker (1.23) and
+/// ONNX Runtime accept, counted in functions (the main graph not counted): onnx.checker's
+/// `kMaxFunctionCallDepth`, "Function call chain depth exceeds limit (100)", and ONNX Runtime's
+/// "Model local function call depth 101 exceeds the maximum supported depth of 100". The checker
+/// walks the call graph from its functions in hash order, so whether it sees a chain of 101
+/// depends on the functions' names; ONNX Runtime always refuses one. Not one of [`model`]'s
+/// rules: inline mode links models past it into models within it, so `link` checks it itself
+/// where it keeps functions as functions.
+pub const MAX_CALL_DEPTH: usize = 100;
 /// Problems reported at most; the first one is usually enough.
 const SHOWN: usize = 20;
 
-/// One broken rule: where, and what.
+/// One broken rule: where, what, and which kind of rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
     pub location: String,
     pub message: String,
+    pub rule: Rule,
+}
+
+/// The kinds of rules, each fixed its own way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// How the model, its functions and its nodes are put together.
+    Structure,
+    /// A main-graph input or output without a complete type.
+    Untyped,
+    /// A value computed twice, or used before it is computed.
+    Order,
+    /// A node's domain not imported where it is used.
+    Import,
+    /// A node that does not fit its operator at the imported version.
+    Operator,
+    /// More functions, or deeper nesting, than ONNX's readers accept.
+    Limit,
+}
+
+impl Rule {
+    /// How a file that breaks the rule is fixed, as a diagnostic's help line.
+    pub fn help(self) -> &'static str {
+        match self {
+            Rule::Structure => {
+                "the file decodes, but is not put together as onnx.checker requires (docs/robustness.md lists the rules): export or build it again"
+            }
+            Rule::Untyped => {
+                "onnx.checker requires an element type and a shape on every input and output of the main graph: export the model again with `torch.onnx.export`, which writes them, or add the type (`onnx.helper.make_tensor_value_info`)"
+            }
+            Rule::Order => {
+                "each value must be computed once, by a node before the nodes that use it: sort the graph's nodes in that order, or export the model again"
+            }
+            Rule::Import => {
+                "add an opset import for the domain (`onnx.helper.make_opsetid`) to the model or function that uses it"
+            }
+            Rule::Operator => {
+                "the node does not fit its operator at the opset version imported: import the version it was written for, or export it again for this one"
+            }
+            Rule::Limit => {
+                "the file is past one of ONNX's limits (docs/robustness.md): split its functions among several libraries, or nest its graphs less deeply"
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for Problem {
@@ -53,8 +106,12 @@ struct Checker {
 
 impl Checker {
     fn report(&mut self, location: &str, message: String) {
+        self.report_as(Rule::Structure, location, message);
+    }
+
+    fn report_as(&mut self, rule: Rule, location: &str, message: String) {
         if self.problems.len() < SHOWN {
-            self.problems.push(Problem { location: location.to_string(), message });
+            self.problems.push(Problem { location: location.to_string(), message, rule });
         }
     }
 }
@@ -77,7 +134,8 @@ pub fn model(m: &ModelProto) -> Vec<Problem> {
         None => c.report("the model", "it has no graph".into()),
     }
     if m.functions.len() > MAX_FUNCTIONS {
-        c.report(
+        c.report_as(
+            Rule::Limit,
             "the model",
             format!("it carries {} local functions; onnx.checker accepts at most {MAX_FUNCTIONS}", m.functions.len()),
         );
@@ -176,7 +234,8 @@ impl Checker {
         depth: usize,
     ) {
         if depth + 5 > MAX_MESSAGE_DEPTH {
-            self.report(
+            self.report_as(
+                Rule::Limit,
                 here,
                 format!("graphs are nested deeper than the {MAX_MESSAGE_DEPTH} protobuf levels readers accept"),
             );
@@ -204,7 +263,11 @@ impl Checker {
                 self.typed(v, here, "output");
             }
             if !scope.defined(v.name()) {
-                self.report(here, format!("its output `{}` is computed by none of its nodes", v.name()));
+                self.report_as(
+                    Rule::Order,
+                    here,
+                    format!("its output `{}` is computed by none of its nodes", v.name()),
+                );
             }
         }
         scope.names.pop();
@@ -214,7 +277,8 @@ impl Checker {
     /// element type and a shape (possibly of unknown rank).
     fn typed(&mut self, v: &ValueInfoProto, here: &str, what: &str) {
         if !v.r#type.as_ref().is_some_and(complete_type) {
-            self.report(
+            self.report_as(
+                Rule::Untyped,
                 here,
                 format!("its {what} `{}` has no complete type (a tensor needs an element type and a shape)", v.name()),
             );
@@ -239,13 +303,17 @@ impl Checker {
             };
             for i in n.input.iter().filter(|i| !i.is_empty()) {
                 if !scope.defined(i) {
-                    self.report(&at(), format!("its input `{i}` is computed by no earlier node"));
+                    self.report_as(Rule::Order, &at(), format!("its input `{i}` is computed by no earlier node"));
                 }
             }
             self.node(n, &at(), imports, scope, in_function, depth);
             for o in n.output.iter().filter(|o| !o.is_empty()) {
                 if !outputs.insert(o) {
-                    self.report(&at(), format!("its output `{o}` is computed twice (the graph must be in SSA form)"));
+                    self.report_as(
+                        Rule::Order,
+                        &at(),
+                        format!("its output `{o}` is computed twice (the graph must be in SSA form)"),
+                    );
                 }
                 if let Some(own) = scope.names.last_mut() {
                     own.insert(o);
@@ -269,7 +337,7 @@ impl Checker {
         let domain = normalize_domain(n.domain());
         let Some(&version) = imports.get(domain) else {
             let shown = if domain.is_empty() { "ai.onnx" } else { domain };
-            self.report(at, format!("its domain `{shown}` is not imported where it is used"));
+            self.report_as(Rule::Import, at, format!("its domain `{shown}` is not imported where it is used"));
             return;
         };
         let mut names = HashSet::new();
@@ -310,33 +378,49 @@ impl Checker {
     /// The operator's schema at the imported version: known, current, and the node fits it.
     fn schema(&mut self, n: &NodeProto, at: &str, domain: &str, version: i64) {
         let Resolution::Found(s) = schema::registry().resolve(domain, n.op_type(), version) else {
-            self.report(at, format!("no operator `{}` exists at version {version} of its domain", n.op_type()));
+            self.report_as(
+                Rule::Operator,
+                at,
+                format!("no operator `{}` exists at version {version} of its domain", n.op_type()),
+            );
             return;
         };
         if s.deprecated {
-            self.report(at, format!("`{}` is deprecated at version {version}", n.op_type()));
+            self.report_as(Rule::Operator, at, format!("`{}` is deprecated at version {version}", n.op_type()));
         }
         let (ins, outs) = (n.input.len() as u32, n.output.len() as u32);
         if ins < s.min_input || ins > s.max_input {
-            self.report(at, format!("it has {ins} inputs; `{}` takes {} to {}", n.op_type(), s.min_input, s.max_input));
+            self.report_as(
+                Rule::Operator,
+                at,
+                format!("it has {ins} inputs; `{}` takes {} to {}", n.op_type(), s.min_input, s.max_input),
+            );
         }
         if outs < s.min_output || outs > s.max_output {
-            self.report(
+            self.report_as(
+                Rule::Operator,
                 at,
                 format!("it has {outs} outputs; `{}` gives {} to {}", n.op_type(), s.min_output, s.max_output),
             );
         }
         for (i, formal) in s.inputs.iter().enumerate() {
             if formal.option == FormalOption::Single && n.input.get(i).is_some_and(|x| x.is_empty()) {
-                self.report(at, format!("its required input {i} (`{}`) has an empty name", formal.name));
+                self.report_as(
+                    Rule::Operator,
+                    at,
+                    format!("its required input {i} (`{}`) has an empty name", formal.name),
+                );
             }
         }
         for a in &n.attribute {
             match s.attribute(a.name()) {
-                None => self.report(at, format!("`{}` has no attribute `{}`", n.op_type(), a.name())),
+                None => {
+                    self.report_as(Rule::Operator, at, format!("`{}` has no attribute `{}`", n.op_type(), a.name()));
+                }
                 Some(expected) => {
                     if a.r#type.and_then(AttrType::from_proto_code) != Some(expected.ty) {
-                        self.report(
+                        self.report_as(
+                            Rule::Operator,
                             at,
                             format!("its attribute `{}` is not of type {}", a.name(), expected.ty.proto_name()),
                         );
@@ -346,7 +430,7 @@ impl Checker {
         }
         for required in s.attributes.iter().filter(|a| a.required) {
             if !n.attribute.iter().any(|a| a.name() == required.name) {
-                self.report(at, format!("it lacks the required attribute `{}`", required.name));
+                self.report_as(Rule::Operator, at, format!("it lacks the required attribute `{}`", required.name));
             }
         }
     }

@@ -514,6 +514,213 @@ fn model_function_kept_without_override() {
     assert!(replaced.model.functions[0].node.len() > 1, "the library's definition");
 }
 
+#[test]
+fn each_reason_to_refuse_a_model_has_its_own_help() {
+    // The graph's output has no type: onnx.checker refuses it, but the file is not corrupt.
+    let mut untyped = model(graph(vec![node("", "Neg", "n", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    untyped.graph.as_mut().unwrap().output[0].r#type = None;
+    let bytes = untyped.encode_to_vec();
+    let d = link::load::model(&bytes, "untyped.onnx").expect_err("an untyped output is refused");
+    insta::assert_snapshot!("untyped_output", render(&[*d]));
+    // A library given as the model has no graph.
+    let library = ModelProto { ir_version: Some(10), functions: library(), ..Default::default() }.encode_to_vec();
+    let d = link::load::model(&library, "lib.onnx").expect_err("a library is not a model");
+    insta::assert_snapshot!("library_as_model", render(&[*d]));
+}
+
+// ------------------------------------------------------------------------------------------
+// Reference mode: variants for calls that leave values out, and the depth of call chains
+// ------------------------------------------------------------------------------------------
+
+/// `OPTIONAL`'s `affine`, and a function passing its optional input on to it.
+const VARIANTS: &str = r#"
+
+
+@script()
+def layer(x: FLOAT, bias: Optional[FLOAT] = None) -> FLOAT:
+    return affine(x, x, bias, low=0.0)
+"#;
+
+/// A model at the library's opset (`OPTIONAL` imports 18).
+fn model18(g: GraphProto) -> ModelProto {
+    ModelProto { opset_import: vec![opset("", 18), opset("this", 1)], ..model(g, vec![]) }
+}
+
+fn reference(m: ModelProto, functions: Vec<FunctionProto>) -> Result<link::Linked, Vec<Diagnostic>> {
+    let options = Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    link::link(m, lib(functions), &options)
+}
+
+fn variants_library() -> Vec<FunctionProto> {
+    let c = onnxsc::driver::compile_sources(vec![("variants.onnxs".into(), format!("{OPTIONAL}{VARIANTS}"))]);
+    assert!(!c.has_errors(), "{:?}", c.diagnostics);
+    c.functions.iter().map(emit::proto::function).collect()
+}
+
+/// A call of `OPTIONAL`'s or `VARIANTS`' functions (domain `this`).
+fn call_this(op: &str, name: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    node("this", op, name, inputs, outputs, attrs)
+}
+
+#[test]
+fn reference_mode_calls_variants_for_omitted_inputs() {
+    // Each call that leaves something out (an input, or `low`, which a `Constant` refers to)
+    // calls a variant without it; nested calls too (`layer` without `bias` calls `affine`
+    // without `bias`). Calls that give everything stay.
+    let low = || vec![float_attr("low", -1.0)];
+    let nodes = vec![
+        call_this("affine", "no_weight", &["x", "", "b"], &["a1"], low()),
+        call_this("affine", "x_only", &["x"], &["a2"], vec![]),
+        call_this("affine", "everything", &["x", "w", "b"], &["a3"], low()),
+        call_this("affine", "no_weight_again", &["x", "", "a3"], &["a4"], low()),
+        call_this("layer", "layer_x", &["x"], &["l1"], vec![]),
+        call_this("layer", "layer_b", &["x", "b"], &["l2"], vec![]),
+    ];
+    let m = model18(graph(nodes, &["x", "w", "b"], &["a1", "a2", "a4", "l1", "l2"]));
+    let linked = reference(m, variants_library()).expect("links");
+    let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "affine__without_weight",
+            "affine__without_weight_bias_low",
+            "affine",
+            "affine__without_bias",
+            "layer__without_bias",
+            "layer"
+        ]
+    );
+    insta::assert_snapshot!("reference_variants", text(&linked.model));
+    // Linked again, the output needs no variant more: its calls give everything they take.
+    let again = reference(linked.model.clone(), vec![]).expect("links again");
+    assert_eq!(again.model, linked.model);
+}
+
+#[test]
+fn variant_names_collide_with_nothing() {
+    // The library already defines the name a variant would take.
+    let mut lib = variants_library();
+    let taken = FunctionProto { name: Some("affine__without_weight".into()), ..lib[0].clone() };
+    lib.push(taken);
+    let nodes = vec![call_this("affine", "c", &["x", "", "b"], &["y"], vec![float_attr("low", -1.0)])];
+    let linked = reference(model18(graph(nodes, &["x", "b"], &["y"])), lib).expect("links");
+    let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["affine__without_weight_1"]);
+    assert_eq!(linked.model.graph.unwrap().node[0].op_type(), "affine__without_weight_1");
+}
+
+/// `gated(x, w) <use_w>`: `Mul(x, w)` in an `If` on the attribute, which reference mode keeps.
+fn gated() -> FunctionProto {
+    let branch = |name: &str, n: NodeProto| GraphProto {
+        name: Some(name.into()),
+        node: vec![n],
+        output: vec![info(if name == "then" { "m" } else { "i" })],
+        ..Default::default()
+    };
+    let graph_attr = |name: &str, g: GraphProto| AttributeProto {
+        name: Some(name.into()),
+        g: Some(g),
+        r#type: Some(5),
+        ..Default::default()
+    };
+    let reference = AttributeProto {
+        name: Some("value_int".into()),
+        ref_attr_name: Some("use_w".into()),
+        r#type: Some(2),
+        ..Default::default()
+    };
+    FunctionProto {
+        name: Some("gated".into()),
+        domain: Some(D.into()),
+        input: vec!["x".into(), "w".into()],
+        output: vec!["y".into()],
+        attribute: vec!["use_w".into()],
+        node: vec![
+            node("", "Constant", "flag", &[], &["c"], vec![reference]),
+            node("", "Cast", "flag_bool", &["c"], &["cb"], vec![int_attr("to", 9)]),
+            node(
+                "",
+                "If",
+                "choose",
+                &["cb"],
+                &["y"],
+                vec![
+                    graph_attr("then_branch", branch("then", node("", "Mul", "scale", &["x", "w"], &["m"], vec![]))),
+                    graph_attr("else_branch", branch("else", node("", "Identity", "keep", &["x"], &["i"], vec![]))),
+                ],
+            ),
+        ],
+        opset_import: vec![opset("", 20)],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn reference_mode_refuses_a_variant_that_needs_the_omitted_input() {
+    // The If on `use_w` stays in reference mode, and its branch multiplies by `w`; inline mode
+    // folds it for the call's `use_w = 0`. A function calling `gated` so is refused too, at
+    // its call; the error names the calls outside variants.
+    let outer = FunctionProto {
+        name: Some("outer".into()),
+        domain: Some(D.into()),
+        input: vec!["x".into(), "w".into()],
+        output: vec!["y".into()],
+        node: vec![call("gated", "inner_call", &["x", "w"], &["y"], vec![int_attr("use_w", 0)])],
+        opset_import: vec![opset(D, 1)],
+        ..Default::default()
+    };
+    let nodes = vec![
+        call("gated", "g1", &["x", ""], &["a"], vec![int_attr("use_w", 0)]),
+        call("gated", "g2", &["a"], &["b"], vec![int_attr("use_w", 0)]),
+        call("outer", "o1", &["b"], &["y"], vec![]),
+    ];
+    let m = model(graph(nodes, &["x"], &["y"]), vec![]);
+    let err = match reference(m.clone(), vec![gated(), outer.clone()]) {
+        Ok(_) => panic!("reference mode cannot make the variant"),
+        Err(d) => render(&d),
+    };
+    insta::assert_snapshot!("variant_impossible", err);
+    let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    assert!(link::link(m, lib(vec![gated(), outer]), &inline).is_ok(), "inline mode folds the If");
+}
+
+/// A model calling `level0`, which calls `level1`, ... down to `level{n-1}` (a `Neg`).
+fn chain(n: usize) -> (ModelProto, Vec<FunctionProto>) {
+    let functions = (0..n)
+        .map(|i| {
+            let body = if i + 1 == n {
+                node("", "Neg", "", &["x"], &["y"], vec![])
+            } else {
+                call(&format!("level{}", i + 1), "", &["x"], &["y"], vec![])
+            };
+            FunctionProto {
+                name: Some(format!("level{i}")),
+                domain: Some(D.into()),
+                input: vec!["x".into()],
+                output: vec!["y".into()],
+                node: vec![body],
+                opset_import: vec![opset("", 20), opset(D, 1)],
+                ..Default::default()
+            }
+        })
+        .collect();
+    let m = model(graph(vec![call("level0", "start", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]);
+    (m, functions)
+}
+
+#[test]
+fn call_chains_deeper_than_onnx_accepts_are_refused_in_reference_mode() {
+    // onnx.checker and ONNX Runtime accept 100 functions on a chain, not 101.
+    let (m, functions) = chain(100);
+    assert_eq!(reference(m, functions).expect("100 deep links").model.functions.len(), 100);
+    let (m, functions) = chain(101);
+    insta::assert_snapshot!("call_chain_too_deep", errors(m.clone(), lib(functions.clone()), Mode::Reference));
+    // Inline mode expands the chain.
+    let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let linked = link::link(m, lib(functions), &inline).expect("inline mode links it");
+    assert!(linked.model.functions.is_empty());
+}
+
 // ------------------------------------------------------------------------------------------
 // Robustness: no panic on any input
 // ------------------------------------------------------------------------------------------

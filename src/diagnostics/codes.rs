@@ -95,6 +95,8 @@ pub const RECURSIVE_FUNCTIONS: &str = "E0806";
 pub const INLINE_TOO_LARGE: &str = "E0807";
 pub const MODEL_TOO_LARGE_TO_DECODE: &str = "E0808";
 pub const LINKED_MODEL_INVALID: &str = "E0809";
+pub const VARIANT_IMPOSSIBLE: &str = "E0810";
+pub const CALL_CHAIN_TOO_DEEP: &str = "E0811";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";

@@ -1,6 +1,7 @@
 //! Which nodes are calls, and what they call: each call resolved to a function (the model's or a
 //! library's), checked against its signature, and the functions reachable from the roots found,
-//! callees before callers; unresolved calls and cycles are errors.
+//! callees before callers; unresolved calls and cycles are errors. And the deepest chain of
+//! calls among functions, which onnx.checker and ONNX Runtime limit.
 
 use super::library::{qualname, Table};
 use super::signature::check_call;
@@ -167,4 +168,72 @@ impl Reach<'_> {
             }
         }
     }
+}
+
+/// The longest chain of calls among the functions of `order` (callees before callers, as
+/// [`reachable`] orders them), outermost first: each function on it calls the next (in its body
+/// or a subgraph of it). The first of the longest in `order`, so the same every time.
+pub fn deepest_chain(table: &Table, order: &[usize]) -> Vec<usize> {
+    // Per function: the length of the longest chain it starts, and the next function on it.
+    let mut depth: HashMap<usize, (usize, Option<usize>)> = HashMap::new();
+    let mut deepest: Option<(usize, usize)> = None;
+    for &id in order {
+        let mut best = (1, None);
+        each_node(&table.defs[id].proto.node, &Scope::Graph, &mut |n, _, _| {
+            if let Target::Function(callee) = target(table, n) {
+                if let Some(&(d, _)) = depth.get(&callee) {
+                    if d + 1 > best.0 {
+                        best = (d + 1, Some(callee));
+                    }
+                }
+            }
+        });
+        depth.insert(id, best);
+        if deepest.is_none_or(|(d, _)| best.0 > d) {
+            deepest = Some((best.0, id));
+        }
+    }
+    let mut chain = Vec::new();
+    let mut next = deepest.map(|(_, id)| id);
+    while let Some(id) = next {
+        chain.push(id);
+        next = depth.get(&id).and_then(|(_, n)| *n);
+    }
+    chain
+}
+
+/// E0811: a chain of calls deeper than onnx.checker and ONNX Runtime accept, shortened in the
+/// middle, with the node of the main graph that starts it.
+pub fn too_deep(table: &Table, chain: &[usize], graph: &[NodeProto]) -> Diagnostic {
+    let name = |id: &usize| format!("`{}`", table.defs[*id].qualname());
+    let shown: Vec<String> = if chain.len() <= 8 {
+        chain.iter().map(name).collect()
+    } else {
+        let (head, tail) = (&chain[..4], &chain[chain.len() - 3..]);
+        let middle = format!("({} more)", chain.len() - 7);
+        head.iter().map(name).chain(std::iter::once(middle)).chain(tail.iter().map(name)).collect()
+    };
+    let mut d = Diagnostic::error(
+        codes::CALL_CHAIN_TOO_DEEP,
+        0,
+        format!(
+            "functions call each other {} deep, more than the {} onnx.checker and ONNX Runtime accept",
+            chain.len(),
+            crate::validate::MAX_CALL_DEPTH
+        ),
+    )
+    .note(format!("through {}", shown.join(" -> ")));
+    let mut start = None;
+    each_node(graph, &Scope::Graph, &mut |n, index, scope| {
+        if start.is_none() && chain.first().is_some_and(|c| target(table, n) == Target::Function(*c)) {
+            start = Some(site(n, index, scope));
+        }
+    });
+    if let Some(s) = start {
+        d = d.note(format!("the chain starts at {s}"));
+    }
+    d.help(format!(
+        "link with `--mode inline`, which expands the calls instead of nesting them; or make the library's calls nest at most {} deep",
+        crate::validate::MAX_CALL_DEPTH
+    ))
 }

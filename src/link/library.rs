@@ -112,7 +112,7 @@ impl Table {
         t
     }
 
-    fn insert(&mut self, def: LinkableFunction) -> usize {
+    pub fn insert(&mut self, def: LinkableFunction) -> usize {
         let id = self.defs.len();
         let p = &def.proto;
         self.index

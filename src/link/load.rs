@@ -1,5 +1,7 @@
 //! Decoding models and libraries: one prost pass over the bytes, then the checks that catch a
-//! file that is not a model, or a truncated one whose prefix still happens to decode.
+//! file that is not a model, or a truncated one whose prefix still happens to decode. Each
+//! reason to refuse a file (E0802) has its own help: only a file that does not decode may be
+//! corrupt; one that breaks a rule of onnx.checker is told how to fix that rule.
 
 use super::library::Library;
 use crate::diagnostics::{codes, Diagnostic};
@@ -8,24 +10,42 @@ use crate::schema::normalize_domain;
 use prost::Message;
 use std::collections::HashSet;
 
+/// E0802 for a file that does not decode: all there is to say.
 fn invalid(name: &str, why: impl std::fmt::Display) -> Box<Diagnostic> {
-    let d = Diagnostic::error(codes::INVALID_MODEL, 0, format!("{name} is not a usable ONNX model: {why}"))
-        .help("the file may be truncated or corrupt, or not an ONNX model at all: export or build it again");
+    refused(name, why, "the file may be truncated or corrupt, or not an ONNX model at all: export or build it again")
+}
+
+/// E0802 for a file that decodes but cannot be linked, with how to fix that reason.
+fn refused(name: &str, why: impl std::fmt::Display, help: &str) -> Box<Diagnostic> {
+    let d = Diagnostic::error(codes::INVALID_MODEL, 0, format!("{name} is not a usable ONNX model: {why}")).help(help);
     Box::new(d)
 }
+
+/// E0802 for a file that breaks a rule of onnx.checker: the rule says how to fix it.
+fn breaks_rule(name: &str, p: &crate::validate::Problem) -> Box<Diagnostic> {
+    refused(name, format!("{p}, which onnx.checker refuses"), p.rule.help())
+}
+
+/// Exporters always write these: a file without them is not an exported model, or is cut short.
+const NOT_EXPORTED: &str =
+    "ONNX exporters always write the IR version and the opset imports: the file was cut short, or is not an exported model; export it again";
 
 /// The model to link: it must have a graph, an IR version and opset imports.
 pub fn model(bytes: &[u8], name: &str) -> Result<ModelProto, Box<Diagnostic>> {
     check_decode_size(bytes, name)?;
     let m = ModelProto::decode(bytes).map_err(|e| invalid(name, e))?;
     if m.ir_version.is_none() {
-        return Err(invalid(name, "it has no IR version"));
+        return Err(refused(name, "it has no IR version", NOT_EXPORTED));
     }
     if m.graph.is_none() {
-        return Err(invalid(name, "it has no graph"));
+        return Err(refused(
+            name,
+            "it has no graph",
+            "a file without a graph is a library, not a model: pass the exported model first, then the libraries",
+        ));
     }
     if m.opset_import.is_empty() {
-        return Err(invalid(name, "it imports no opset"));
+        return Err(refused(name, "it imports no opset", NOT_EXPORTED));
     }
     // The imports follow the graph in the file: a model cut among them can still decode.
     let imported: HashSet<&str> = m.opset_import.iter().map(|o| normalize_domain(o.domain())).collect();
@@ -40,11 +60,15 @@ pub fn model(bytes: &[u8], name: &str) -> Result<ModelProto, Box<Diagnostic>> {
         },
     );
     if let Some(d) = missing {
-        return Err(invalid(name, format!("its nodes use the domain `{d}`, which it does not import")));
+        return Err(refused(
+            name,
+            format!("its nodes use the domain `{d}`, which it does not import"),
+            "the opset imports follow the graph in the file, so a file cut short looks like this: export it again; if it is whole, add the import (`onnx.helper.make_opsetid`)",
+        ));
     }
     // A model onnx.checker refuses would make an output it refuses too.
     if let Some(p) = crate::validate::model(&m).first() {
-        return Err(invalid(name, format!("{p}, which onnx.checker refuses")));
+        return Err(breaks_rule(name, p));
     }
     Ok(m)
 }
@@ -54,7 +78,11 @@ pub fn library(bytes: &[u8], name: &str) -> Result<Library, Box<Diagnostic>> {
     check_decode_size(bytes, name)?;
     let m = ModelProto::decode(bytes).map_err(|e| invalid(name, e))?;
     if m.functions.is_empty() {
-        return Err(invalid(name, "it defines no functions, so it is not a function library"));
+        return Err(refused(
+            name,
+            "it defines no functions, so it is not a function library",
+            "a library is an `onnxsc build` output, or `.onnxs` sources: pass the model first, then the libraries",
+        ));
     }
     // External data would be relative to the library's directory, not the output's.
     let mut external = false;
@@ -62,12 +90,16 @@ pub fn library(bytes: &[u8], name: &str) -> Result<Library, Box<Diagnostic>> {
         each_tensor(&f.node, &mut |t| external |= is_external(t));
     }
     if external {
-        return Err(invalid(name, "its functions keep tensors in external data, which a library cannot carry"));
+        return Err(refused(
+            name,
+            "its functions keep tensors in external data, which a library cannot carry",
+            "build the library again with `onnxsc build`, which keeps its tensors in the file",
+        ));
     }
     // A function onnx.checker refuses would make every model it is linked into refused too.
     for f in &m.functions {
         if let Some(p) = crate::validate::function(f).first() {
-            return Err(invalid(name, format!("{p}, which onnx.checker refuses")));
+            return Err(breaks_rule(name, p));
         }
     }
     Ok(Library { name: name.to_string(), functions: m.functions })

@@ -6,16 +6,22 @@
 //! the shared facts §4): defaults apply, function-only domains are imported, functions still
 //! called are kept, subgraphs and nested calls are expanded.
 //!
+//! Reference mode writes only models ONNX Runtime loads: a call that leaves out an input (or an
+//! attribute without a default that the body needs) calls a variant of its function without it
+//! (`variants`), and a chain of calls deeper than onnx.checker and ONNX Runtime accept (100
+//! functions, `validate::MAX_CALL_DEPTH`) is refused (E0811), as inline mode expands it.
+//!
 //! | module | job |
 //! |---|---|
 //! | `load` | bytes to a model or a library, rejecting corrupt and truncated files |
 //! | `library` | the function table: model and library functions, duplicates, `--override` |
 //! | `signature` | a function's signature (metadata or proto) and a call checked against it |
-//! | `calls` | call or operator; reachable functions, unresolved calls, recursion |
+//! | `calls` | call or operator; reachable functions, unresolved calls, recursion, call depth |
 //! | `opsets` | merged opset imports, schema-version conflicts, the IR version |
 //! | `specialize` | a function bound to a call's attributes and inputs, conditions on them folded |
 //! | `eval` | constant evaluation of the scalar ops those conditions use |
 //! | `inline` | templates per (function, attributes, inputs given) and their instantiation at call sites |
+//! | `variants` | reference mode: a variant per (function, inputs given, attributes left out) |
 //! | `names`, `walk` | fresh names; walking nodes and subgraphs |
 //! | `external` | external data kept valid wherever the output is written |
 //!
@@ -31,12 +37,13 @@ mod names;
 mod opsets;
 mod signature;
 pub mod specialize;
+mod variants;
 mod walk;
 
 pub mod eval;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
-use crate::proto::onnx::{FunctionProto, ModelProto};
+use crate::proto::onnx::{FunctionProto, GraphProto, ModelProto};
 use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +81,7 @@ pub struct Linked {
 /// are returned (warnings included).
 pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let table =
+    let mut table =
         library::Table::build(std::mem::take(&mut model.functions), libraries, options.override_model, &mut diags);
     let mut graph = model.graph.take().unwrap_or_default();
     // Reference mode keeps all the model's functions, so their calls must resolve too.
@@ -89,12 +96,10 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
     }
 
     let (kept, inlined_calls) = match options.mode {
-        Mode::Reference => {
-            let mut kept = table.model_functions.clone();
-            let carried: HashSet<usize> = kept.iter().copied().collect();
-            kept.extend(reachable.iter().filter(|id| !carried.contains(id)));
-            (kept, 0)
-        }
+        Mode::Reference => match reference(&mut table, &mut graph, &reachable, &mut diags) {
+            Some(kept) => (kept, 0),
+            None => return Err(diags),
+        },
         Mode::Inline => {
             let mut inliner = inline::Inliner::new(&table);
             inliner.max_nodes = options.max_nodes;
@@ -122,6 +127,37 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
         return Err(diags);
     }
     Ok(Linked { functions: model.functions.len(), model, diagnostics: diags, inlined_calls })
+}
+
+/// Reference mode: the model's functions and those reachable, calls that leave values out
+/// pointed at variants (added to the table). `None` when that or the depth of the calls is
+/// refused (the diagnostics are in `diags`).
+fn reference(
+    table: &mut library::Table,
+    graph: &mut GraphProto,
+    reachable: &[usize],
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<usize>> {
+    let refused = variants::redirect(table, graph, reachable);
+    if !refused.is_empty() {
+        diags.extend(refused);
+        return None;
+    }
+    // Again, now that calls may call variants (and a function only called without some input
+    // no longer is).
+    let reachable = calls::reachable(table, &graph.node, &table.model_functions, diags);
+    if diags.iter().any(|d| d.severity == Severity::Error) {
+        return None;
+    }
+    let chain = calls::deepest_chain(table, &reachable);
+    if chain.len() > crate::validate::MAX_CALL_DEPTH {
+        diags.push(calls::too_deep(table, &chain, &graph.node));
+        return None;
+    }
+    let mut kept = table.model_functions.clone();
+    let carried: HashSet<usize> = kept.iter().copied().collect();
+    kept.extend(reachable.iter().filter(|id| !carried.contains(id)));
+    Some(kept)
 }
 
 /// E0807: inlining would make more nodes than allowed, through this chain of calls.

@@ -12,6 +12,10 @@
 //! cast from it (`Identity`, `Cast`, `CastLike`) have no value either, and where it reaches an
 //! op's input the input is omitted (`""`). That is how `x is None` tests fold (see the compiler's
 //! `lower::function::optional` and docs/exporter.md).
+//!
+//! Reference mode keeps each call's attributes on the call, so it binds none: [`leave_out`]
+//! only decides what the call leaves out (omitted inputs, and attributes without a default it
+//! does not give), which makes the body of a *variant* (see `variants`).
 
 use super::eval::{self, Value};
 use super::walk::subgraphs_mut;
@@ -45,15 +49,25 @@ pub fn specialize(function: &FunctionProto, attributes: &[AttributeProto]) -> Fu
 /// unknown): absent inputs are `""` in the body, an attribute the call does not give (and that
 /// has no default) has no value, and what that decides is folded.
 pub fn specialize_call(function: &FunctionProto, attributes: &[AttributeProto], inputs: &[Actual]) -> FunctionProto {
-    let mut folder = Folder { call: true, ..Folder::default() };
-    for (formal, actual) in function.input.iter().zip(inputs) {
-        match actual {
-            Actual::Absent => folder.absent.insert(formal.clone()),
-            Actual::Tensor => folder.tensors.insert(formal.clone()),
-            Actual::Unknown => false,
-        };
-    }
-    bind(function, attributes, folder)
+    bind(function, attributes, Folder::for_inputs(function, inputs, Unset::Unbound))
+}
+
+/// `function` as a call leaves it that gives the formals `inputs` marks as given and not the
+/// attributes `left_out` (which have no default): absent inputs leave the signature and are `""`
+/// in the body, `Constant`s referencing a left-out attribute have no value, what that decides
+/// is folded, and the references to the left-out attributes are dropped (as ONNX Runtime drops
+/// them) and the attributes leave the signature. Every other reference stays a reference: the
+/// call keeps its attributes. The `onnxsc.signature` metadata is dropped.
+pub fn leave_out(function: &FunctionProto, inputs: &[Actual], left_out: &[String]) -> FunctionProto {
+    let unset: HashSet<String> = left_out.iter().cloned().collect();
+    let mut f = function.clone();
+    Folder::for_inputs(function, inputs, Unset::Named(unset.clone())).run(&mut f.node, &f.output);
+    drop_references_where(&mut f.node, &|r| unset.contains(r));
+    f.attribute.retain(|a| !unset.contains(a));
+    let mut given = inputs.iter().map(|a| *a != Actual::Absent);
+    f.input.retain(|_| given.next().unwrap_or(true));
+    f.metadata_props.retain(|m| m.key() != SIGNATURE_KEY);
+    f
 }
 
 fn bind(function: &FunctionProto, attributes: &[AttributeProto], folder: Folder) -> FunctionProto {
@@ -62,7 +76,7 @@ fn bind(function: &FunctionProto, attributes: &[AttributeProto], folder: Folder)
     let mut f = function.clone();
     bind_references(&mut f.node, &values);
     // For a whole call, the attributes it does not give are decided too: not given.
-    let call = folder.call;
+    let call = matches!(folder.unset, Unset::Unbound);
     folder.run(&mut f.node, &f.output);
     f.attribute.retain(|a| !call && !values.contains_key(a.as_str()));
     f.attribute_proto.retain(|a| !values.contains_key(a.name()));
@@ -92,10 +106,15 @@ pub fn bind_references(nodes: &mut [NodeProto], values: &HashMap<&str, &Attribut
 /// Removes the attributes that still reference an attribute of the enclosing function: with no
 /// value and no default, the operator's own default applies.
 pub fn drop_references(nodes: &mut [NodeProto]) {
+    drop_references_where(nodes, &|_| true);
+}
+
+/// Removes the attributes that reference an attribute `dropped` says has no value.
+fn drop_references_where(nodes: &mut [NodeProto], dropped: &dyn Fn(&str) -> bool) {
     for node in nodes {
-        node.attribute.retain(|a| a.ref_attr_name.is_none());
+        node.attribute.retain(|a| !a.ref_attr_name.as_deref().is_some_and(dropped));
         for g in subgraphs_mut(node) {
-            drop_references(&mut g.node);
+            drop_references_where(&mut g.node, dropped);
         }
     }
 }
@@ -117,13 +136,48 @@ struct Folder {
     absent: HashSet<String>,
     /// Values known to be tensors (not optional values), so `OptionalHasElement` of them is true.
     tensors: HashSet<String>,
-    /// The attributes left unbound are not given by the call (rather than still to be bound).
-    call: bool,
+    /// The attributes whose references have no value.
+    unset: Unset,
     /// Outputs of nodes computed from absent values: removed once unused.
     fed_by_absent: HashSet<String>,
 }
 
+/// Which attribute references have no value (the call does not give the attribute).
+#[derive(Default)]
+enum Unset {
+    /// None: the references are still to be bound ([`specialize`]).
+    #[default]
+    Nothing,
+    /// Every one left unbound: the call's attributes are all bound ([`specialize_call`]).
+    Unbound,
+    /// These: the call keeps its attributes, as references stay ([`leave_out`]).
+    Named(HashSet<String>),
+}
+
+impl Unset {
+    fn covers(&self, attribute: &str) -> bool {
+        match self {
+            Unset::Nothing => false,
+            Unset::Unbound => true,
+            Unset::Named(names) => names.contains(attribute),
+        }
+    }
+}
+
 impl Folder {
+    /// A folder for a call that passes `inputs` (formals beyond them are unknown).
+    fn for_inputs(function: &FunctionProto, inputs: &[Actual], unset: Unset) -> Folder {
+        let mut folder = Folder { unset, ..Folder::default() };
+        for (formal, actual) in function.input.iter().zip(inputs) {
+            match actual {
+                Actual::Absent => folder.absent.insert(formal.clone()),
+                Actual::Tensor => folder.tensors.insert(formal.clone()),
+                Actual::Unknown => false,
+            };
+        }
+        folder
+    }
+
     fn run(mut self, nodes: &mut Vec<NodeProto>, outputs: &[String]) {
         *nodes = self.fold(std::mem::take(nodes));
         if self.spliced || !self.fed_by_absent.is_empty() {
@@ -181,7 +235,9 @@ impl Folder {
             return false;
         }
         match node.op_type() {
-            "Constant" => self.call && node.attribute.iter().any(|a| a.ref_attr_name.is_some()),
+            "Constant" => {
+                node.attribute.iter().any(|a| a.ref_attr_name.as_deref().is_some_and(|r| self.unset.covers(r)))
+            }
             "Identity" | "Cast" | "CastLike" => {
                 node.input.first().is_some_and(|i| i.is_empty() || self.absent.contains(i))
             }

@@ -487,6 +487,14 @@ def test_corrupt_or_truncated_files(onnxsc, lib, tmp_path, which):
         assert bad.name in err, err
 
 
+def test_a_model_onnx_checker_refuses_is_told_how_to_fix_it(onnxsc, lib, tmp_path):
+    """A graph output without a type decodes fine: the help says what to do, not that the
+    file may be corrupt."""
+    model = make_model([call("scaled", ["x"], ["y"], "s")], [vi("x")], [helper.make_value_info("y", onnx.TypeProto())])
+    err = assert_fails(onnxsc, save(model, tmp_path / "m.onnx"), [lib["built"]], tmp_path, "E0802")
+    assert "output `y` has no complete type" in err and "torch.onnx.export" in err
+    assert "corrupt" not in err
+
 def test_library_defining_a_function_twice(onnxsc, lib, tmp_path):
     library = onnx.load(str(lib["built"]))
     library.functions.append(library.functions[0])
@@ -536,7 +544,8 @@ def test_missing_files_are_io_errors(onnxsc, lib, tmp_path):
 
 # --------------------------------------------------------------------------------------
 # `is None` tests: exact in the generic function when the values are given; omitted values
-# need the call specialised, which inline mode does (docs/exporter.md)
+# need the call specialised, which inline mode does, and reference mode with variants (below;
+# docs/exporter.md)
 # --------------------------------------------------------------------------------------
 
 NONE_SOURCE = '''
@@ -567,6 +576,12 @@ def bounded(x: FLOAT, low: Optional[float] = None, high: Optional[float] = None,
     else:
         y = op.Clip(x, low, high)
     return y
+
+
+@script(lk, default_opset=op)
+def doubled_affine(x: FLOAT, bias: Optional[FLOAT] = None) -> FLOAT:
+    # Passes its own optional input on: a call without `bias` calls `affine` without it.
+    return affine(x, op.CastLike(2.0, x), bias)
 
 
 @script(lk, default_opset=op)
@@ -683,3 +698,150 @@ def test_generic_function_refuses_a_call_that_omits_a_tested_value(none_lib, mod
     m = carrying(model, onnx.load(str(none_lib)))
     with pytest.raises(Exception, match=reason):
         onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+# --------------------------------------------------------------------------------------
+# Reference mode: a call that leaves a value out calls a variant of the function without it
+# --------------------------------------------------------------------------------------
+
+
+def omitted(inputs, formals=("x", "weight", "bias")):
+    return [f for f, i in zip(formals, list(inputs) + [""] * len(formals)) if not i]
+
+
+@pytest.mark.parametrize("inputs", AFFINE_CALLS, ids=lambda c: "_".join(i or "none" for i in c))
+def test_reference_mode_calls_a_variant_without_the_omitted_inputs(onnxsc, none_lib, tmp_path, inputs):
+    """What ONNX Runtime refused ("input 1 is marked single but has an empty string") now
+    passes the checker and computes what inline mode and numpy compute."""
+    path = save(none_model(inputs), tmp_path / "model.onnx")
+    ref = linked(onnxsc, path, [none_lib], tmp_path / "reference.onnx")
+    inline = linked(onnxsc, path, [none_lib], tmp_path / "inline.onnx", "--mode", "inline")
+    (node,) = ref.graph.node
+    left_out = omitted(inputs)
+    assert node.op_type == ("affine__without_" + "_".join(left_out) if left_out else "affine")
+    assert "" not in node.input and {f.name for f in ref.functions} == {node.op_type}
+    feeds = none_feeds()
+    args, _ = numpy_args(inputs, None, feeds)
+    got = harness.run_model(ref, feeds)[0]
+    np.testing.assert_allclose(got, harness.run_model(inline, feeds)[0], rtol=1e-6)
+    np.testing.assert_allclose(got, numpy_affine(**args), rtol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", BOUNDED_CALLS, ids=lambda a: "_".join(a) or "none")
+def test_reference_mode_calls_a_variant_without_the_omitted_attributes(onnxsc, none_lib, tmp_path, attrs):
+    """An attribute without a default that the call does not give: its `Constant` would have
+    no value (ONNX Runtime refuses it); the variant has none, and keeps the others as references."""
+    path = save(none_model(["x"], attrs, op="bounded"), tmp_path / "model.onnx")
+    ref = linked(onnxsc, path, [none_lib], tmp_path / "reference.onnx")
+    (node,) = ref.graph.node
+    left_out = [a for a in ("low", "high") if a not in attrs]
+    assert node.op_type == ("bounded__without_" + "_".join(left_out) if left_out else "bounded")
+    assert {a.name for a in node.attribute} == set(attrs), "the call keeps its attributes"
+    feeds = none_feeds()
+    np.testing.assert_allclose(harness.run_model(ref, feeds)[0], numpy_bounded(feeds["x"], **attrs), rtol=1e-6)
+
+
+def test_variants_call_variants(onnxsc, none_lib, tmp_path):
+    """`doubled_affine` without `bias` calls `affine` without it: variants of both."""
+    nodes = [call("doubled_affine", ["x"], ["d1"], "without"), call("doubled_affine", ["x", "b"], ["d2"], "with")]
+    model = make_model(nodes, [vi("x"), vi("b")], [vi("d1"), vi("d2")], opsets={"": 18, D: 1})
+    path = save(model, tmp_path / "model.onnx")
+    ref = linked(onnxsc, path, [none_lib], tmp_path / "reference.onnx")
+    names = [f.name for f in ref.functions]
+    assert names == ["affine__without_bias", "doubled_affine__without_bias", "affine", "doubled_affine"]
+    feeds = none_feeds()
+    d1, d2 = harness.run_model(ref, {"x": feeds["x"], "b": feeds["b"]})
+    np.testing.assert_allclose(d1, feeds["x"] * 2, rtol=1e-6)
+    np.testing.assert_allclose(d2, feeds["x"] * 2 + feeds["b"], rtol=1e-6)
+    again = link(onnxsc, path, [none_lib], tmp_path / "again.onnx")
+    assert again.returncode == 0 and digest(tmp_path / "again.onnx") == digest(tmp_path / "reference.onnx")
+
+
+def gated_function() -> onnx.FunctionProto:
+    """`gated(x, w) <use_w>`: `Mul(x, w)` in an `If` on the attribute, written by hand (onnxsc
+    itself would refuse it with E0602)."""
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["m"], name="scale")], "then", [], [vi("m")])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["i"], name="keep")], "else", [], [vi("i")])
+    flag = helper.make_node("Constant", [], ["c"], name="flag")
+    flag.attribute.append(helper.make_attribute_ref("value_int", onnx.AttributeProto.INT))
+    flag.attribute[0].ref_attr_name = "use_w"
+    nodes = [
+        flag,
+        helper.make_node("Cast", ["c"], ["cb"], to=TensorProto.BOOL, name="flag_bool"),
+        helper.make_node("If", ["cb"], ["y"], then_branch=then_g, else_branch=else_g, name="choose"),
+    ]
+    return helper.make_function(D, "gated", ["x", "w"], ["y"], nodes, [helper.make_opsetid("", 20)], ["use_w"])
+
+
+def test_reference_mode_refuses_a_variant_that_needs_the_omitted_input(onnxsc, tmp_path):
+    """The `If` on `use_w` stays in reference mode, and its branch multiplies by the omitted
+    `w`: refused (E0810), with the call; inline mode folds the `If` for `use_w=0` and runs."""
+    model = make_model(
+        [call("gated", ["x", ""], ["y"], "gated_call", use_w=0)], [vi("x")], [vi("y")], functions=[gated_function()]
+    )
+    path = save(model, tmp_path / "m.onnx")
+    err = assert_fails(onnxsc, path, [], tmp_path, "E0810")
+    assert "`gated_call`" in err and "`test.link::gated` without `w`" in err and "--mode inline" in err
+    out = linked(onnxsc, path, [], tmp_path / "inline.onnx", "--mode", "inline")
+    x = feeds(True)["x"]
+    np.testing.assert_allclose(harness.run_model(out, {"x": x})[0], x)
+
+
+# --------------------------------------------------------------------------------------
+# Reference mode: chains of calls at most 100 functions deep
+# --------------------------------------------------------------------------------------
+
+
+def chain_library(depth: int) -> onnx.ModelProto:
+    """`level0` calls `level1` ... calls `level{depth-1}`, which negates; callees first, as
+    reference mode writes them."""
+    functions = []
+    for i in range(depth):
+        body = (
+            helper.make_node("Neg", ["x"], ["y"])
+            if i == depth - 1
+            else helper.make_node(f"level{i + 1}", ["x"], ["y"], domain=D)
+        )
+        functions.append(
+            helper.make_function(D, f"level{i}", ["x"], ["y"], [body], [helper.make_opsetid("", 20), helper.make_opsetid(D, 1)])
+        )
+    library = helper.make_model(helper.make_graph([], "library", [], []), opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
+    library.functions.extend(reversed(functions))
+    return library
+
+
+def chain_model() -> onnx.ModelProto:
+    return make_model([call("level0", ["x"], ["y"], "start")], [vi("x")], [vi("y")])
+
+
+def test_onnx_limits_call_chains_to_100_functions():
+    """What the limit is, measured: 100 functions on a chain pass onnx.checker and ONNX Runtime;
+    101 are refused by ONNX Runtime always, and by onnx.checker when its walk (in hash order)
+    starts at the top, as it does for these names."""
+    import onnxruntime
+
+    ok = carrying(chain_model(), chain_library(100))
+    onnx.checker.check_model(ok, full_check=True)
+    np.testing.assert_allclose(harness.run_model(ok, {"x": feeds(True)["x"]})[0], -feeds(True)["x"])
+    deep = carrying(chain_model(), chain_library(101))
+    with pytest.raises(onnx.checker.ValidationError, match=r"Function call chain depth exceeds limit \(100\)"):
+        onnx.checker.check_model(deep)
+    with pytest.raises(Exception, match="call depth 101 exceeds the maximum supported depth of 100"):
+        onnxruntime.InferenceSession(deep.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_reference_mode_refuses_call_chains_deeper_than_onnx_accepts(onnxsc, tmp_path):
+    model = save(chain_model(), tmp_path / "m.onnx")
+    at_limit = save(chain_library(100), tmp_path / "deep100.onnx")
+    out = linked(onnxsc, model, [at_limit], tmp_path / "out.onnx")
+    assert len(out.functions) == 100
+    x = feeds(True)["x"]
+    np.testing.assert_allclose(harness.run_model(out, {"x": x})[0], -x)
+    too_deep = save(chain_library(101), tmp_path / "deep101.onnx")
+    err = assert_fails(onnxsc, model, [too_deep], tmp_path, "E0811")
+    assert "101 deep" in err and "`start`" in err and "--mode inline" in err
+    # Inline mode expands the chain.
+    inline = linked(onnxsc, model, [too_deep], tmp_path / "inline.onnx", "--mode", "inline")
+    assert not inline.functions
+    np.testing.assert_allclose(harness.run_model(inline, {"x": x})[0], -x)
+
