@@ -3,8 +3,8 @@
 //! its options). The driver reads every function's decorators before anything else: a call to
 //! a function needs the callee's domain, and a translation's binding its operators.
 
-use super::consteval::eval_const;
 use super::env::{Global, ModuleEnv, Opset};
+use super::eval::eval_const;
 use super::resolve::resolve_dotted;
 use super::value::PyValue;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};

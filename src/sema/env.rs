@@ -2,7 +2,7 @@
 //! how a point of the module sees them ([`Names`]).
 //!
 //! This is the data model only. `sema::env_builder` fills it from the module-level statements
-//! (imports through `sema::imports`, constants through `sema::consteval`, annotations through
+//! (imports through `sema::imports`, constants through `sema::eval`, annotations through
 //! `sema::annotations`); `sema::resolve` gives dotted names (`op.Add`, `onnx.TensorProto`) their
 //! meaning. Names of Python's libraries (`np`, `TensorProto`) are `Global::Lib`.
 

@@ -1,11 +1,11 @@
 //! Building a module's environment ([`ModuleEnv`]) from its module-level statements: imports
 //! (`sema::imports`), `Opset(...)` and `TypeVar(...)` declarations, constants (evaluated by
-//! `sema::consteval`), functions and `torch.library.define` declarations; anything else at
+//! `sema::eval`), functions and `torch.library.define` declarations; anything else at
 //! module level is an error.
 
 use super::annotations::tensor_types;
-use super::consteval::{eval_const, eval_global, ConstError};
 use super::env::{function_defs, ConstReports, CustomOpDecl, Global, Linked, ModuleEnv, Names, Opset};
+use super::eval::{eval_const, eval_global, ConstError};
 use super::imports::{import_modules, import_names, ImportContext, ModuleLookup};
 use super::resolve::resolve_dotted;
 use super::value::PyValue;

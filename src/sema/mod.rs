@@ -1,16 +1,16 @@
 //! Semantic analysis: the meaning of module-level names, annotations (`annotations`) and
-//! constants (the constant evaluator `consteval`, its library `constlib`, numpy arithmetic
+//! constants and trace-time code (the evaluator `eval`, its library `constlib`, numpy arithmetic
 //! `ndarray`, element conversions `convert`), and each function's typed `signature`.
 
 pub mod annotations;
 pub mod binding;
 pub mod calls;
-pub mod consteval;
 pub mod constlib;
 pub mod convert;
 pub mod decorators;
 pub mod env;
 pub mod env_builder;
+pub mod eval;
 pub mod facts;
 pub mod imports;
 pub mod infer;

@@ -6,8 +6,8 @@
 //! bindings (`sema::binding`), lowering (`lower::function`) and, through lowering, emission.
 
 use super::annotations::{param_type, return_types, AnnotationError, ParamType};
-use super::consteval::eval_const;
 use super::env::{Global, ModuleEnv, Names};
+use super::eval::eval_const;
 use super::resolve::resolve_dotted;
 use super::value::PyValue;
 use crate::onnx::DeclaredType;

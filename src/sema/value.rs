@@ -1,5 +1,5 @@
 //! Script-time Python values: what module constants, defaults and attribute arguments evaluate
-//! to (see `sema::consteval`), and the constant tensors they become.
+//! to (see `sema::eval`), and the constant tensors they become.
 //!
 //! Lists and tuples share their items as CPython does: `b = [a, a]` holds `a` twice by
 //! reference, so a chain of such constants costs memory linear in its text. Each sequence knows
@@ -80,7 +80,7 @@ impl<'a> IntoIterator for &'a Seq {
     }
 }
 
-/// Structural equality (not Python's `==`, which `sema::consteval` implements); shared items
+/// Structural equality (not Python's `==`, which `sema::eval` implements); shared items
 /// compare equal without being visited.
 impl PartialEq for PyValue {
     fn eq(&self, other: &PyValue) -> bool {
@@ -201,7 +201,7 @@ impl PyValue {
     }
 
     /// Python's `repr`, for messages, f-strings (`!r`) and the signature metadata. The caller
-    /// keeps the value under [`MAX_CONSTANT_ELEMENTS`] (see `consteval`).
+    /// keeps the value under [`MAX_CONSTANT_ELEMENTS`] (see `eval`).
     pub fn repr(&self) -> String {
         match self {
             PyValue::Int(i) => i.to_string(),

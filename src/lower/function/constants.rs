@@ -31,7 +31,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         match tensor_of_type(value, elem) {
             Ok(t) => Ok(t),
             Err(_) if value.weight() > crate::sema::value::MAX_CONSTANT_ELEMENTS => {
-                Err(self.push(consteval::too_large(self.file(), span, value.weight())))
+                Err(self.push(eval::too_large(self.file(), span, value.weight())))
             }
             Err(why) => {
                 let what = with_article(value.type_name());

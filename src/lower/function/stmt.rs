@@ -14,7 +14,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             return None;
         }
         match self.names.get(n)? {
-            Global::Const(v) => Some(consteval::is_truthy(v)),
+            Global::Const(v) => Some(eval::is_truthy(v)),
             // Lowered as a condition, which reports why the constant has no value.
             Global::Function(_) | Global::Deferred(_) => None,
             _ => Some(true),
