@@ -23,4 +23,5 @@ pub mod schema;
 pub mod sema;
 pub mod source;
 pub mod syntax;
+pub mod trace;
 pub mod validate;

@@ -9,6 +9,7 @@ use onnxsc::driver::{self, Compilation, Keep, Options};
 use onnxsc::emit;
 use onnxsc::link;
 use onnxsc::sema::schema_query;
+use prost::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -171,6 +172,20 @@ enum Command {
         #[command(flatten)]
         schemas: SchemaArgs,
     },
+    /// Run a trace-only translation for one call and print the nodes it records.
+    ///
+    /// The call is JSON, as the Python package writes it for the exporter's calls, e.g.
+    /// `{"function": "pkg.onnxscript.torch_lib::aten_softmax", "args": [{"tensor": {"dtype":
+    /// "FLOAT", "shape": [2, 3]}}, {"int": -1}]}` (docs/exporter.md lists the tags). The
+    /// function is printed in ONNX's textual syntax.
+    Trace {
+        /// `.onnxs` files, or directories searched recursively for them.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// The call, as JSON.
+        #[arg(long, value_name = "JSON")]
+        call: String,
+    },
     /// Explain a diagnostic code, with an example, e.g. `onnxsc explain E0601`.
     Explain {
         /// The code, as printed in brackets: `E0601`, `W0501`.
@@ -315,6 +330,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
         }
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
+        Command::Trace { paths, call } => trace(&paths, &call, color),
         Command::Lsp { schemas } => match onnxsc::lsp::run_stdio(schemas.options()) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(message) => Err(AppError { message: format!("language server: {message}"), help: None }),
@@ -455,6 +471,31 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Err(AppError { message: e.message, help: Some(e.help) }),
+    }
+}
+
+/// `onnxsc trace PATHS --call JSON`.
+fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, AppError> {
+    let call = onnxsc::trace::CallFacts::from_json(call)
+        .map_err(|why| AppError { message: format!("`--call` is not a call: {why}"), help: None })?;
+    let program = driver::trace::TraceProgram::compile_paths(paths)
+        .map_err(|e| AppError { message: e.to_string(), help: None })?;
+    if program.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        render_to_stderr(&program.sources, &program.diagnostics, color);
+        return Ok(ExitCode::from(1));
+    }
+    let variant = call.function.rsplit("::").next().unwrap_or_default().to_string();
+    match program.specialize(&call, &variant) {
+        Ok(bytes) => {
+            let f = onnxsc::proto::onnx::FunctionProto::decode(bytes.as_slice())
+                .map_err(|e| AppError { message: format!("internal: {e}"), help: None })?;
+            write_stdout(emit::text::function_to_text(&f).as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(d) => {
+            render_to_stderr(&program.sources, &[*d], color);
+            Ok(ExitCode::from(1))
+        }
     }
 }
 

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["proto", "onnx"],
     &["schema", "aten"],
     &["sema"],
-    &["lower"],
+    &["lower", "trace"],
     &["emit"],
     &["validate", "link"],
     &["driver"],

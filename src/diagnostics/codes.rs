@@ -4,6 +4,7 @@
 //! E02xx: function signatures; E03xx: statements and expressions; E04xx: op calls;
 //! E05xx: translations against their PyTorch operator schema; E06xx: element types;
 //! E07xx: schema files given on the command line; E08xx: linking models (`onnxsc link`);
+//! E09xx: trace-only translations, at check time and for a call of the exporter;
 //! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); W0xxx: warnings.
 //!
 //! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
@@ -97,6 +98,16 @@ pub const MODEL_TOO_LARGE_TO_DECODE: &str = "E0808";
 pub const LINKED_MODEL_INVALID: &str = "E0809";
 pub const VARIANT_IMPOSSIBLE: &str = "E0810";
 pub const CALL_CHAIN_TOO_DEEP: &str = "E0811";
+
+/// A trace-only translation does what the exporter's tensors do not allow (a Python `if` on a
+/// tensor, an attribute a tensor does not have, an unknown operator).
+pub const TRACE_ERROR: &str = "E0901";
+/// A trace-only translation raised an exception (`raise`, a failing `assert`) for a call.
+pub const TRACE_RAISED: &str = "E0902";
+/// A trace went over its limits (steps, calls in progress, nodes).
+pub const TRACE_LIMIT: &str = "E0903";
+/// A trace needs a fact the call does not know (a symbolic dimension as a number).
+pub const TRACE_UNKNOWN_FACT: &str = "E0904";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";

@@ -121,9 +121,14 @@ fn compile_functions(
     let mut fields = FunctionFields::for_count(range.len());
     for (sig, deco) in signatures[range.clone()].iter().zip(&decorations[range]) {
         let Some(deco) = deco else { continue };
-        let Ok(f) = compile_function(&cx, sig, deco, invalid, reports, diags, None) else {
-            lowered.dropped += 1;
-            continue;
+        let f = match compile_function(&cx, sig, deco, invalid, reports, diags, None) {
+            Ok(Some(f)) => f,
+            // A trace-only translation is run for each call of the exporter, not compiled.
+            Ok(None) => continue,
+            Err(_) => {
+                lowered.dropped += 1;
+                continue;
+            }
         };
         lowered.outlines.push(Outline::of(&f));
         match keep {
@@ -139,7 +144,9 @@ fn compile_functions(
     lowered
 }
 
-/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).
+/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`);
+/// `None` for a trace-only translation, which is checked, then run for each call of the
+/// exporter rather than compiled.
 pub(super) fn compile_function(
     cx: &FunctionContext,
     sig: &Signature,
@@ -148,10 +155,13 @@ pub(super) fn compile_function(
     reports: &mut ConstReports,
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<Fact>>,
-) -> Result<Function, Reported> {
+) -> Result<Option<Function>, Reported> {
     // Private helpers are compiled but not registered for export: no binding to check.
     if !deco.private {
         binding::check_function(cx.env, sig, &deco.torch_ops, cx.registry, invalid, diags);
     }
-    lower::lower_function(cx, sig, deco, reports, diags, facts)
+    if deco.trace_only {
+        return Ok(None);
+    }
+    lower::lower_function(cx, sig, deco, reports, diags, facts).map(Some)
 }

@@ -6,7 +6,7 @@
 //! parse), `modules` (the files imports bring in), `schemas` (the PyTorch schemas in force),
 //! `heads` and `lowering` (a module's functions, `pieces` of a large one on the compiler's
 //! threads), `editor`, `analysis` and `reuse` (what an editor asks for and keeps), `link` (the
-//! `link` command's pipeline), `files` and `output` (reading and writing files).
+//! `link` command's pipeline), `trace` (trace-only translations specialised call by call), `files` and `output` (reading and writing files).
 
 pub mod analysis;
 mod editor;
@@ -23,6 +23,7 @@ mod pipeline;
 mod reuse;
 mod schemas;
 mod stack;
+pub mod trace;
 
 pub use analysis::Analysis;
 pub use editor::{analyze, analyze_again, Overlay};

@@ -152,7 +152,7 @@ fn compile_parsed(
 
 /// Every module's environment, each built after the modules it imports (their names must be
 /// known); a module that did not parse has none.
-fn build_environments<'m>(mods: &'m Modules, diags: &mut Diagnostics) -> Vec<ModuleEnv<'m>> {
+pub(super) fn build_environments<'m>(mods: &'m Modules, diags: &mut Diagnostics) -> Vec<ModuleEnv<'m>> {
     let (mut interfaces, firsts) = mods.interfaces();
     let keys: Vec<ModuleKey> = mods.units.iter().map(|u| ModuleKey::Onnxs(u.name.clone())).collect();
     let linked = Linked::default();

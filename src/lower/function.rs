@@ -685,7 +685,7 @@ pub fn tensor_of(v: &PyValue) -> Result<Tensor, String> {
 }
 
 /// [`tensor_of`], of element type `elem` if given (`ir.tensor(value, dtype)`).
-fn tensor_of_type(v: &PyValue, elem: Option<ElemType>) -> Result<Tensor, String> {
+pub fn tensor_of_type(v: &PyValue, elem: Option<ElemType>) -> Result<Tensor, String> {
     if matches!(v, PyValue::None) {
         return Err("`None` has no tensor form".into());
     }

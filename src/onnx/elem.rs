@@ -257,6 +257,16 @@ impl ElemType {
         })
     }
 
+    /// An integer type (signed or not; BOOL is not one).
+    pub fn is_integer(self) -> bool {
+        self.int_range().is_some()
+    }
+
+    /// A type whose values may be negative: the signed integers and the floats.
+    pub fn is_signed(self) -> bool {
+        self.is_float() || self.int_range().is_some_and(|(min, _)| min < 0)
+    }
+
     pub fn is_float(self) -> bool {
         matches!(
             self,

@@ -32,6 +32,9 @@ pub struct Decoration {
     pub complex: bool,
     /// `@torch_op(..., private=True)`: a helper that torchlib does not register for export.
     pub private: bool,
+    /// `@torch_op(..., trace_only=True)`: Python run for each call of the exporter (`trace`),
+    /// not compiled into a function.
+    pub trace_only: bool,
 }
 
 /// One operator named in `@torch_op`, e.g. `aten::add.Tensor`.
@@ -138,16 +141,10 @@ fn torch_op_decoration(
             }
         };
         match k.name.as_str() {
-            "trace_only" if value => {
-                return Err(diags.push_error(
-                    Diagnostic::error(codes::BAD_TORCH_OP, file, "trace-only translations are Python code, not ONNX Script")
-                        .primary(a.span, "`trace_only=True`")
-                        .help("onnxsc compiles scripted translations; remove `trace_only=True` and write the body in ONNX Script"),
-                ));
-            }
+            "trace_only" => out.trace_only = value,
             "complex" => out.complex = value,
             "private" => out.private = value,
-            "trace_only" | "traceable" => {}
+            "traceable" => {}
             other => {
                 return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`@torch_op` has no option `{other}`"))
@@ -170,6 +167,7 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         torch_ops: Vec::new(),
         complex: false,
         private: false,
+        trace_only: false,
     };
     let mut script_seen = false;
     for d in &f.decorators {

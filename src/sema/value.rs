@@ -1,5 +1,6 @@
-//! Script-time Python values: what module constants, defaults and attribute arguments evaluate
-//! to (see `sema::eval`), and the constant tensors they become.
+//! Python values: what module constants, defaults and attribute arguments evaluate to (see
+//! `sema::eval`), the constant tensors they become, and at trace time the values a graph
+//! computes ([`GraphValue`]), element types read off them, and dimensions a call does not know.
 //!
 //! Lists and tuples share their items as CPython does: `b = [a, a]` holds `a` twice by
 //! reference, so a chain of such constants costs memory linear in its text. Each sequence knows
@@ -30,6 +31,50 @@ pub enum PyValue {
     List(Seq),
     /// A numpy array or scalar, an `onnx.TensorProto` or an `ir.Tensor`: a typed tensor.
     Tensor(Arc<Tensor>),
+    /// Trace time: a value the graph computes (a tensor or a sequence of tensors), with what the
+    /// call knows of it.
+    Graph(Arc<GraphValue>),
+    /// Trace time: an element type read off a value (`x.dtype`): an `ir.DataType`, an int enum.
+    DType(ElemType),
+    /// Trace time: a dimension the call does not know, by its symbol (`s0`).
+    SymDim(Arc<str>),
+}
+
+/// A value of the graph being traced: its name there and what is known of it.
+#[derive(Debug, PartialEq)]
+pub struct GraphValue {
+    pub name: String,
+    pub ty: GraphType,
+}
+
+/// What a call knows of a graph value: a tensor's element type and shape, or a sequence's
+/// element type (`None`: not known).
+#[derive(Clone, Debug, PartialEq)]
+pub enum GraphType {
+    Tensor { elem: Option<ElemType>, shape: Option<Vec<Dim>> },
+    Sequence { elem: Option<ElemType> },
+}
+
+/// One dimension of a shape: a number, or a symbol for a number the call does not know.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Known(i64),
+    Symbolic(Arc<str>),
+}
+
+impl GraphValue {
+    pub fn elem(&self) -> Option<ElemType> {
+        match &self.ty {
+            GraphType::Tensor { elem, .. } | GraphType::Sequence { elem } => *elem,
+        }
+    }
+
+    pub fn shape(&self) -> Option<&[Dim]> {
+        match &self.ty {
+            GraphType::Tensor { shape, .. } => shape.as_deref(),
+            GraphType::Sequence { .. } => None,
+        }
+    }
 }
 
 /// The items of a list or tuple, shared between the values that hold them.
@@ -94,6 +139,11 @@ impl PartialEq for PyValue {
                 a.ptr_eq(b) || (a.is_tuple() == b.is_tuple() && a.items() == b.items())
             }
             (PyValue::Tensor(a), PyValue::Tensor(b)) => Arc::ptr_eq(a, b) || a == b,
+            (PyValue::Graph(a), PyValue::Graph(b)) => Arc::ptr_eq(a, b) || a.name == b.name,
+            // `ir.DataType` is an int enum.
+            (PyValue::DType(a), PyValue::DType(b)) => a == b,
+            (PyValue::DType(t), PyValue::Int(i)) | (PyValue::Int(i), PyValue::DType(t)) => t.code() as i128 == *i,
+            (PyValue::SymDim(a), PyValue::SymDim(b)) => a == b,
             _ => false,
         }
     }
@@ -156,6 +206,9 @@ impl PyValue {
             PyValue::List(s) if s.is_tuple() => "tuple",
             PyValue::List(_) => "list",
             PyValue::Tensor(_) => "tensor",
+            PyValue::Graph(_) => "Value",
+            PyValue::DType(_) => "DataType",
+            PyValue::SymDim(_) => "SymbolicDim",
         }
     }
 
@@ -173,6 +226,7 @@ impl PyValue {
         match self {
             PyValue::Int(i) => i64::try_from(*i).ok(),
             PyValue::Bool(b) => Some(*b as i64),
+            PyValue::DType(t) => Some(i64::from(t.code())),
             _ => None,
         }
     }
@@ -183,7 +237,8 @@ impl PyValue {
             PyValue::Int(_) | PyValue::Bool(_) => AttrType::Int,
             PyValue::Float(_) => AttrType::Float,
             PyValue::Str(_) => AttrType::String,
-            PyValue::None => return None,
+            PyValue::None | PyValue::Graph(_) | PyValue::SymDim(_) => return None,
+            PyValue::DType(_) => AttrType::Int,
             PyValue::Tensor(_) => AttrType::Tensor,
             PyValue::List(_) => {
                 let items = self.items()?;
@@ -215,6 +270,9 @@ impl PyValue {
             PyValue::List(s) if s.len() == 1 => format!("({},)", s[0].repr()),
             PyValue::List(s) => format!("({})", s.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", ")),
             PyValue::Tensor(t) => format!("<{} tensor of shape {:?}>", t.elem.script_name(), t.dims),
+            PyValue::Graph(v) => format!("Value('{}')", v.name),
+            PyValue::DType(t) => format!("DataType.{}", t.script_name()),
+            PyValue::SymDim(s) => format!("SymbolicDim({})", str_repr(s)),
         }
     }
 
@@ -256,6 +314,12 @@ impl PyValue {
                     return Err("ValueError: The truth value of an array with more than one element is ambiguous".into())
                 }
             },
+            // Known only when the model runs: `sema::eval` reports it where it is tested.
+            PyValue::Graph(_) => {
+                return Err("TypeError: the truth value of a tensor is known only when the model runs".into())
+            }
+            PyValue::DType(t) => t.code() != 0,
+            PyValue::SymDim(s) => return Err(format!("TypeError: the dimension `{s}` is not known for this call")),
         })
     }
 
@@ -291,6 +355,8 @@ impl PyValue {
             PyValue::None => serde_json::Value::Null,
             PyValue::List(s) => s.iter().map(|v| v.to_json()).collect::<Vec<_>>().into(),
             PyValue::Tensor(t) => PyValue::scalar_of(t).map(|v| v.to_json()).unwrap_or(serde_json::Value::Null),
+            PyValue::DType(t) => i64::from(t.code()).into(),
+            PyValue::Graph(_) | PyValue::SymDim(_) => serde_json::Value::Null,
         }
     }
 }

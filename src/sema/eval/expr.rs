@@ -10,24 +10,67 @@ use crate::sema::value::{PyValue, MAX_CONSTANT_ELEMENTS};
 use crate::source::Span;
 use crate::syntax::ast::*;
 
-impl Eval<'_, '_> {
+impl Eval<'_, '_, '_> {
+    /// `l op r`, with Python's meaning, or the exporter's tensors' when one side is a tensor.
+    pub(super) fn apply_binop(&mut self, op: BinOp, l: PyValue, r: PyValue, span: Span) -> R<PyValue> {
+        if Self::is_graph(&l) || Self::is_graph(&r) {
+            return self.tensor_binop(op, l, r, span);
+        }
+        binop(op, &l, &r).map_err(|err| self.op_error(span, err))
+    }
+
+    /// Python's truth value; a tensor's is known only when the model runs.
+    pub(super) fn truth_of(&self, v: &PyValue, span: Span) -> R<bool> {
+        if Self::is_graph(v) {
+            return Err(self.tensor_truth(span));
+        }
+        truth(v).map_err(|err| self.op_error(span, err))
+    }
+
+    /// Whether the name a dotted expression starts with is a local variable of the trace.
+    fn is_local_root(&self, e: &Expr) -> bool {
+        let mut root = e;
+        while let ExprKind::Attribute { value, .. } = &root.kind {
+            root = value;
+        }
+        match (&root.kind, self.trace.as_deref().and_then(|t| t.frames.last())) {
+            (ExprKind::Name(n), Some(frame)) => frame.locals.contains_key(n) || frame.assigned.contains(n),
+            _ => false,
+        }
+    }
+
+    /// A name neither local, global nor builtin, at trace time.
+    fn undefined(&self, name: &str, span: Span) -> ConstError {
+        self.python_error(span, &format!("NameError: name '{name}' is not defined"))
+    }
+
     /// The value of a finished evaluation, or why it is not one.
-    pub(super) fn to_py(&self, v: Value, span: Span) -> R<PyValue> {
+    #[allow(clippy::wrong_self_convention, reason = "it converts the value, not the evaluation")]
+    pub(super) fn to_py(&mut self, v: Value, span: Span) -> R<PyValue> {
         match v {
             Value::Py(v) => Ok(v),
             Value::Lib(p) if constlib::is_run_time(&p) => Err(self.run_time(span, &p)),
             Value::Lib(p) => Err(self.unsupported(span, &format!("`{}` as a value", constlib::display(&p)), None)),
             Value::Method(_, m) => Err(self.unsupported(span, &format!("the method `{m}` as a value"), None)),
             Value::TensorType(_) | Value::Other => Err(ConstError::NotConstant(span)),
+            Value::Opset(_) | Value::Op(..) | Value::Function(_) if self.trace.is_none() => {
+                Err(ConstError::NotConstant(span))
+            }
+            Value::Opset(_) | Value::Op(..) | Value::Function(_) => Err(self.trace_error(
+                span,
+                "an opset, operator or function is not a value here",
+                "not a value",
+                "call it, or pass what it computes",
+            )),
         }
     }
 
-    pub(super) fn py(&self, e: &Expr) -> R<PyValue> {
+    pub(super) fn py(&mut self, e: &Expr) -> R<PyValue> {
         let v = self.eval(e)?;
         self.to_py(v, e.span)
     }
 
-    fn global(&self, g: Global, span: Span) -> R<Value> {
+    fn global(&mut self, g: Global, span: Span) -> R<Value> {
         Ok(match g {
             Global::Const(v) => Value::Py(v),
             Global::Lib(p) => Value::Lib(p),
@@ -43,11 +86,13 @@ impl Eval<'_, '_> {
                     Some("onnxsc evaluates `math`, numpy, `onnx.helper`, `onnx.numpy_helper`, `onnx.TensorProto`, `onnx_ir` (`ir.tensor`, `ir.DataType`) and Python's builtins; see docs/language.md".into()),
                 ))
             }
+            Global::Opset(o) if self.trace.is_some() => Value::Opset(o),
+            Global::Function(id) if self.trace.is_some() => Value::Function(id),
             _ => Value::Other,
         })
     }
 
-    pub(super) fn eval(&self, e: &Expr) -> R<Value> {
+    pub(super) fn eval(&mut self, e: &Expr) -> R<Value> {
         let py = |v: PyValue| Ok(Value::Py(v));
         match &e.kind {
             ExprKind::Int(i) => py(PyValue::Int(i.get())),
@@ -57,13 +102,19 @@ impl Eval<'_, '_> {
             ExprKind::None => py(PyValue::None),
             ExprKind::Ellipsis => Err(self.unsupported(e.span, "`...`", None)),
             ExprKind::FString(parts) => py(PyValue::str(&self.fstring(parts)?)),
-            ExprKind::Name(n) => match self.names.get(n) {
-                Some(g) => self.global(g.clone(), e.span),
-                None => match constlib::builtin(n) {
-                    Some(p) => Ok(Value::Lib(p)),
-                    None => Err(ConstError::NotConstant(e.span)),
-                },
-            },
+            ExprKind::Name(n) => {
+                if let Some(local) = self.local(n, e.span) {
+                    return local;
+                }
+                match self.names.get(n) {
+                    Some(g) => self.global(g.clone(), e.span),
+                    None => match constlib::builtin(n) {
+                        Some(p) => Ok(Value::Lib(p)),
+                        None if self.trace.is_some() => Err(self.undefined(n, e.span)),
+                        None => Err(ConstError::NotConstant(e.span)),
+                    },
+                }
+            }
             ExprKind::Attribute { value, attr } => self.attribute(e, value, attr),
             ExprKind::Call { func, args } => self.call(e, func, args),
             ExprKind::List(items) | ExprKind::Tuple(items) => {
@@ -87,18 +138,21 @@ impl Eval<'_, '_> {
             }
             ExprKind::UnaryOp { op, operand } => {
                 let v = self.py(operand)?;
+                if Self::is_graph(&v) {
+                    return self.tensor_unary(*op, v, e.span).map(Value::Py);
+                }
                 unary(*op, &v).map(Value::Py).map_err(|err| self.op_error(e.span, err))
             }
             ExprKind::BinOp { op, left, right } => {
                 let l = self.py(left)?;
                 let r = self.py(right)?;
-                binop(*op, &l, &r).map(Value::Py).map_err(|err| self.op_error(e.span, err))
+                self.apply_binop(*op, l, r, e.span).map(Value::Py)
             }
             ExprKind::BoolOp { op, values } => {
                 let mut last = PyValue::None;
                 for v in values {
                     last = self.py(v)?;
-                    let t = truth(&last).map_err(|err| self.op_error(v.span, err))?;
+                    let t = self.truth_of(&last, v.span)?;
                     if (*op == BoolOp::And && !t) || (*op == BoolOp::Or && t) {
                         break;
                     }
@@ -109,6 +163,13 @@ impl Eval<'_, '_> {
                 let mut l = self.py(left)?;
                 for (op, right) in comparisons {
                     let r = self.py(right)?;
+                    if Self::is_graph(&l) || Self::is_graph(&r) {
+                        // A tensor comparison is a tensor: only one of them is a value.
+                        if comparisons.len() > 1 && !matches!(op, CmpOp::Is | CmpOp::IsNot) {
+                            return Err(self.tensor_truth(e.span));
+                        }
+                        return self.tensor_compare(*op, l, r, e.span).map(Value::Py);
+                    }
                     let holds = compare(*op, &l, &r).map_err(|err| self.op_error(e.span, err))?;
                     if !holds {
                         return py(PyValue::Bool(false));
@@ -119,7 +180,7 @@ impl Eval<'_, '_> {
             }
             ExprKind::IfExp { test, body, orelse } => {
                 let t = self.py(test)?;
-                if truth(&t).map_err(|err| self.op_error(test.span, err))? {
+                if self.truth_of(&t, test.span)? {
                     self.eval(body)
                 } else {
                     self.eval(orelse)
@@ -136,15 +197,28 @@ impl Eval<'_, '_> {
         }
     }
 
-    fn attribute(&self, e: &Expr, value: &Expr, attr: &Ident) -> R<Value> {
-        // Names and modules: `np.pi`, `onnx.TensorProto.FLOAT`, `mylib.SCALE`, `FLOAT.dtype`.
-        if e.dotted_name().is_some() {
+    fn attribute(&mut self, e: &Expr, value: &Expr, attr: &Ident) -> R<Value> {
+        // Names and modules: `np.pi`, `onnx.TensorProto.FLOAT`, `mylib.SCALE`, `FLOAT.dtype`;
+        // a local variable hides the global of its name.
+        if e.dotted_name().is_some() && !self.is_local_root(e) {
             if let Some(g) = resolve_dotted(self.names, e) {
                 return self.global(g, e.span);
             }
         }
         let base = self.eval(value)?;
         match base {
+            Value::Opset(o) => Ok(Value::Op(o, attr.name.clone())),
+            Value::Py(PyValue::Graph(g)) => self.graph_attribute(&g, &attr.name, attr.span),
+            Value::Py(PyValue::DType(t)) => self.dtype_attribute(t, &attr.name, attr.span),
+            Value::Py(v) if self.trace.is_some() && Self::has_method(&v, &attr.name) => {
+                Ok(Value::Method(v, attr.name.clone()))
+            }
+            Value::Op(..) | Value::Function(_) => Err(self.trace_error(
+                attr.span,
+                format!("onnxsc does not know the attribute `{}` of a function", attr.name),
+                "not evaluated at trace time",
+                "call the function",
+            )),
             Value::TensorType(t) if attr.name == "dtype" => Ok(Value::Py(PyValue::Int(t.code() as i128))),
             Value::Lib(p) => match constlib::member(&p, &attr.name) {
                 Some(Member::Value(v)) => Ok(Value::Py(v)),
@@ -194,7 +268,12 @@ impl Eval<'_, '_> {
         }
     }
 
-    fn call(&self, e: &Expr, func: &Expr, args: &[Arg]) -> R<Value> {
+    fn call(&mut self, e: &Expr, func: &Expr, args: &[Arg]) -> R<Value> {
+        if self.trace.is_some() {
+            if let Some(done) = self.call_list_method(func, args, e.span)? {
+                return Ok(done);
+            }
+        }
         let shown = func.dotted_name().unwrap_or_else(|| "this call".to_string());
         let callee = match self.eval(func) {
             // `np.linalg.norm(...)`: name the function called, not the first unknown part.
@@ -216,6 +295,43 @@ impl Eval<'_, '_> {
                 return Err(self.run_time(e.span, &shown));
             }
         }
+        let bound = if self.trace.is_some() {
+            if let Some(done) = self.trace_call(e, callee.clone(), args)? {
+                return Ok(done);
+            }
+            self.members(args)?
+        } else {
+            self.constant_arguments(args)?
+        };
+        let result = match callee {
+            Value::Lib(p) => constlib::call(&p, &bound),
+            Value::Method(receiver, m) => constlib::call_method(&receiver, &m, &bound),
+            Value::Py(v) => {
+                return Err(
+                    self.python_error(func.span, &format!("TypeError: '{}' object is not callable", v.type_name()))
+                )
+            }
+            Value::TensorType(t) => {
+                return Err(self.unsupported(
+                    func.span,
+                    &format!("calling the tensor type `{}`", t.script_name()),
+                    None,
+                ))
+            }
+            // An op call or a function of the module: computed at run time.
+            Value::Other | Value::Opset(_) | Value::Op(..) | Value::Function(_) => {
+                return Err(ConstError::NotConstant(e.span))
+            }
+        };
+        match result {
+            Ok(Member::Value(v)) => Ok(Value::Py(v)),
+            Ok(Member::Object(o)) => Ok(Value::Lib(o)),
+            Err(err) => Err(self.lib_error(e.span, &shown, err)),
+        }
+    }
+
+    /// The arguments of a call at compile time.
+    fn constant_arguments(&mut self, args: &[Arg]) -> R<Args> {
         let mut bound = Args { positional: Vec::new(), keywords: Vec::new() };
         for a in args {
             match (a.kind, &a.keyword) {
@@ -234,32 +350,10 @@ impl Eval<'_, '_> {
                 (ArgKind::DoubleStar, _) => return Err(self.unsupported(a.span, "`**` arguments", None)),
             }
         }
-        let result = match callee {
-            Value::Lib(p) => constlib::call(&p, &bound),
-            Value::Method(receiver, m) => constlib::call_method(&receiver, &m, &bound),
-            Value::Py(v) => {
-                return Err(
-                    self.python_error(func.span, &format!("TypeError: '{}' object is not callable", v.type_name()))
-                )
-            }
-            Value::TensorType(t) => {
-                return Err(self.unsupported(
-                    func.span,
-                    &format!("calling the tensor type `{}`", t.script_name()),
-                    None,
-                ))
-            }
-            // An op call or a function of the module: computed at run time.
-            Value::Other => return Err(ConstError::NotConstant(e.span)),
-        };
-        match result {
-            Ok(Member::Value(v)) => Ok(Value::Py(v)),
-            Ok(Member::Object(o)) => Ok(Value::Lib(o)),
-            Err(err) => Err(self.lib_error(e.span, &shown, err)),
-        }
+        Ok(bound)
     }
 
-    fn argument(&self, e: &Expr) -> R<Member> {
+    fn argument(&mut self, e: &Expr) -> R<Member> {
         Ok(match self.eval(e)? {
             Value::Py(v) => Member::Value(v),
             Value::Lib(p) => Member::Object(p),
@@ -267,7 +361,7 @@ impl Eval<'_, '_> {
         })
     }
 
-    fn fstring(&self, parts: &[FStringPart]) -> R<String> {
+    fn fstring(&mut self, parts: &[FStringPart]) -> R<String> {
         let mut out = String::new();
         for part in parts {
             match part {
@@ -299,7 +393,15 @@ impl Eval<'_, '_> {
         Ok(out)
     }
 
-    fn subscript(&self, e: &Expr, v: &PyValue, index: &Expr) -> R<PyValue> {
+    fn subscript(&mut self, e: &Expr, v: &PyValue, index: &Expr) -> R<PyValue> {
+        if Self::is_graph(v) {
+            return Err(self.trace_error(
+                e.span,
+                "the exporter's tensors cannot be indexed with `[]`",
+                "indexing a tensor",
+                "use `op.Gather` or `op.Slice`",
+            ));
+        }
         let len = match v {
             PyValue::Str(s) => s.chars().count(),
             PyValue::List(s) => s.len(),
@@ -308,7 +410,7 @@ impl Eval<'_, '_> {
             }
         };
         if let ExprKind::Slice { lower, upper, step } = &index.kind {
-            let bound = |b: &Option<Box<Expr>>| -> R<Option<i128>> {
+            let mut bound = |b: &Option<Box<Expr>>| -> R<Option<i128>> {
                 match b {
                     None => Ok(None),
                     Some(b) => match self.py(b)? {

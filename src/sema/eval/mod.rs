@@ -11,7 +11,7 @@
 //! Python would raise is reported (E0114), with the exception's message.
 
 use super::constlib::LibError;
-use super::env::{Global, Names};
+use super::env::{Global, Names, Opset};
 use super::value::{PyValue, MAX_CONSTANT_ELEMENTS};
 use crate::diagnostics::{codes, Diagnostic, Reported};
 use crate::onnx::ElemType;
@@ -19,8 +19,14 @@ use crate::source::Span;
 use crate::syntax::ast::*;
 use pyops::truth;
 
+mod calls;
 mod expr;
+mod graph;
 mod pyops;
+mod stmt;
+mod tensors;
+
+pub use graph::{Graph, Limits, OpCall, Trace};
 
 pub(crate) use pyops::OpError;
 
@@ -55,7 +61,7 @@ type R<T> = Result<T, ConstError>;
 
 /// Evaluates a compile-time constant expression to a value.
 pub fn eval_const(names: Names, e: &Expr) -> R<PyValue> {
-    let ev = Eval { names };
+    let mut ev = Eval { names, trace: None };
     let v = ev.eval(e)?;
     ev.to_py(v, e.span)
 }
@@ -63,14 +69,31 @@ pub fn eval_const(names: Names, e: &Expr) -> R<PyValue> {
 /// Evaluates the right-hand side of a module-level assignment: a value, or an alias of a library
 /// object (`F32 = np.float32`) or a tensor type.
 pub fn eval_global(names: Names, e: &Expr) -> R<Global> {
-    let ev = Eval { names };
+    let mut ev = Eval { names, trace: None };
     match ev.eval(e)? {
         Value::Py(v) => Ok(Global::Const(v)),
         Value::Lib(p) => Ok(Global::Lib(p)),
         Value::TensorType(t) => Ok(Global::TensorType(t)),
         Value::Method(..) => Err(ev.unsupported(e.span, "a bound method as a value", None)),
-        Value::Other => Err(ConstError::NotConstant(e.span)),
+        Value::Other | Value::Opset(_) | Value::Op(..) | Value::Function(_) => Err(ConstError::NotConstant(e.span)),
     }
+}
+
+/// Runs function `id` of the compilation at trace time, called with `args` and `kwargs` (at
+/// `span` of the file it is called from); what it returns.
+pub fn trace_call(
+    trace: &mut Trace,
+    id: usize,
+    args: Vec<PyValue>,
+    kwargs: Vec<(String, PyValue)>,
+    span: Span,
+) -> R<PyValue> {
+    let Some((env, _)) = trace.function(id) else { return Err(ConstError::NotConstant(span)) };
+    let mut ev = Eval { names: env.names(), trace: Some(trace) };
+    let args = args.into_iter().map(Value::Py).collect();
+    let kwargs = kwargs.into_iter().map(|(k, v)| (k, Value::Py(v))).collect();
+    let v = ev.call_function(id, args, kwargs, span)?;
+    ev.to_py(v, span)
 }
 
 /// What an expression evaluates to: a Python value, or one of the objects that only appear on
@@ -84,15 +107,24 @@ enum Value {
     Method(PyValue, String),
     /// An onnxscript tensor type (`FLOAT`), whose `dtype` is a value.
     TensorType(ElemType),
+    /// Trace time: an opset (`op`), whose attributes are its operators.
+    Opset(Opset),
+    /// Trace time: an operator of an opset (`op.Add`), to call.
+    Op(Opset, String),
+    /// Trace time: a function of the compilation, by id, to call.
+    Function(usize),
     /// A global that is not a value (an opset, a function, a decorator).
     Other,
 }
 
-struct Eval<'e, 'm> {
+/// An evaluation: the globals names mean (as the point of the module being evaluated sees
+/// them), and at trace time the trace (locals, the graph, the functions to call).
+struct Eval<'t, 'e, 'm> {
     names: Names<'e, 'm>,
+    trace: Option<&'t mut Trace<'e, 'm>>,
 }
 
-impl Eval<'_, '_> {
+impl Eval<'_, '_, '_> {
     fn file(&self) -> usize {
         self.names.file()
     }
@@ -118,6 +150,13 @@ impl Eval<'_, '_> {
     fn python_error(&self, span: Span, message: &str) -> ConstError {
         let (kind, text) = message.split_once(": ").filter(|(k, _)| k.ends_with("Error")).unwrap_or(("", message));
         let what = if kind.is_empty() { "an error".to_string() } else { format!("`{kind}`") };
+        if self.trace.is_some() {
+            return self.report(
+                Diagnostic::error(codes::TRACE_RAISED, self.file(), format!("this call raises {what}: {text}"))
+                    .primary(span, "raised when the exporter calls the translation")
+                    .help("fix the code for this call's facts (the static values and the tensors' types and shapes)"),
+            );
+        }
         self.report(
             Diagnostic::error(
                 codes::CONSTANT_ERROR,

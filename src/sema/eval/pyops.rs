@@ -29,6 +29,8 @@ fn num(v: &PyValue) -> Option<Num> {
         PyValue::Int(i) => Some(Num::Int(*i)),
         PyValue::Bool(b) => Some(Num::Int(*b as i128)),
         PyValue::Float(f) => Some(Num::Float(*f)),
+        // An element type (`ir.DataType`) is an int enum.
+        PyValue::DType(t) => Some(Num::Int(i128::from(t.code()))),
         _ => None,
     }
 }
@@ -302,6 +304,7 @@ pub(super) fn equal(l: &PyValue, r: &PyValue) -> Result<bool, OpError> {
         }
         (P::Str(a), P::Str(b)) => a == b,
         (P::None, P::None) => true,
+        (P::Graph(_) | P::SymDim(_), _) | (_, P::Graph(_) | P::SymDim(_)) => l == r,
         (P::List(a), P::List(b)) if a.is_tuple() == b.is_tuple() => {
             if a.ptr_eq(b) {
                 return Ok(true);

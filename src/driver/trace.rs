@@ -1,0 +1,81 @@
+//! Trace-only translations for the exporter: the sources compiled once into a [`TraceProgram`]
+//! (syntax trees, environments, decorations), then each call of the exporter specialised to the
+//! function of ONNX nodes its facts give (`trace::specialize`), as a `FunctionProto`'s bytes.
+//!
+//! The program lives as long as the process that serves the exporter's calls: its syntax trees
+//! are kept for the whole process (leaked, which the process's exit frees), so that the
+//! environments borrowing them are built once, not for every call.
+
+use super::heads::function_heads;
+use super::inputs::{InputError, SourceInput};
+use super::modules::{identity, Modules, Parsing};
+use super::parse::PreviousParses;
+use super::pipeline::build_environments;
+use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::emit;
+use crate::sema::env::ModuleEnv;
+use crate::source::SourceMap;
+use crate::trace::{self, CallFacts, TraceContext};
+use prost::Message;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// The trace-only translations of some sources, ready to be specialised call by call.
+pub struct TraceProgram {
+    pub sources: SourceMap,
+    envs: Vec<ModuleEnv<'static>>,
+    /// Each trace-only function by `domain::name`, with its id.
+    functions: HashMap<String, usize>,
+    /// What compiling the sources reported.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl TraceProgram {
+    /// Parses the sources (and the modules they import) and reads their functions' heads.
+    pub fn compile(inputs: &[SourceInput]) -> TraceProgram {
+        let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
+        let previous = PreviousParses::default();
+        let mut mods = Modules::default();
+        let mut parsing = Parsing { previous: &previous, sources: &mut sources, diags: &mut diags };
+        for input in inputs {
+            let key = identity(Path::new(&input.name));
+            mods.add(input.name.clone(), key, &input.bytes, false, &mut parsing);
+        }
+        mods.discover(&mut parsing);
+        // The environments borrow the trees for as long as the program serves calls.
+        let mods: &'static Modules = Box::leak(Box::new(mods));
+        let envs = build_environments(mods, &mut diags);
+        let mut functions = HashMap::new();
+        for env in &envs {
+            let heads = function_heads(env, &mut diags);
+            for (k, deco) in heads.decorations.iter().enumerate() {
+                if let Some(d) = deco.as_ref().filter(|d| d.trace_only) {
+                    let name = &env.functions[k].name.name;
+                    functions.insert(format!("{}::{name}", d.domain), env.first_function + k);
+                }
+            }
+        }
+        TraceProgram { sources, envs, functions, diagnostics: diags.into_sorted() }
+    }
+
+    /// Reads the sources at `paths` (as `check` does) and compiles them.
+    pub fn compile_paths(paths: &[std::path::PathBuf]) -> Result<TraceProgram, InputError> {
+        Ok(TraceProgram::compile(&super::inputs::read_inputs(paths)?))
+    }
+
+    /// The function `call` names, specialised to its facts, as `FunctionProto` bytes named
+    /// `variant`; or the error that stopped the trace.
+    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<Vec<u8>, Box<Diagnostic>> {
+        let Some(&id) = self.functions.get(&call.function) else {
+            return Err(Box::new(Diagnostic::error(
+                codes::TRACE_ERROR,
+                0,
+                format!("no trace-only translation `{}` in these sources", call.function),
+            )));
+        };
+        let (domain, _) = call.function.rsplit_once("::").unwrap_or(("", &call.function));
+        let cx = TraceContext { sources: &self.sources, envs: &self.envs };
+        let function = trace::specialize(&cx, id, domain, variant, call)?;
+        Ok(emit::proto::function(&function).encode_to_vec())
+    }
+}

@@ -1,0 +1,197 @@
+//! One call of the exporter: a trace-only translation run with the call's facts, and the
+//! function of ONNX nodes it records (`ir::Function`), with the call's tensors as its inputs and
+//! what the translation returns as its outputs.
+
+use super::builder::GraphBuilder;
+use super::facts::{CallFacts, Fact};
+use crate::diagnostics::{codes, Diagnostic};
+use crate::lower::ir::{Attr, AttrValue, Function, InputParam, Node, SourceLocation};
+use crate::onnx::DeclaredType;
+use crate::sema::env::{ModuleEnv, Opset};
+use crate::sema::eval::{self, ConstError, Trace};
+use crate::sema::value::{GraphType, GraphValue, PyValue};
+use crate::source::SourceMap;
+use crate::syntax::ast::ParamKind;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+/// What a specialisation needs of the compilation: its files and every module.
+pub struct TraceContext<'a, 'm> {
+    pub sources: &'a SourceMap,
+    pub envs: &'a [ModuleEnv<'m>],
+}
+
+/// The function `id` (of `domain`) specialised to `call`: its nodes for this call, named
+/// `name`. The error, located in the translation's source, when the trace fails.
+pub fn specialize(
+    cx: &TraceContext,
+    id: usize,
+    domain: &str,
+    name: &str,
+    call: &CallFacts,
+) -> Result<Function, Box<Diagnostic>> {
+    let Some((env, k)) = cx.envs.iter().find_map(|e| e.local_function(id).map(|k| (e, k))) else {
+        return Err(Box::new(Diagnostic::error(codes::TRACE_ERROR, 0, format!("no function `{domain}::{name}`"))));
+    };
+    let f = env.functions[k];
+    let mut builder = GraphBuilder::new(cx.sources, env.file);
+    let plain: Vec<&str> =
+        f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.as_str()).collect();
+    let mut inputs = Vec::new();
+    let args: Vec<PyValue> = call
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| graph_inputs(&mut builder, a, plain.get(i).copied().unwrap_or("input"), &mut inputs))
+        .collect();
+    let kwargs: Vec<(String, PyValue)> =
+        call.kwargs.iter().map(|(k, a)| (k.clone(), graph_inputs(&mut builder, a, k, &mut inputs))).collect();
+    let result = {
+        let mut trace = Trace::new(&mut builder, cx.envs);
+        eval::trace_call(&mut trace, id, args, kwargs, f.name.span)
+    };
+    let result = result.map_err(|e| trace_failure(e, env.file, f.name.span))?;
+    let outputs = outputs(&mut builder, result, env.file, f.name.span, &inputs)?;
+    let (line, column) = cx.sources.line_col(env.file, f.name.span.start);
+    let mut imports = std::mem::take(&mut builder.imports);
+    imports.entry(String::new()).or_insert(crate::aten::EXPORTER_OPSET);
+    Ok(Function {
+        name: name.to_string(),
+        domain: domain.to_string(),
+        source_file: cx.sources.name(env.file).to_string(),
+        source: Some(SourceLocation { line: line as u32, column: column as u32 }),
+        file: env.file,
+        name_span: f.name.span,
+        doc: None,
+        inputs: inputs
+            .iter()
+            .map(|(name, _)| InputParam { name: name.clone(), ty: None, optional: false, default_repr: None })
+            .collect(),
+        attributes: Vec::new(),
+        output_types: outputs.iter().map(|_| None::<DeclaredType>).collect(),
+        outputs,
+        nodes: std::mem::take(&mut builder.nodes),
+        opset_imports: imports,
+        parameters: inputs.iter().map(|(name, _)| name.clone()).collect(),
+        ignored: Vec::new(),
+        hints: Vec::new(),
+        type_vars: BTreeMap::new(),
+        torch_ops: Vec::new(),
+        complex: false,
+    })
+}
+
+/// The value an argument's fact stands for; its tensors become inputs of the function
+/// (`base`, `base_1`... for the items of a list), in the order the call gives them.
+fn graph_inputs(builder: &mut GraphBuilder, fact: &Fact, base: &str, inputs: &mut Vec<(String, GraphType)>) -> PyValue {
+    match fact {
+        Fact::Value(v) => v.clone(),
+        Fact::Tensor { elem, shape, sequence } => {
+            let name = builder.fresh(base);
+            let ty = if *sequence {
+                GraphType::Sequence { elem: *elem }
+            } else {
+                GraphType::Tensor { elem: *elem, shape: shape.clone() }
+            };
+            inputs.push((name.clone(), ty.clone()));
+            PyValue::Graph(Arc::new(GraphValue { name, ty }))
+        }
+        Fact::List { items, tuple } => {
+            let values = items.iter().map(|i| graph_inputs(builder, i, base, inputs)).collect();
+            if *tuple {
+                PyValue::tuple(values)
+            } else {
+                PyValue::list(values)
+            }
+        }
+    }
+}
+
+/// The function's outputs, from what the translation returns: a tensor, or a tuple of them. An
+/// input or a value returned twice gets an `Identity` (a function cannot return an input as is).
+fn outputs(
+    builder: &mut GraphBuilder,
+    result: PyValue,
+    file: usize,
+    span: crate::source::Span,
+    inputs: &[(String, GraphType)],
+) -> Result<Vec<String>, Box<Diagnostic>> {
+    let items = match result {
+        PyValue::List(s) if s.is_tuple() => s.items().to_vec(),
+        other => vec![other],
+    };
+    let onnx = Opset { domain: String::new(), version: crate::aten::EXPORTER_OPSET };
+    let mut names = Vec::new();
+    let mut seen = HashSet::new();
+    for item in items {
+        let name = match item {
+            PyValue::Graph(g) => g.name.clone(),
+            PyValue::None => {
+                return Err(Box::new(
+                    Diagnostic::error(codes::TRACE_ERROR, file, "the translation returns None for this call")
+                        .primary(span, "this translation")
+                        .help("return the tensors the operator computes"),
+                ))
+            }
+            other => {
+                let tensor = crate::lower::function::tensor_of(&other).map_err(|why| {
+                    Box::new(
+                        Diagnostic::error(
+                            codes::TRACE_ERROR,
+                            file,
+                            format!("the translation returns {}: {why}", other.brief()),
+                        )
+                        .primary(span, "this translation")
+                        .help("return tensors"),
+                    )
+                })?;
+                let out = builder.fresh("constant");
+                builder.nodes.push(Node {
+                    domain: String::new(),
+                    op_type: Cow::Borrowed("Constant"),
+                    inputs: vec![],
+                    outputs: vec![out.clone()],
+                    attrs: vec![Attr { name: "value".into(), value: AttrValue::Tensor(tensor) }],
+                    source: None,
+                });
+                out
+            }
+        };
+        let is_input = inputs.iter().any(|(n, _)| *n == name);
+        let name = if is_input || !seen.insert(name.clone()) {
+            let copy = builder.fresh(&format!("{name}_out"));
+            builder.nodes.push(Node {
+                domain: onnx.domain.clone(),
+                op_type: Cow::Borrowed("Identity"),
+                inputs: vec![Some(name)],
+                outputs: vec![copy.clone()],
+                attrs: vec![],
+                source: None,
+            });
+            seen.insert(copy.clone());
+            copy
+        } else {
+            name
+        };
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// A trace's failure as the diagnostic to report.
+fn trace_failure(e: ConstError, file: usize, span: crate::source::Span) -> Box<Diagnostic> {
+    match e {
+        ConstError::Failed(d) | ConstError::DeferredUse(d) => d,
+        ConstError::NotConstant(at) => Box::new(
+            Diagnostic::error(codes::TRACE_ERROR, file, "onnxsc cannot evaluate this at trace time")
+                .primary(at, "not evaluated")
+                .help("see docs/language.md for what trace-only translations may do"),
+        ),
+        ConstError::Poisoned(_) => Box::new(
+            Diagnostic::error(codes::TRACE_ERROR, file, "the translation uses a name whose definition has errors")
+                .primary(span, "this translation")
+                .help("fix the errors `onnxsc check` reports"),
+        ),
+    }
+}
