@@ -108,6 +108,10 @@ pub const TRACE_RAISED: &str = "E0902";
 pub const TRACE_LIMIT: &str = "E0903";
 /// A trace needs a fact the call does not know (a symbolic dimension as a number).
 pub const TRACE_UNKNOWN_FACT: &str = "E0904";
+/// A compiled function (a script) calls a trace-only translation.
+pub const SCRIPT_CALLS_TRACE_ONLY: &str = "E0905";
+/// Python code branches on a tensor's value (`if x:`), which only the model knows.
+pub const TENSOR_CONDITION: &str = "E0906";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";

@@ -5,7 +5,7 @@
 
 use super::pieces::{each_range, function_ranges};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
-use crate::sema::calls::{self, Callee};
+use crate::sema::calls::{self, Callee, CalleeKind};
 use crate::sema::decorators::{self, Decoration};
 use crate::sema::env::ModuleEnv;
 use crate::sema::signature::Signature;
@@ -69,7 +69,13 @@ fn heads_of<'m>(env: &ModuleEnv<'m>, range: Range<usize>, diags: &mut Diagnostic
                 Some(d) => (d.domain.clone(), d.domain_version),
                 None => (decorators::DEFAULT_FUNCTION_DOMAIN.to_string(), 1),
             };
-            Callee::new(env.file, sig, domain, version)
+            let kind = match deco {
+                Some(d) if d.trace_only => CalleeKind::TraceOnly,
+                Some(d) if d.traceable => CalleeKind::TraceableScript,
+                Some(d) if !d.decorated => CalleeKind::Undecorated,
+                _ => CalleeKind::Script,
+            };
+            Callee::new(env.file, sig, domain, version, kind)
         })
         .collect();
     let calls = functions.iter().map(|f| calls::calls_in(env, f)).collect();

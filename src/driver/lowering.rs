@@ -145,8 +145,9 @@ fn compile_functions(
 }
 
 /// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`);
-/// `None` for a trace-only translation, which is checked, then run for each call of the
-/// exporter rather than compiled.
+/// `None` for a function that runs only as Python (a trace-only translation, or a helper only
+/// trace-time code calls), which is checked, then run for each call of the exporter rather
+/// than compiled.
 pub(super) fn compile_function(
     cx: &FunctionContext,
     sig: &Signature,
@@ -160,7 +161,8 @@ pub(super) fn compile_function(
     if !deco.private {
         binding::check_function(cx.env, sig, &deco.torch_ops, cx.registry, invalid, diags);
     }
-    if deco.trace_only {
+    let id = cx.env.functions.iter().position(|f| std::ptr::eq(*f, sig.def)).map(|k| cx.env.first_function + k);
+    if id.and_then(|id| cx.calls.callees.get(id)).is_some_and(|c| c.python) {
         return Ok(None);
     }
     lower::lower_function(cx, sig, deco, reports, diags, facts).map(Some)

@@ -190,16 +190,16 @@ fn declared_custom_ops(envs: &[ModuleEnv]) -> Vec<String> {
 }
 
 /// Every module's function heads, by module, and the calls between functions checked.
-struct Heads<'m> {
-    decorations: Vec<Vec<Option<Decoration>>>,
-    signatures: Vec<Vec<Signature<'m>>>,
-    calls: Calls,
+pub(super) struct Heads<'m> {
+    pub decorations: Vec<Vec<Option<Decoration>>>,
+    pub signatures: Vec<Vec<Signature<'m>>>,
+    pub calls: Calls,
 }
 
 /// Reads every function's head (decorators first: a call to another function needs the
 /// callee's domain and signature), then checks what needs all of them: functions defined twice
 /// across files, the library's size, and the calls between functions.
-fn read_heads<'m>(envs: &[ModuleEnv<'m>], sources: &SourceMap, diags: &mut Diagnostics) -> Heads<'m> {
+pub(super) fn read_heads<'m>(envs: &[ModuleEnv<'m>], sources: &SourceMap, diags: &mut Diagnostics) -> Heads<'m> {
     let mut decorations: Vec<Vec<Option<Decoration>>> = Vec::with_capacity(envs.len());
     let mut signatures: Vec<Vec<Signature>> = Vec::with_capacity(envs.len());
     let mut callees: Vec<Callee> = Vec::with_capacity(envs.iter().map(|e| e.functions.len()).sum());

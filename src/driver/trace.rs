@@ -6,13 +6,13 @@
 //! are kept for the whole process (leaked, which the process's exit frees), so that the
 //! environments borrowing them are built once, not for every call.
 
-use super::heads::function_heads;
 use super::inputs::{InputError, SourceInput};
 use super::modules::{identity, Modules, Parsing};
 use super::parse::PreviousParses;
-use super::pipeline::build_environments;
+use super::pipeline::{build_environments, read_heads};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::emit;
+use crate::sema::calls::{Callee, CalleeKind};
 use crate::sema::env::ModuleEnv;
 use crate::source::SourceMap;
 use crate::trace::{self, CallFacts, TraceContext};
@@ -26,6 +26,8 @@ pub struct TraceProgram {
     envs: Vec<ModuleEnv<'static>>,
     /// Each trace-only function by `domain::name`, with its id.
     functions: HashMap<String, usize>,
+    /// The functions compiled as scripts, by id: a trace calls them as nodes.
+    scripts: HashMap<usize, Callee>,
     /// What compiling the sources reported.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -45,17 +47,17 @@ impl TraceProgram {
         // The environments borrow the trees for as long as the program serves calls.
         let mods: &'static Modules = Box::leak(Box::new(mods));
         let envs = build_environments(mods, &mut diags);
+        let heads = read_heads(&envs, &sources, &mut diags);
         let mut functions = HashMap::new();
-        for env in &envs {
-            let heads = function_heads(env, &mut diags);
-            for (k, deco) in heads.decorations.iter().enumerate() {
-                if let Some(d) = deco.as_ref().filter(|d| d.trace_only) {
-                    let name = &env.functions[k].name.name;
-                    functions.insert(format!("{}::{name}", d.domain), env.first_function + k);
-                }
+        let mut scripts = HashMap::new();
+        for (id, callee) in heads.calls.callees.iter().enumerate() {
+            if callee.kind == CalleeKind::TraceOnly {
+                functions.insert(format!("{}::{}", callee.domain, callee.name), id);
+            } else if callee.called_as_node() {
+                scripts.insert(id, callee.clone());
             }
         }
-        TraceProgram { sources, envs, functions, diagnostics: diags.into_sorted() }
+        TraceProgram { sources, envs, functions, scripts, diagnostics: diags.into_sorted() }
     }
 
     /// Reads the sources at `paths` (as `check` does) and compiles them.
@@ -74,7 +76,7 @@ impl TraceProgram {
             )));
         };
         let (domain, _) = call.function.rsplit_once("::").unwrap_or(("", &call.function));
-        let cx = TraceContext { sources: &self.sources, envs: &self.envs };
+        let cx = TraceContext { sources: &self.sources, envs: &self.envs, scripts: &self.scripts };
         let function = trace::specialize(&cx, id, domain, variant, call)?;
         Ok(emit::proto::function(&function).encode_to_vec())
     }

@@ -29,6 +29,28 @@ pub struct Callee {
     /// Where it is defined, for labels in the same file.
     pub file: FileId,
     pub name_span: Span,
+    pub kind: CalleeKind,
+    /// It takes `*args` or `**kwargs`: Python binds more than its plain parameters.
+    pub variadic: bool,
+    /// Whether it runs only as Python, when the exporter calls a trace-only translation, and is
+    /// never compiled into a function: trace-only translations, and the undecorated functions
+    /// that only trace-time code calls (set by [`check_calls`]).
+    pub python: bool,
+}
+
+/// What a function's decorators make of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalleeKind {
+    /// `@script(...)`, or a `@torch_op` translation: compiled into a function, which trace-time
+    /// code calls as a node (as the exporter calls an `OnnxFunction`).
+    Script,
+    /// `@torch_op(..., traceable=True)`: compiled, but trace-time code runs it as Python.
+    TraceableScript,
+    /// `@torch_op(..., trace_only=True)`: Python, run for each call of the exporter.
+    TraceOnly,
+    /// No decorator: compiled when a script calls it (or nothing does), else a Python helper of
+    /// trace-time code.
+    Undecorated,
 }
 
 /// One parameter of a callee, in declaration order (inputs and attributes interleaved).
@@ -49,7 +71,7 @@ pub struct CalleeParam {
 impl Callee {
     /// The callee view of the function of signature `sig` (in file `file`), in `domain` at
     /// `version`.
-    pub fn new(file: FileId, sig: &Signature, domain: String, version: i64) -> Callee {
+    pub fn new(file: FileId, sig: &Signature, domain: String, version: i64, kind: CalleeKind) -> Callee {
         let f = sig.def;
         let params = sig
             .plain()
@@ -76,7 +98,16 @@ impl Callee {
             outputs: declared.or(returned),
             file,
             name_span: f.name.span,
+            kind,
+            variadic: f.params.iter().any(|p| matches!(p.kind, ParamKind::VarArgs | ParamKind::KwArgs)),
+            python: kind == CalleeKind::TraceOnly,
         }
+    }
+
+    /// Whether trace-time code calls it as a node of the compiled function, rather than running
+    /// its Python.
+    pub fn called_as_node(&self) -> bool {
+        self.kind == CalleeKind::Script && !self.python
     }
 
     /// `name(a, b)`, for messages.
@@ -159,9 +190,13 @@ pub fn calls_in<'a>(env: &ModuleEnv, f: &'a FunctionDef) -> FunctionCalls<'a> {
 /// Checks every call between the functions of the compilation against its callee's signature,
 /// and reports recursion, within a module or across modules. `callees[id]` describes the
 /// function with that id; `found[m][k]` holds the calls of function `k` of module `envs[m]`.
+///
+/// It also decides which functions run only as Python at trace time ([`Callee::python`]), and
+/// reports a compiled function that calls a trace-only translation (E0905): its nodes depend on
+/// the exporter's call, which a compiled function does not have.
 pub fn check_calls(
     envs: &[ModuleEnv],
-    callees: Vec<Callee>,
+    mut callees: Vec<Callee>,
     found: Vec<Vec<FunctionCalls>>,
     diags: &mut Diagnostics,
 ) -> Calls {
@@ -169,25 +204,98 @@ pub fn check_calls(
     let total = envs.iter().map(|e| e.first_function + e.functions.len()).max().unwrap_or(0);
     let mut calls: Vec<Vec<Call>> = (0..total).map(|_| Vec::new()).collect();
     let mut owner: Vec<Option<usize>> = vec![None; total];
-    let mut mismatched = HashMap::new();
     for (m, (env, module_calls)) in envs.iter().zip(found).enumerate() {
         for (k, FunctionCalls { calls: out }) in module_calls.into_iter().enumerate() {
             let id = env.first_function + k;
-            for c in &out {
-                if let Some(callee) = callees.get(c.callee) {
-                    if let Err(d) = bind_arguments(callee, env.file, c.span, c.args) {
-                        mismatched.insert((env.file, c.span), diags.push_error(*d));
-                    }
-                }
-            }
             if let Some(slot) = calls.get_mut(id) {
                 *slot = out;
                 owner[id] = Some(m);
             }
         }
     }
+    mark_python(&mut callees, &calls);
+    let mut mismatched = HashMap::new();
+    for (id, out) in calls.iter().enumerate() {
+        let Some(env) = owner[id].and_then(|m| envs.get(m)) else { continue };
+        let caller_is_python = callees.get(id).is_some_and(|c| c.python);
+        for c in out {
+            let Some(callee) = callees.get(c.callee) else { continue };
+            if !caller_is_python && callee.kind == CalleeKind::TraceOnly {
+                let caller = callees.get(id).map(|c| c.name.as_str()).unwrap_or("?");
+                let d = script_calls_trace_only(env.file, caller, callee, c);
+                mismatched.insert((env.file, c.span), diags.push_error(d));
+                continue;
+            }
+            if callee.python && callee.variadic {
+                continue;
+            }
+            if let Err(d) = bind_arguments(callee, env.file, c.span, c.args) {
+                mismatched.insert((env.file, c.span), diags.push_error(*d));
+            }
+        }
+    }
+    // Python may recurse (within the trace's limits); a compiled function may not.
+    for (id, out) in calls.iter_mut().enumerate() {
+        if callees.get(id).is_some_and(|c| c.python) {
+            out.clear();
+        }
+        out.retain(|c| callees.get(c.callee).is_some_and(|c| !c.python));
+    }
     report_cycles(envs, &owner, &calls, &callees, diags);
     Calls { callees, mismatched }
+}
+
+/// Which functions run only as Python: trace-only translations, and the undecorated functions
+/// that no compiled function calls (through undecorated ones) but trace-time code does. An
+/// undecorated function that nothing calls is compiled, as a script, as before trace time.
+fn mark_python(callees: &mut [Callee], calls: &[Vec<Call>]) {
+    let n = callees.len().min(calls.len());
+    let mut called = vec![false; n];
+    for c in calls.iter().flatten() {
+        if let Some(slot) = called.get_mut(c.callee) {
+            *slot = true;
+        }
+    }
+    let mut compiled = vec![false; n];
+    let mut stack: Vec<usize> = (0..n)
+        .filter(|&id| match callees[id].kind {
+            CalleeKind::Script | CalleeKind::TraceableScript => true,
+            CalleeKind::Undecorated => !called[id],
+            CalleeKind::TraceOnly => false,
+        })
+        .collect();
+    for &id in &stack {
+        compiled[id] = true;
+    }
+    while let Some(id) = stack.pop() {
+        for c in &calls[id] {
+            if c.callee < n && !compiled[c.callee] && callees[c.callee].kind == CalleeKind::Undecorated {
+                compiled[c.callee] = true;
+                stack.push(c.callee);
+            }
+        }
+    }
+    for (id, callee) in callees.iter_mut().enumerate().take(n) {
+        callee.python =
+            callee.kind == CalleeKind::TraceOnly || (callee.kind == CalleeKind::Undecorated && !compiled[id]);
+    }
+}
+
+/// E0905: a compiled function calls a trace-only translation.
+fn script_calls_trace_only(file: FileId, caller: &str, callee: &Callee, call: &Call) -> Diagnostic {
+    let mut d = Diagnostic::error(
+        codes::SCRIPT_CALLS_TRACE_ONLY,
+        file,
+        format!("`{caller}` is compiled into a function, but `{}` is trace-only", callee.name),
+    )
+    .primary(call.func_span, "a trace-only translation, called from a script");
+    if callee.file == file {
+        d = d.secondary(callee.name_span, "trace-only: its nodes depend on each exporter call");
+    }
+    d.help(format!(
+        "make `{caller}` trace-only too (`@torch_op(..., trace_only=True)`), or call a script version of `{}`",
+        callee.name
+    ))
 }
 
 /// Python's binding of arguments to parameters, as onnxscript applies it to a function's

@@ -35,6 +35,12 @@ pub struct Decoration {
     /// `@torch_op(..., trace_only=True)`: Python run for each call of the exporter (`trace`),
     /// not compiled into a function.
     pub trace_only: bool,
+    /// `@torch_op(..., traceable=True)`: a script that trace-only code runs as Python (the
+    /// exporter traces it) instead of calling the compiled function.
+    pub traceable: bool,
+    /// Whether any decorator was written: an undecorated function is a script only when scripts
+    /// call it (or nothing does); trace-time code runs it as Python.
+    pub decorated: bool,
 }
 
 /// One operator named in `@torch_op`, e.g. `aten::add.Tensor`.
@@ -144,7 +150,7 @@ fn torch_op_decoration(
             "trace_only" => out.trace_only = value,
             "complex" => out.complex = value,
             "private" => out.private = value,
-            "traceable" => {}
+            "traceable" => out.traceable = value,
             other => {
                 return Err(diags.push_error(
                     Diagnostic::error(codes::BAD_TORCH_OP, file, format!("`@torch_op` has no option `{other}`"))
@@ -168,6 +174,8 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         complex: false,
         private: false,
         trace_only: false,
+        traceable: false,
+        decorated: !f.decorators.is_empty(),
     };
     let mut script_seen = false;
     for d in &f.decorators {

@@ -45,6 +45,10 @@ pub enum PyValue {
 pub struct GraphValue {
     pub name: String,
     pub ty: GraphType,
+    /// An input of the call, whose type and shape the exporter knows. torch's recorder types
+    /// none of the values a trace computes, so Python code sees `dtype` and `shape` as None on
+    /// those ([`GraphValue::visible`]); `ty` still holds what the graph inferred, for its checks.
+    pub from_call: bool,
 }
 
 /// What a call knows of a graph value: a tensor's element type and shape, or a sequence's
@@ -67,6 +71,12 @@ impl GraphValue {
         match &self.ty {
             GraphType::Tensor { elem, .. } | GraphType::Sequence { elem } => *elem,
         }
+    }
+
+    /// What Python code sees of the value: its type and shape for an input of the call, nothing
+    /// for a value the trace computed (as in the exporter).
+    pub fn visible(&self) -> Option<&GraphType> {
+        self.from_call.then_some(&self.ty)
     }
 
     pub fn shape(&self) -> Option<&[Dim]> {

@@ -24,8 +24,10 @@ use crate::lower::function::{attr_value, tensor_of_type};
 use crate::lower::ir::{Attr, AttrValue, Node, SourceLocation};
 use crate::onnx::{AttrType, ElemType, ValueType};
 use crate::schema::{self, FormalOption, FormalType, OpSchema, Resolution};
+use crate::sema::calls::Callee;
+use crate::sema::env::ModuleEnv;
 use crate::sema::env::Opset;
-use crate::sema::eval::{Graph, OpCall};
+use crate::sema::eval::{FunctionCall, Graph, OpCall};
 use crate::sema::infer::{self, Ty};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::{FileId, SourceMap, Span};
@@ -39,6 +41,10 @@ pub const MAX_NODES: usize = 100_000;
 /// The graph of one trace.
 pub struct GraphBuilder<'a> {
     sources: &'a SourceMap,
+    /// Every module of the compilation, and its functions compiled as scripts (by id): trace-only
+    /// code calls those as nodes.
+    pub(super) envs: &'a [ModuleEnv<'a>],
+    scripts: &'a HashMap<usize, Callee>,
     /// The file of the translation traced: nodes recorded by code of other files are located
     /// at the call in this file that led to them (`site`).
     root_file: FileId,
@@ -54,10 +60,10 @@ pub struct GraphBuilder<'a> {
 /// Where an operator call is: its file and span, and its site in the translation traced when
 /// it is written in another file.
 #[derive(Clone, Copy)]
-struct At {
-    file: FileId,
-    span: Span,
-    site: Option<Span>,
+pub(super) struct At {
+    pub file: FileId,
+    pub span: Span,
+    pub site: Option<Span>,
 }
 
 /// An input of a node as made: its name, and what is known of its type (`None`: omitted).
@@ -73,9 +79,16 @@ enum Bound {
 }
 
 impl<'a> GraphBuilder<'a> {
-    pub fn new(sources: &'a SourceMap, root_file: FileId) -> GraphBuilder<'a> {
+    pub fn new(
+        sources: &'a SourceMap,
+        envs: &'a [ModuleEnv<'a>],
+        scripts: &'a HashMap<usize, Callee>,
+        root_file: FileId,
+    ) -> GraphBuilder<'a> {
         GraphBuilder {
             sources,
+            envs,
+            scripts,
             root_file,
             nodes: Vec::new(),
             counter: 0,
@@ -106,7 +119,7 @@ impl<'a> GraphBuilder<'a> {
     }
 
     /// Records a node and returns its outputs' names.
-    fn node(
+    pub(super) fn node(
         &mut self,
         opset: &Opset,
         op_type: &str,
@@ -143,7 +156,7 @@ impl<'a> GraphBuilder<'a> {
     }
 
     /// A `Constant` holding `value` as `elem` (made once per value and type).
-    fn constant(&mut self, value: &PyValue, elem: ElemType, at: At) -> Result<String, Box<Diagnostic>> {
+    pub(super) fn constant(&mut self, value: &PyValue, elem: ElemType, at: At) -> Result<String, Box<Diagnostic>> {
         let key = (value.repr(), elem);
         if let Some(name) = self.constants.get(&key) {
             return Ok(name.clone());
@@ -170,8 +183,8 @@ impl<'a> GraphBuilder<'a> {
     }
 
     /// A graph value of this builder.
-    fn value(&self, name: String, ty: GraphType) -> PyValue {
-        PyValue::Graph(Arc::new(GraphValue { name, ty }))
+    pub(super) fn value(&self, name: String, ty: GraphType) -> PyValue {
+        PyValue::Graph(Arc::new(GraphValue { name, ty, from_call: false }))
     }
 }
 
@@ -211,6 +224,23 @@ impl Graph for GraphBuilder<'_> {
             return Ok(vec![same]);
         }
         self.record(schema, call.opset, inputs, attributes, at)
+    }
+
+    fn records_function(&self, id: usize) -> bool {
+        self.scripts.contains_key(&id)
+    }
+
+    fn function(&mut self, call: FunctionCall) -> Result<Vec<PyValue>, Box<Diagnostic>> {
+        let scripts = self.scripts;
+        match scripts.get(&call.id) {
+            Some(callee) => self.record_function(callee, call),
+            None => Err(op_error(
+                codes::TRACE_ERROR,
+                At { file: call.file, span: call.span, site: call.site },
+                "this function is not compiled",
+                "call a script function",
+            )),
+        }
     }
 }
 
@@ -542,7 +572,7 @@ fn input_elem(
 }
 
 /// A Python value's own element type, as the exporter infers it.
-fn own_elem(v: &PyValue) -> ElemType {
+pub(super) fn own_elem(v: &PyValue) -> ElemType {
     match v {
         PyValue::Bool(_) => ElemType::Bool,
         PyValue::Float(_) => ElemType::Float,
@@ -646,6 +676,11 @@ fn attr_type_name(t: AttrType) -> &'static str {
 }
 
 /// An error at an operator call of the trace.
-fn op_error(code: &'static str, at: At, message: impl Into<String>, help: impl Into<String>) -> Box<Diagnostic> {
+pub(super) fn op_error(
+    code: &'static str,
+    at: At,
+    message: impl Into<String>,
+    help: impl Into<String>,
+) -> Box<Diagnostic> {
     Box::new(Diagnostic::error(code, at.file, message).primary(at.span, "in this call").help(help))
 }

@@ -9,6 +9,7 @@
 
 mod builder;
 pub mod facts;
+mod functions;
 mod specialize;
 
 pub use builder::MAX_NODES;

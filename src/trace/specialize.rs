@@ -7,19 +7,22 @@ use super::facts::{CallFacts, Fact};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::lower::ir::{Attr, AttrValue, Function, InputParam, Node, SourceLocation};
 use crate::onnx::DeclaredType;
+use crate::sema::calls::Callee;
 use crate::sema::env::{ModuleEnv, Opset};
 use crate::sema::eval::{self, ConstError, Trace};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::SourceMap;
 use crate::syntax::ast::ParamKind;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a specialisation needs of the compilation: its files and every module.
-pub struct TraceContext<'a, 'm> {
+pub struct TraceContext<'a> {
     pub sources: &'a SourceMap,
-    pub envs: &'a [ModuleEnv<'m>],
+    pub envs: &'a [ModuleEnv<'a>],
+    /// The functions of the compilation compiled as scripts, by id: a trace calls them as nodes.
+    pub scripts: &'a HashMap<usize, Callee>,
 }
 
 /// The function `id` (of `domain`) specialised to `call`: its nodes for this call, named
@@ -35,7 +38,7 @@ pub fn specialize(
         return Err(Box::new(Diagnostic::error(codes::TRACE_ERROR, 0, format!("no function `{domain}::{name}`"))));
     };
     let f = env.functions[k];
-    let mut builder = GraphBuilder::new(cx.sources, env.file);
+    let mut builder = GraphBuilder::new(cx.sources, cx.envs, cx.scripts, env.file);
     let plain: Vec<&str> =
         f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.as_str()).collect();
     let mut inputs = Vec::new();
@@ -95,7 +98,7 @@ fn graph_inputs(builder: &mut GraphBuilder, fact: &Fact, base: &str, inputs: &mu
                 GraphType::Tensor { elem: *elem, shape: shape.clone() }
             };
             inputs.push((name.clone(), ty.clone()));
-            PyValue::Graph(Arc::new(GraphValue { name, ty }))
+            PyValue::Graph(Arc::new(GraphValue { name, ty, from_call: true }))
         }
         Fact::List { items, tuple } => {
             let values = items.iter().map(|i| graph_inputs(builder, i, base, inputs)).collect();

@@ -18,6 +18,25 @@ pub trait Graph {
     /// Records `call` and returns its outputs (as many as it makes): graph values, or Python
     /// values where the result is known without the model (the graph decides).
     fn op(&mut self, call: OpCall) -> Result<Vec<PyValue>, Box<Diagnostic>>;
+
+    /// Whether a call of function `id` of the compilation is recorded as a node that calls the
+    /// compiled function (a script, as the exporter calls an `OnnxFunction`), rather than run as
+    /// Python (a trace-only translation or an undecorated helper).
+    fn records_function(&self, id: usize) -> bool;
+
+    /// Records a call of function `id` (one that [`Graph::records_function`]) and returns its
+    /// outputs.
+    fn function(&mut self, call: FunctionCall) -> Result<Vec<PyValue>, Box<Diagnostic>>;
+}
+
+/// One call of a compiled function at trace time.
+pub struct FunctionCall {
+    pub id: usize,
+    pub args: Vec<PyValue>,
+    pub kwargs: Vec<(String, PyValue)>,
+    pub file: FileId,
+    pub span: Span,
+    pub site: Option<Span>,
 }
 
 /// One operator call at trace time.

@@ -26,7 +26,7 @@ mod pyops;
 mod stmt;
 mod tensors;
 
-pub use graph::{Graph, Limits, OpCall, Trace};
+pub use graph::{FunctionCall, Graph, Limits, OpCall, Trace};
 
 pub(crate) use pyops::OpError;
 

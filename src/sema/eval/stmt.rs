@@ -270,6 +270,9 @@ impl Eval<'_, '_, '_> {
         span: Span,
     ) -> R<Value> {
         let caller_file = self.file();
+        if self.trace.as_deref().is_some_and(|t| t.graph.records_function(id)) {
+            return self.record_function(id, positional, keywords, span);
+        }
         let Some(trace) = self.trace.as_deref_mut() else { return Err(ConstError::NotConstant(span)) };
         let Some((env, k)) = trace.function(id) else { return Err(ConstError::NotConstant(span)) };
         let f = env.functions[k];

@@ -8,7 +8,7 @@ use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::onnx::ElemType;
 use crate::sema::env::Opset;
-use crate::sema::eval::graph::OpCall;
+use crate::sema::eval::graph::{FunctionCall, OpCall};
 use crate::sema::value::{Dim, GraphValue, PyValue};
 use crate::source::Span;
 use crate::syntax::ast::{BinOp, CmpOp, UnaryOp};
@@ -40,7 +40,8 @@ impl Eval<'_, '_, '_> {
             // A float remainder takes the dividend's sign in ONNX only with fmod=1.
             BinOp::Mod => {
                 let float = match &l {
-                    PyValue::Graph(g) => g.elem().is_some_and(ElemType::is_float),
+                    // The exporter's tensors look at the dtype they know (none, for computed values).
+                    PyValue::Graph(g) => g.visible().and_then(|_| g.elem()).is_some_and(ElemType::is_float),
                     PyValue::Float(_) => true,
                     _ => false,
                 };
@@ -118,18 +119,36 @@ impl Eval<'_, '_, '_> {
         trace.graph.op(call).map_err(ConstError::Failed)
     }
 
+    /// A call of a compiled function, recorded by the graph: one value, or a tuple of them.
+    pub(super) fn record_function(
+        &mut self,
+        id: usize,
+        positional: Vec<Value>,
+        keywords: Vec<(String, Value)>,
+        span: Span,
+    ) -> R<Value> {
+        let args = positional.into_iter().map(|v| self.to_py(v, span)).collect::<R<Vec<_>>>()?;
+        let kwargs = keywords.into_iter().map(|(k, v)| Ok((k, self.to_py(v, span)?))).collect::<R<Vec<_>>>()?;
+        let file = self.file();
+        let Some(trace) = self.trace.as_deref_mut() else { return Err(ConstError::NotConstant(span)) };
+        let site = if trace.root_file == Some(file) { None } else { trace.sites.first().copied() };
+        let call = FunctionCall { id, args, kwargs, file, span, site };
+        let mut outputs = trace.graph.function(call).map_err(ConstError::Failed)?;
+        Ok(Value::Py(if outputs.len() == 1 { outputs.remove(0) } else { PyValue::tuple(outputs) }))
+    }
+
     /// An attribute of a graph value: what the call knows of it.
     pub(super) fn graph_attribute(&mut self, g: &Arc<GraphValue>, attr: &str, span: Span) -> R<Value> {
         Ok(Value::Py(match attr {
-            "shape" => match g.shape() {
+            "shape" => match g.visible().and_then(|_| g.shape()) {
                 Some(dims) => PyValue::tuple(dims.iter().map(dim_value).collect()),
                 None => PyValue::None,
             },
-            "rank" => match g.shape() {
+            "rank" => match g.visible().and_then(|_| g.shape()) {
                 Some(dims) => PyValue::Int(dims.len() as i128),
                 None => PyValue::None,
             },
-            "dtype" => match g.elem() {
+            "dtype" => match g.visible().and_then(|_| g.elem()) {
                 Some(t) => PyValue::DType(t),
                 None => PyValue::None,
             },
@@ -177,12 +196,11 @@ impl Eval<'_, '_, '_> {
 
     /// The error of a Python `if` (or `and`, `or`, `not`, `bool()`) on a tensor.
     pub(super) fn tensor_truth(&self, span: Span) -> ConstError {
-        self.trace_error(
-            span,
-            "a tensor's truth value is known only when the model runs",
-            "a tensor, not a static value",
-            "test a static fact (`x.shape`, `x.dtype`, an attribute, `x is None`), or choose with `op.Where` (elementwise) or `op.If`, or write the function as ONNX Script without `trace_only=True`",
-        )
+        ConstError::Failed(Box::new(
+            Diagnostic::error(codes::TENSOR_CONDITION, self.file(), "a tensor's truth value is known only when the model runs")
+                .primary(span, "a tensor, not a static value")
+                .help("test a static fact (`x.shape`, `x.dtype`, an attribute, `x is None`), or choose with `op.Where` (elementwise) or `op.If`, or write the function as ONNX Script without `trace_only=True`"),
+        ))
     }
 
     /// A located error of the trace, with its help.
