@@ -47,7 +47,7 @@ pub fn source(data: &[u8]) {
     assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
     assert_eq!(first.outlines, second.outlines, "the functions compiled differ between two runs");
     if let Some((bytes, _)) = library {
-        let mut written = emit::proto::library_header_bytes(&second.outlines, &second.custom_ops);
+        let mut written = emit::proto::library_header_bytes(&second.outlines, second.library_meta());
         second.encoded.iter().for_each(|part| written.extend_from_slice(part));
         assert!(written == bytes, "what `build` writes differs from the library model's encoding");
     }
@@ -101,11 +101,11 @@ fn check_code(d: &Diagnostic) {
 /// The library model and the text form of a clean compilation, checked; what `build` writes
 /// (straight from the IR, `emit::wire`) must be that model's bytes as prost encodes them.
 fn built(c: &Compilation) -> (Vec<u8>, String) {
-    let model = emit::proto::library_model(&c.functions, &c.custom_ops);
+    let model = emit::proto::library_model(&c.functions, c.library_meta());
     check_model(&model, "the built library");
     let bytes = model.encode_to_vec();
     assert!(
-        emit::proto::library_bytes(&c.functions, &c.custom_ops) == bytes,
+        emit::proto::library_bytes(&c.functions, c.library_meta()) == bytes,
         "the library `build` writes is not the library model's encoding"
     );
     let protos: Vec<FunctionProto> = c.functions.iter().map(emit::proto::function).collect();
@@ -167,7 +167,7 @@ fn fixtures() -> &'static (Vec<u8>, Vec<u8>) {
         let text = include_str!("../examples/tutorial.onnxs");
         let c = driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
         assert!(!c.has_errors(), "the tutorial compiles");
-        let library = emit::proto::library_model(&c.functions, &c.custom_ops);
+        let library = emit::proto::library_model(&c.functions, c.library_meta());
         (library.encode_to_vec(), calling_model(&library).encode_to_vec())
     })
 }

@@ -287,8 +287,12 @@ fn summary(c: &Compilation) {
     let line = if errors > 0 {
         format!("onnxsc: {}, {}\n", plural(errors, "error"), plural(warnings, "warning"))
     } else {
+        let traced = match c.traced.len() {
+            0 => String::new(),
+            n => format!(" and {}", plural(n, "trace-only translation")),
+        };
         format!(
-            "onnxsc: {} in {} compiled, {}\n",
+            "onnxsc: {}{traced} in {} compiled, {}\n",
             plural(c.outlines.len(), "function"),
             plural(c.sources.len(), "file"),
             if warnings == 0 { "no errors".to_string() } else { plural(warnings, "warning") }
@@ -377,7 +381,7 @@ fn build_output(
     // `sema::liveness::MAX_NESTING` levels (E1001): any thread's stack holds it.
     // `Emit::Proto` compiled with `Keep::Encoded`: the functions are bytes already.
     let head = match emit {
-        Emit::Proto => emit::proto::library_header_bytes(&c.outlines, &c.custom_ops),
+        Emit::Proto => emit::proto::library_header_bytes(&c.outlines, c.library_meta()),
         Emit::Text => {
             let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
             emit::text::functions_to_text(&protos).into_bytes()

@@ -97,7 +97,7 @@ fn on_caller_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 
 fn compile_and_emit(source: String) -> (Compilation, usize) {
     let c = compile_sources(vec![("deep.onnxs".into(), source)]);
-    let proto = emit::proto::library_bytes(&c.functions, &c.custom_ops).len();
+    let proto = emit::proto::library_bytes(&c.functions, c.library_meta()).len();
     let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
     let text = emit::text::functions_to_text(&protos).len();
     (c, proto + text)

@@ -65,7 +65,7 @@ fn write_link_seeds_when_asked() {
     use prost::Message;
     let text = include_str!("../examples/tutorial.onnxs");
     let c = onnxsc::driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
-    let library = onnxsc::emit::proto::library_model(&c.functions, &c.custom_ops);
+    let library = onnxsc::emit::proto::library_model(&c.functions, c.library_meta());
     let model = onnxsc::contract::calling_model(&library);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/link");
     std::fs::create_dir_all(&dir).expect("created");
@@ -78,7 +78,7 @@ fn write_link_seeds_when_asked() {
     // The language tour's library (subgraphs, loops, attribute defaults) and a model calling it.
     let tour = include_str!("../examples/language_tour.onnxs");
     let c = onnxsc::driver::compile_sources(vec![("language_tour.onnxs".into(), tour.into())]);
-    let library = onnxsc::emit::proto::library_model(&c.functions, &c.custom_ops);
+    let library = onnxsc::emit::proto::library_model(&c.functions, c.library_meta());
     let mut l = vec![3u8];
     l.extend(library.encode_to_vec());
     std::fs::write(dir.join("seed-library-tour"), l).expect("written");

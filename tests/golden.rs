@@ -215,8 +215,8 @@ fn library_bytes_are_the_library_models_encoding() {
     for (name, text) in sources {
         let c = compile_sources(vec![(name.clone(), text)]);
         assert!(!c.has_errors(), "{name} should compile");
-        let expected = emit::proto::library_model(&c.functions, &c.custom_ops).encode_to_vec();
-        assert_eq!(emit::proto::library_bytes(&c.functions, &c.custom_ops), expected, "{name}");
+        let expected = emit::proto::library_model(&c.functions, c.library_meta()).encode_to_vec();
+        assert_eq!(emit::proto::library_bytes(&c.functions, c.library_meta()), expected, "{name}");
     }
 }
 

@@ -16,7 +16,7 @@ fn compile(inputs: &[SourceInput], keep: Keep) -> Compilation {
 
 /// What `build` writes: the header, then the functions' fields as the lowering threads wrote them.
 fn written(c: &Compilation) -> Vec<u8> {
-    let mut bytes = emit::proto::library_header_bytes(&c.outlines, &c.custom_ops);
+    let mut bytes = emit::proto::library_header_bytes(&c.outlines, c.library_meta());
     c.encoded.iter().for_each(|part| bytes.extend_from_slice(part));
     bytes
 }
@@ -35,7 +35,7 @@ fn assert_keeping_changes_nothing_else(name: &str, inputs: &[SourceInput]) {
     }
     assert!(functions.encoded.is_empty() && outlined.encoded.is_empty(), "{name}: bytes kept unasked");
     if !functions.has_errors() {
-        let expected = emit::proto::library_bytes(&functions.functions, &functions.custom_ops);
+        let expected = emit::proto::library_bytes(&functions.functions, functions.library_meta());
         assert_eq!(written(&encoded), expected, "{name}: the encoded library differs");
     }
 }

@@ -203,7 +203,7 @@ fn bytes(len_delimited: &[(u32, Vec<u8>)]) -> Vec<u8> {
 
 fn library() -> ModelProto {
     let c = compile_sources(vec![("tutorial.onnxs".into(), include_str!("../examples/tutorial.onnxs").into())]);
-    onnxsc::emit::proto::library_model(&c.functions, &c.custom_ops)
+    onnxsc::emit::proto::library_model(&c.functions, c.library_meta())
 }
 
 /// 30 MB of empty library functions (6 GB before) and 20 MB of empty nodes (3 GB): E0808.

@@ -12,7 +12,7 @@ fn checking_and_building_a_small_file_starts_no_thread() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tutorial.onnxs")).unwrap();
     let c = compile_sources(vec![("tutorial.onnxs".into(), text)]);
     assert!(!c.has_errors() && !c.functions.is_empty(), "{:?}", c.diagnostics);
-    let bytes = emit::proto::library_bytes(&c.functions, &c.custom_ops);
+    let bytes = emit::proto::library_bytes(&c.functions, c.library_meta());
     assert!(!bytes.is_empty());
     assert!(!onnxsc::parallel::pool_started());
     // A deep source does need them: the test can tell.

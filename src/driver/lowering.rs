@@ -13,7 +13,7 @@ use crate::lower::{
     FunctionContext,
 };
 use crate::sema::binding;
-use crate::sema::calls::Calls;
+use crate::sema::calls::{CalleeKind, Calls};
 use crate::sema::decorators::Decoration;
 use crate::sema::env::{ConstReports, ModuleEnv};
 use crate::sema::facts::Fact;
@@ -47,6 +47,8 @@ pub(super) struct LoweringInputs<'a> {
 #[derive(Default)]
 pub(super) struct Lowered {
     pub functions: Vec<Function>,
+    /// The trace-only translations' signatures, as functions without bodies.
+    pub traced: Vec<Function>,
     pub outlines: Vec<Outline>,
     pub encoded: Vec<Vec<u8>>,
     /// Functions not compiled because of their errors.
@@ -55,8 +57,10 @@ pub(super) struct Lowered {
 
 impl Lowered {
     /// What lowering the functions after these gave.
-    pub fn append(&mut self, next: Lowered) {
+    pub fn append(&mut self, mut next: Lowered) {
         let dropped = self.dropped + next.dropped;
+        let mut traced = std::mem::take(&mut self.traced);
+        traced.append(&mut next.traced);
         if self.outlines.is_empty() {
             // Nothing compiled before: take the vectors whole rather than copy them.
             *self = next;
@@ -65,6 +69,7 @@ impl Lowered {
             self.outlines.extend(next.outlines);
             self.encoded.extend(next.encoded);
         }
+        self.traced = traced;
         self.dropped = dropped;
     }
 }
@@ -122,9 +127,14 @@ fn compile_functions(
     for (sig, deco) in signatures[range.clone()].iter().zip(&decorations[range]) {
         let Some(deco) = deco else { continue };
         let f = match compile_function(&cx, sig, deco, invalid, reports, diags, None) {
-            Ok(Some(f)) => f,
-            // A trace-only translation is run for each call of the exporter, not compiled.
-            Ok(None) => continue,
+            Ok(Compiled::Function(f)) => f,
+            // A trace-only translation is run for each call of the exporter, not compiled: the
+            // library records its signature.
+            Ok(Compiled::TraceOnly(declaration)) => {
+                lowered.traced.push(declaration);
+                continue;
+            }
+            Ok(Compiled::Python) => continue,
             Err(_) => {
                 lowered.dropped += 1;
                 continue;
@@ -144,10 +154,18 @@ fn compile_functions(
     lowered
 }
 
-/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`);
-/// `None` for a function that runs only as Python (a trace-only translation, or a helper only
-/// trace-time code calls), which is checked, then run for each call of the exporter rather
-/// than compiled.
+/// What compiling one function gives.
+pub(super) enum Compiled {
+    Function(Function),
+    /// A trace-only translation, run as Python for each call of the exporter: its signature.
+    TraceOnly(Function),
+    /// A helper only trace-time code calls: Python, with nothing to compile.
+    Python,
+}
+
+/// Checks one function's PyTorch bindings and compiles it (recording facts into `facts`).
+/// A function that runs only as Python (a trace-only translation, or a helper only trace-time
+/// code calls) is checked, then run for each call of the exporter rather than compiled.
 pub(super) fn compile_function(
     cx: &FunctionContext,
     sig: &Signature,
@@ -156,14 +174,17 @@ pub(super) fn compile_function(
     reports: &mut ConstReports,
     diags: &mut Diagnostics,
     facts: Option<&mut Vec<Fact>>,
-) -> Result<Option<Function>, Reported> {
+) -> Result<Compiled, Reported> {
     // Private helpers are compiled but not registered for export: no binding to check.
     if !deco.private {
         binding::check_function(cx.env, sig, &deco.torch_ops, cx.registry, invalid, diags);
     }
     let id = cx.env.functions.iter().position(|f| std::ptr::eq(*f, sig.def)).map(|k| cx.env.first_function + k);
-    if id.and_then(|id| cx.calls.callees.get(id)).is_some_and(|c| c.python) {
-        return Ok(None);
+    match id.and_then(|id| cx.calls.callees.get(id)) {
+        Some(c) if c.kind == CalleeKind::TraceOnly => {
+            lower::function::lower_declaration(cx, sig, deco, reports, diags).map(Compiled::TraceOnly)
+        }
+        Some(c) if c.python => Ok(Compiled::Python),
+        _ => lower::lower_function(cx, sig, deco, reports, diags, facts).map(Compiled::Function),
     }
-    lower::lower_function(cx, sig, deco, reports, diags, facts).map(Some)
 }

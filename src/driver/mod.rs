@@ -53,6 +53,11 @@ pub struct Compilation {
     pub encoded: Vec<Vec<u8>>,
     /// How many functions were not compiled because of their errors (reported).
     pub dropped: usize,
+    /// The trace-only translations, as their signatures (functions without bodies), and when
+    /// there are any, every module's name and text: the library carries them, to run them for
+    /// each call of the exporter.
+    pub traced: Vec<Function>,
+    pub trace_sources: Vec<(String, String)>,
     /// Every file the compilation read (sources, imported modules, schema files): an output
     /// must not replace any of them.
     pub files: Vec<PathBuf>,
@@ -67,6 +72,15 @@ pub struct Compilation {
 }
 
 impl Compilation {
+    /// What its library's model records besides the functions.
+    pub fn library_meta(&self) -> crate::emit::proto::LibraryMeta<'_> {
+        crate::emit::proto::LibraryMeta {
+            custom_ops: &self.custom_ops,
+            traced: &self.traced,
+            sources: &self.trace_sources,
+        }
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.severity == crate::diagnostics::Severity::Error)
     }

@@ -126,7 +126,12 @@ fn compile_parsed(
         .chain(options.native_functions.iter().cloned())
         .chain(options.schema_files.iter().cloned())
         .collect();
-    let Lowered { functions, outlines, encoded, dropped } = lowered;
+    let Lowered { functions, traced, outlines, encoded, dropped } = lowered;
+    let trace_sources = if traced.is_empty() {
+        Vec::new()
+    } else {
+        mods.units.iter().map(|u| (u.name.clone(), sources.text(u.file).to_string())).collect()
+    };
     debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
     let mut compilation = Compilation {
         sources,
@@ -135,6 +140,8 @@ fn compile_parsed(
         outlines,
         encoded,
         dropped,
+        traced,
+        trace_sources,
         custom_ops,
         files,
         syntax: Vec::new(),

@@ -1,7 +1,10 @@
 //! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
 
 use crate::lower::ir::*;
-use crate::onnx::metadata::{CUSTOM_OPS_KEY, SIGNATURE_KEY, SOURCE_KEY};
+use crate::onnx::metadata::{
+    SourceRecord, TraceRecord, TracedFunctionRecord, CUSTOM_OPS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, SOURCE_KEY,
+    TRACE_KEY,
+};
 use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::{ir_version, ElemType};
 use crate::proto::onnx;
@@ -134,38 +137,50 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
     }
 }
 
+/// What a library's model records besides its functions: the custom operators the sources
+/// declare, and the trace-only translations (their signatures, as functions without bodies) with
+/// the sources that run them.
+#[derive(Clone, Copy, Default)]
+pub struct LibraryMeta<'a> {
+    pub custom_ops: &'a [String],
+    pub traced: &'a [Function],
+    /// Every module's name and text (empty without trace-only translations).
+    pub sources: &'a [(String, String)],
+}
+
 /// A model whose `functions` are the library; its graph is empty. Opset imports are the union of
 /// the functions' (the highest version of each domain) plus each function's own domain. The
-/// declared `custom_ops` are listed in its metadata when there are any.
-pub fn library_model(functions: &[Function], custom_ops: &[String]) -> onnx::ModelProto {
+/// declared custom operators are listed in its metadata when there are any, and so are the
+/// trace-only translations ([`TRACE_KEY`]).
+pub fn library_model<'f>(functions: &'f [Function], meta: LibraryMeta<'f>) -> onnx::ModelProto {
     let protos: Vec<onnx::FunctionProto> = functions.iter().map(function).collect();
     let ir = protos.iter().map(ir_version::for_function_fields).fold(ir_version::FUNCTION_METADATA, i64::max);
     let opsets = functions.iter().map(|f| (&f.domain, &f.opset_imports));
-    onnx::ModelProto { functions: protos, ..library_header(opsets, custom_ops, ir) }
+    onnx::ModelProto { functions: protos, ..library_header(opsets, meta, ir) }
 }
 
 /// The bytes of [`library_model`], with no `FunctionProto` built: each function is written
 /// straight to bytes ([`super::wire`]), on every core.
-pub fn library_bytes(functions: &[Function], custom_ops: &[String]) -> Vec<u8> {
-    library_parts(functions, custom_ops).concat()
+pub fn library_bytes<'f>(functions: &'f [Function], meta: LibraryMeta<'f>) -> Vec<u8> {
+    library_parts(functions, meta).concat()
 }
 
 /// The bytes of [`library_bytes`] in pieces, to be written one after the other: a model's header,
 /// then the functions each core wrote. A large library is megabytes, and joining the pieces
 /// would copy it once more into fresh memory.
-pub fn library_parts(functions: &[Function], custom_ops: &[String]) -> Vec<Vec<u8>> {
+pub fn library_parts<'f>(functions: &'f [Function], meta: LibraryMeta<'f>) -> Vec<Vec<u8>> {
     let bodies = crate::parallel::map_chunks(functions, |chunk| {
         let mut fields = FunctionFields::for_count(chunk.len());
         chunk.iter().for_each(|f| fields.push(f));
         fields.into_bytes()
     });
-    assembled(functions.iter().map(|f| (&f.domain, &f.opset_imports)), bodies, custom_ops)
+    assembled(functions.iter().map(|f| (&f.domain, &f.opset_imports)), bodies, meta)
 }
 
 /// The first part of [`library_parts`] for functions that were encoded as they were lowered
 /// ([`FunctionFields`]), from their outlines: their fields follow it.
-pub fn library_header_bytes(outlines: &[Outline], custom_ops: &[String]) -> Vec<u8> {
-    header_bytes(outlines.iter().map(|f| (&f.domain, &f.opset_imports)), custom_ops)
+pub fn library_header_bytes<'f>(outlines: &'f [Outline], meta: LibraryMeta<'f>) -> Vec<u8> {
+    header_bytes(outlines.iter().map(|f| (&f.domain, &f.opset_imports)), meta)
 }
 
 /// A library's header and then its functions' fields; `functions` are each function's domain
@@ -173,18 +188,18 @@ pub fn library_header_bytes(outlines: &[Outline], custom_ops: &[String]) -> Vec<
 fn assembled<'f>(
     functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
     bodies: Vec<Vec<u8>>,
-    custom_ops: &[String],
+    meta: LibraryMeta<'f>,
 ) -> Vec<Vec<u8>> {
-    let mut parts = vec![header_bytes(functions, custom_ops)];
+    let mut parts = vec![header_bytes(functions, meta)];
     parts.extend(bodies);
     parts
 }
 
 fn header_bytes<'f>(
     functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
-    custom_ops: &[String],
+    meta: LibraryMeta<'f>,
 ) -> Vec<u8> {
-    let header = library_header(functions, custom_ops, super::wire::FUNCTION_FIELDS_IR);
+    let header = library_header(functions, meta, super::wire::FUNCTION_FIELDS_IR);
     // prost writes a message's fields in field-number order, and `functions` (25) is followed
     // only by `configuration` (26), which a library leaves empty: the header's bytes and then the
     // functions' are the whole model's.
@@ -222,16 +237,49 @@ impl FunctionFields {
     }
 }
 
+/// The library model's `metadata_props`: the custom operators and the trace-only translations,
+/// when there are any.
+fn library_metadata(meta: LibraryMeta) -> Vec<onnx::StringStringEntryProto> {
+    let mut out = Vec::new();
+    if !meta.custom_ops.is_empty() {
+        out.push(entry(CUSTOM_OPS_KEY, serde_json::json!(meta.custom_ops).to_string()));
+    }
+    if !meta.traced.is_empty() {
+        let record = TraceRecord {
+            functions: meta
+                .traced
+                .iter()
+                .map(|f| TracedFunctionRecord {
+                    doc: f.doc.clone(),
+                    domain: f.domain.clone(),
+                    name: f.name.clone(),
+                    signature: super::signature::of(f),
+                    source: f.source.as_ref().map(|at| location(&f.source_file, at)).unwrap_or_default(),
+                })
+                .collect(),
+            sources: meta
+                .sources
+                .iter()
+                .map(|(name, text)| SourceRecord { name: name.clone(), text: text.clone() })
+                .collect(),
+            version: SIGNATURE_VERSION,
+        };
+        out.push(entry(TRACE_KEY, record.to_json()));
+    }
+    out
+}
+
 /// `ModelProto.functions`.
 const MODEL_FUNCTIONS_FIELD: u32 = 25;
 
 /// The library model without its functions, at IR version `function_ir` or what its opsets need.
 fn library_header<'f>(
     functions: impl Iterator<Item = (&'f String, &'f BTreeMap<String, i64>)> + Clone,
-    custom_ops: &[String],
+    meta: LibraryMeta<'f>,
     function_ir: i64,
 ) -> onnx::ModelProto {
     let mut imports: BTreeMap<String, i64> = BTreeMap::new();
+    let functions = functions.chain(meta.traced.iter().map(|f| (&f.domain, &f.opset_imports)));
     for (_, opsets) in functions.clone() {
         for (d, v) in opsets {
             let e = imports.entry(d.clone()).or_insert(*v);
@@ -254,11 +302,7 @@ fn library_header<'f>(
             .into_iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d), version: Some(v) })
             .collect(),
-        metadata_props: if custom_ops.is_empty() {
-            Vec::new()
-        } else {
-            vec![entry(CUSTOM_OPS_KEY, serde_json::json!(custom_ops).to_string())]
-        },
+        metadata_props: library_metadata(meta),
         ..Default::default()
     }
 }

@@ -812,8 +812,73 @@ pub fn lower_function(
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
     let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
-    let parameters: Vec<String> = sig.plain().map(|p| p.name().to_string()).collect();
     let deleted: HashSet<&str> = l.deleted.iter().map(|(n, _)| n.as_str()).collect();
+    let header = Header { source, doc, inputs, attributes, outputs, output_types, deleted };
+    let mut function = function_of(cx, sig, deco, header);
+    function.nodes = nodes;
+    function.opset_imports = opset_imports;
+    Ok(function)
+}
+
+/// A trace-only translation's signature as a function without a body: what the library records
+/// of it, since its body runs as Python for each call of the exporter. Its outputs are named
+/// `out0`, `out1`..., as many as its return annotation says, else as its PyTorch operator
+/// returns, else one.
+pub fn lower_declaration(
+    cx: &FunctionContext,
+    sig: &Signature,
+    deco: &Decoration,
+    reports: &mut ConstReports,
+    diags: &mut Diagnostics,
+) -> Result<Function, Reported> {
+    let f = sig.def;
+    let mut l = Lowerer::new(cx, reports, diags, None, f);
+    let LoweredSignature { inputs, attributes, declared_outputs, ok } = l.lower_signature(f, sig, deco);
+    ok?;
+    let returned = || deco.torch_ops.first().and_then(|b| cx.registry.lookup(&b.qualname)).map(|s| s.returns.len());
+    let count = declared_outputs.as_ref().map(Vec::len).or_else(returned).unwrap_or(1);
+    let output_types = declared_outputs.unwrap_or_else(|| vec![None; count]);
+    let source = Some(l.location(f.name.span));
+    let doc = match f.body.first().map(|s| &s.kind) {
+        Some(StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. })) => Some(text.clone()),
+        _ => None,
+    };
+    // `del x` at the top of the body leaves a parameter unread on purpose, as in a script.
+    let deleted: HashSet<&str> = f
+        .body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Delete(targets) => Some(targets),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match &t.kind {
+            ExprKind::Name(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    let outputs = (0..count).map(|k| format!("out{k}")).collect();
+    let header = Header { source, doc, inputs, attributes, outputs, output_types, deleted };
+    Ok(function_of(cx, sig, deco, header))
+}
+
+/// What a function's record takes from its lowering besides its body.
+struct Header<'f> {
+    source: Option<SourceLocation>,
+    doc: Option<String>,
+    inputs: Vec<InputParam>,
+    attributes: Vec<AttrParam>,
+    outputs: Vec<String>,
+    output_types: Vec<Option<DeclaredType>>,
+    /// The parameters `del` leaves unread.
+    deleted: HashSet<&'f str>,
+}
+
+/// The function of `sig`, decorated `deco`, without nodes or opset imports yet.
+fn function_of(cx: &FunctionContext, sig: &Signature, deco: &Decoration, header: Header) -> Function {
+    let f = sig.def;
+    let Header { source, doc, inputs, attributes, outputs, output_types, deleted } = header;
+    let parameters: Vec<String> = sig.plain().map(|p| p.name().to_string()).collect();
     let ignored = parameters.iter().filter(|p| deleted.contains(p.as_str())).cloned().collect();
     let hints = hint_parameters(cx, sig, deco, &parameters);
     let input_types = sig.plain().filter_map(|p| match &p.ty {
@@ -837,27 +902,27 @@ pub fn lower_function(
             outputs: cx.registry.lookup(&b.qualname).map(|s| s.returns.len()),
         })
         .collect();
-    Ok(Function {
+    Function {
         name: f.name.name.clone(),
         domain: deco.domain.clone(),
         source_file: cx.source_file.to_string(),
         source,
-        file: env.file,
+        file: cx.env.file,
         name_span: f.name.span,
         doc,
         inputs,
         attributes,
         outputs,
         output_types,
-        nodes,
-        opset_imports,
+        nodes: Vec::new(),
+        opset_imports: BTreeMap::new(),
         parameters,
         ignored,
         hints,
         type_vars,
         torch_ops,
         complex: deco.complex,
-    })
+    }
 }
 
 /// What lowering a function body gives.

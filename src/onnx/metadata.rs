@@ -22,6 +22,54 @@ pub const SOURCE_KEY: &str = "onnxsc.source";
 /// `torch.library.define` (the Python package compares them with PyTorch's registrations).
 pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
 
+/// The library model's trace-only translations, as JSON ([`TraceRecord`]): their signatures and
+/// the sources that run them for each call of the exporter (docs/library-format.md).
+pub const TRACE_KEY: &str = "onnxsc.trace";
+
+/// The `onnxsc.trace` JSON. A trace-only translation has no FunctionProto: its nodes depend on
+/// each call. The library keeps what a caller needs to call it and what onnxsc needs to run it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// Each trace-only translation, in the order of the sources.
+    pub functions: Vec<TracedFunctionRecord>,
+    /// Every module of the compilation, by the name it was compiled under, with its text.
+    pub sources: Vec<SourceRecord>,
+    /// The format's version ([`SIGNATURE_VERSION`], shared with the signatures it holds).
+    pub version: u32,
+}
+
+/// One trace-only translation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TracedFunctionRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    pub domain: String,
+    pub name: String,
+    pub signature: SignatureRecord,
+    /// `file:line:column` of its `def`.
+    pub source: String,
+}
+
+/// One module's text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceRecord {
+    pub name: String,
+    pub text: String,
+}
+
+impl TraceRecord {
+    /// The JSON text, as it is recorded.
+    pub fn to_json(&self) -> String {
+        // Cannot fail: every map key is a string and every value serialises.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The record of this JSON text, if it is one in a version this onnxsc reads.
+    pub fn from_json(text: &str) -> Option<TraceRecord> {
+        serde_json::from_str(text).ok().filter(|s: &TraceRecord| s.version <= SIGNATURE_VERSION)
+    }
+}
+
 /// The `onnxsc.signature` JSON: what a caller needs to know to call the function, beyond what the
 /// FunctionProto says (which inputs may be omitted, the type of attributes without a default,
 /// defaults of inputs, the order of the source's parameters, the operators it translates).
