@@ -12,6 +12,7 @@ use super::parse::PreviousParses;
 use super::pipeline::{build_environments, read_heads};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::emit;
+use crate::onnx::metadata::TraceRecord;
 use crate::sema::calls::{Callee, CalleeKind};
 use crate::sema::env::ModuleEnv;
 use crate::source::SourceMap;
@@ -35,9 +36,28 @@ pub struct TraceProgram {
 impl TraceProgram {
     /// Parses the sources (and the modules they import) and reads their functions' heads.
     pub fn compile(inputs: &[SourceInput]) -> TraceProgram {
+        TraceProgram::compile_with(inputs, Modules::default())
+    }
+
+    /// The program of a library's trace-only translations, from the sources it records. Their
+    /// imports of each other resolve among them, whatever the file system holds now.
+    pub fn from_record(record: &TraceRecord) -> TraceProgram {
+        let inputs: Vec<SourceInput> = record
+            .sources
+            .iter()
+            .map(|s| SourceInput { name: s.name.clone(), bytes: s.text.clone().into_bytes() })
+            .collect();
+        let mut mods = Modules::default();
+        for s in &record.sources {
+            let key = mods.key(Path::new(&s.name));
+            mods.overlay.insert(key, s.text.clone());
+        }
+        TraceProgram::compile_with(&inputs, mods)
+    }
+
+    fn compile_with(inputs: &[SourceInput], mut mods: Modules) -> TraceProgram {
         let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
         let previous = PreviousParses::default();
-        let mut mods = Modules::default();
         let mut parsing = Parsing { previous: &previous, sources: &mut sources, diags: &mut diags };
         for input in inputs {
             let key = identity(Path::new(&input.name));

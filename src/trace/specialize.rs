@@ -7,12 +7,15 @@ use super::facts::{CallFacts, Fact};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::lower::ir::{Attr, AttrValue, Function, InputParam, Node, SourceLocation};
 use crate::onnx::DeclaredType;
+use crate::onnx::ElemType;
+use crate::sema::annotations::ParamType;
 use crate::sema::calls::Callee;
 use crate::sema::env::{ModuleEnv, Opset};
 use crate::sema::eval::{self, ConstError, Trace};
+use crate::sema::signature::{Param, Signature};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::SourceMap;
-use crate::syntax::ast::ParamKind;
+use crate::syntax::ast::{FunctionDef, ParamKind};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -38,6 +41,7 @@ pub fn specialize(
         return Err(Box::new(Diagnostic::error(codes::TRACE_ERROR, 0, format!("no function `{domain}::{name}`"))));
     };
     let f = env.functions[k];
+    check_annotations(env, f, call)?;
     let mut builder = GraphBuilder::new(cx.sources, cx.envs, cx.scripts, env.file);
     let plain: Vec<&str> =
         f.params.iter().filter(|p| p.kind == ParamKind::Normal).map(|p| p.name.name.as_str()).collect();
@@ -83,6 +87,76 @@ pub fn specialize(
         torch_ops: Vec::new(),
         complex: false,
     })
+}
+
+/// The call's arguments against the translation's annotations: a tensor of an element type its
+/// parameter does not allow, or a tensor for a parameter annotated as a Python value, is an
+/// error at the parameter (the exporter would build a graph ONNX Runtime refuses, or worse).
+fn check_annotations(env: &ModuleEnv, f: &FunctionDef, call: &CallFacts) -> Result<(), Box<Diagnostic>> {
+    let sig = Signature::of(env, f);
+    let params: Vec<&Param> = sig.plain().collect();
+    let positional = call.args.iter().zip(params.iter().copied());
+    let by_name = call.kwargs.iter().filter_map(|(k, fact)| Some((fact, *params.iter().find(|p| p.name() == k)?)));
+    for (fact, p) in positional.chain(by_name) {
+        let mismatch = |what: String, expected: String| {
+            Box::new(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    env.file,
+                    format!("this call passes {what} to `{}`, which takes {expected}", p.name()),
+                )
+                .primary(p.def.span, "the parameter")
+                .help("the exporter passes what the PyTorch operator receives: annotate the parameter with a type that allows it"),
+            )
+        };
+        match &p.ty {
+            Ok(ParamType::Attr { ty, .. }) if holds_tensor(fact) => {
+                return Err(mismatch("a tensor".into(), format!("a `{}`", ty.python_name())));
+            }
+            Ok(ParamType::Input { ty: Some(declared), .. }) => {
+                for elem in tensor_elems(fact) {
+                    if let Some(allowed) = allowed_elems(declared) {
+                        if !allowed.contains(&elem) {
+                            let names: Vec<&str> = allowed.iter().map(|t| t.script_name()).collect();
+                            return Err(mismatch(
+                                format!("a tensor of {}", elem.script_name()),
+                                format!("`{declared}` ({})", names.join(", ")),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn holds_tensor(fact: &Fact) -> bool {
+    match fact {
+        Fact::Tensor { .. } => true,
+        Fact::List { items, .. } => items.iter().any(holds_tensor),
+        Fact::Value(_) => false,
+    }
+}
+
+/// The known element types of the tensors a fact holds.
+fn tensor_elems(fact: &Fact) -> Vec<ElemType> {
+    match fact {
+        Fact::Tensor { elem, .. } => elem.iter().copied().collect(),
+        Fact::List { items, .. } => items.iter().flat_map(tensor_elems).collect(),
+        Fact::Value(_) => Vec::new(),
+    }
+}
+
+/// The element types a declared type allows, when it limits them.
+fn allowed_elems(t: &DeclaredType) -> Option<Vec<ElemType>> {
+    match t {
+        DeclaredType::Tensor(e) => Some(vec![*e]),
+        DeclaredType::Var { allowed, .. } if !allowed.is_empty() => Some(allowed.clone()),
+        DeclaredType::Sequence(Some(item)) => allowed_elems(item),
+        _ => None,
+    }
 }
 
 /// The value an argument's fact stands for; its tensors become inputs of the function
