@@ -290,6 +290,8 @@ impl Eval<'_, '_> {
             }
             ExprKind::Dict(_) => Err(self.unsupported(e.span, "a dictionary", None)),
             ExprKind::Set(_) => Err(self.unsupported(e.span, "a set", None)),
+            ExprKind::Lambda { .. } => Err(self.unsupported(e.span, "a lambda", None)),
+            ExprKind::Comprehension { .. } => Err(self.unsupported(e.span, "a comprehension", None)),
             ExprKind::Starred(_) => Err(self.unsupported(e.span, "a starred expression here", None)),
             ExprKind::Slice { .. } => Err(self.unsupported(e.span, "a slice outside a subscript", None)),
         }

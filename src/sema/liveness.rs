@@ -73,7 +73,9 @@ pub fn used_vars<'a>(e: &'a Expr, out: &mut Live<'a>) {
             used_vars(body, out);
             used_vars(orelse, out);
         }
-        ExprKind::FString(_) => e.for_each_child(&mut |field| used_vars(field, out)),
+        ExprKind::FString(_) | ExprKind::Lambda { .. } | ExprKind::Comprehension { .. } => {
+            e.for_each_child(&mut |child| used_vars(child, out));
+        }
         ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
