@@ -110,18 +110,33 @@ struct Call<'a> {
     args: &'a [Arg],
 }
 
-fn calls_in_expr<'a>(env: &ModuleEnv, e: &'a Expr, out: &mut Vec<Call<'a>>) {
+/// The calls to functions in `e`; `shadowed` holds the names that enclosing lambdas and
+/// comprehensions bind (`[f(x) for f in fs]` calls no global `f`).
+fn calls_in_expr<'a>(env: &ModuleEnv, e: &'a Expr, shadowed: &mut Vec<&'a str>, out: &mut Vec<Call<'a>>) {
     if let ExprKind::Call { func, args } = &e.kind {
-        if let Some(callee) = callee_of(env, func) {
+        let mut root = func.as_ref();
+        while let ExprKind::Attribute { value, .. } = &root.kind {
+            root = value;
+        }
+        let local = matches!(&root.kind, ExprKind::Name(n) if shadowed.contains(&n.as_str()));
+        if let Some(callee) = callee_of(env, func).filter(|_| !local) {
             out.push(Call { callee, span: e.span, func_span: func.span, args });
         }
     }
-    e.for_each_child(&mut |c| calls_in_expr(env, c, out));
+    let own = e.scope_names();
+    e.for_each_child_scoped(&mut |c, scoped| {
+        let before = shadowed.len();
+        if scoped {
+            shadowed.extend(&own);
+        }
+        calls_in_expr(env, c, shadowed, out);
+        shadowed.truncate(before);
+    });
 }
 
 fn calls_in_stmts<'a>(env: &ModuleEnv, stmts: &'a [Stmt], out: &mut Vec<Call<'a>>) {
     for s in stmts {
-        s.for_each_expr(&mut |e| calls_in_expr(env, e, out));
+        s.for_each_expr(&mut |e| calls_in_expr(env, e, &mut Vec::new(), out));
         s.for_each_block(&mut |b| calls_in_stmts(env, b, out));
     }
 }
