@@ -167,6 +167,14 @@ mod tests {
         (c.diagnostics.iter().map(|d| d.code).collect(), c.outlines.iter().map(|o| o.name.clone()).collect())
     }
 
+    /// torchlib's module-level `if` on the PyTorch version is reported once; the module's other
+    /// functions are compiled.
+    #[test]
+    fn a_module_level_if_leaves_the_rest_of_the_module_compiled() {
+        let text = include_str!("../../tests/cases/errors/module_if_defines_functions.onnxs");
+        assert_eq!(compile(text), (vec!["E0102"], vec!["g".to_string()]));
+    }
+
     /// A name a comprehension or a lambda binds is its own: a call through it is no call of the
     /// module's function of that name (which would not bind these arguments).
     #[test]
