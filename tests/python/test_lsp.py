@@ -478,6 +478,36 @@ async def test_document_symbols(client: LanguageClient, docs: Docs):
     assert symbols["gelu"].detail == "gelu(x: FLOAT) -> FLOAT"
 
 
+VERSIONED = """from onnxscript import FLOAT, opset18 as op
+
+
+if version_utils.torch_older_than("2.7.0"):
+
+    def chunk(x: FLOAT) -> FLOAT:
+        return op.Identity(x)
+
+else:
+
+    def chunk(x: FLOAT) -> FLOAT:
+        raise NotImplementedError()
+
+
+def g(x: FLOAT) -> FLOAT:
+    return op.Relu(x)
+"""
+
+
+@pytest.mark.asyncio
+async def test_document_symbols_include_the_functions_of_a_module_level_if(client: LanguageClient, docs: Docs):
+    uri = docs.open("versioned.onnxs", VERSIONED)
+    await docs.diagnostics(uri)
+    r = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    assert [s.name for s in r] == ["op", "chunk", "chunk", "g"]
+    assert [s.range.start.line for s in r if s.name == "chunk"] == [5, 10]
+
+
 # ---------------------------------------------------------------------------------------------
 # Quick fixes
 
