@@ -172,3 +172,35 @@ pub fn compile_inputs(inputs: &[SourceInput], options: &Options) -> Result<Compi
     }
     on_compiler_stack(|| pipeline::compile_on_this_thread(inputs, options))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::compile_sources;
+
+    fn compile(text: &str) -> (Vec<&'static str>, Vec<String>) {
+        let c = compile_sources(vec![("m.onnxs".into(), text.into())]);
+        (c.diagnostics.iter().map(|d| d.code).collect(), c.outlines.iter().map(|o| o.name.clone()).collect())
+    }
+
+    /// torchlib's module-level `if` on the PyTorch version is reported once; the module's other
+    /// functions are compiled.
+    #[test]
+    fn a_module_level_if_leaves_the_rest_of_the_module_compiled() {
+        let text = include_str!("../../tests/cases/errors/module_if_defines_functions.onnxs");
+        assert_eq!(compile(text), (vec!["E0102"], vec!["g".to_string()]));
+    }
+
+    /// A name a comprehension or a lambda binds is its own: a call through it is no call of the
+    /// module's function of that name (which would not bind these arguments).
+    #[test]
+    fn calls_through_a_comprehension_or_lambda_variable_call_no_module_function() {
+        let head =
+            "from onnxscript import FLOAT, opset18 as op\n\n\ndef f(x: FLOAT) -> FLOAT:\n    return op.Relu(x)\n\n\n";
+        let shadowed = "def g(x: FLOAT) -> FLOAT:\n    y = [f(x, x) for f in (op.Add,)]\n    return op.Identity(x)\n";
+        assert_eq!(compile(&format!("{head}{shadowed}")).0, ["E0302"]);
+        let lambda = "def g(x: FLOAT) -> FLOAT:\n    y = (lambda f: f(x, x))(op.Add)\n    return op.Identity(x)\n";
+        assert_eq!(compile(&format!("{head}{lambda}")).0, ["E0302"]);
+        let global = "def g(x: FLOAT) -> FLOAT:\n    y = [f(x, x) for d in (1,)]\n    return op.Identity(x)\n";
+        assert_eq!(compile(&format!("{head}{global}")).0, ["E0302", "E0409"]);
+    }
+}

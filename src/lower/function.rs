@@ -66,6 +66,10 @@ type R<T> = Result<T, Reported>;
 /// The longest value name made from a variable's name (longer ones are cut).
 const MAX_VALUE_NAME: usize = 100;
 
+/// What the help for Python outside the language (`raise`, `assert`, `lambda`, comprehensions)
+/// adds: where such Python runs.
+const TRACE_ONLY: &str = "trace-only translations (`@torch_op(..., trace_only=True)`) run Python at export time";
+
 #[derive(Clone, Debug, PartialEq)]
 enum Binding {
     Value(String),
@@ -957,6 +961,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. }) if i == 0 => doc = Some(text.clone()),
                 StmtKind::Return(value) => {
                     returned = true;
+                    if let Err(r) = self.reject_python_only(s) {
+                        ok = Err(r);
+                        continue;
+                    }
                     let items: Vec<&Expr> = match value.as_ref().map(|v| &v.kind) {
                         None => vec![],
                         Some(ExprKind::Tuple(items)) => items.iter().collect(),

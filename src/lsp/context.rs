@@ -187,7 +187,9 @@ fn call_site(body: &[Token], prefix: &str, start: u32) -> Option<CallSite> {
     let mut commas = 0;
     let mut keywords = Vec::new();
     let mut current: Option<usize> = None;
-    for i in (0..body.len()).rev() {
+    let mut i = body.len();
+    while i > 0 {
+        i -= 1;
         let t = &body[i];
         match &t.tok {
             Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => depth += 1,
@@ -202,14 +204,19 @@ fn call_site(body: &[Token], prefix: &str, start: u32) -> Option<CallSite> {
                 };
                 // Keywords of the arguments (`name=` right after `(` or a comma at this depth).
                 let mut inner = 0usize;
+                // Between a `lambda` and its `:`, `name=` is a parameter's default.
+                let mut in_lambda = false;
                 for j in i + 1..body.len() {
                     match &body[j].tok {
                         Some(Tok::LParen | Tok::LBracket | Tok::LBrace) => inner += 1,
                         Some(Tok::RParen | Tok::RBracket | Tok::RBrace) => inner = inner.saturating_sub(1),
+                        Some(Tok::Lambda) if inner == 0 => in_lambda = true,
+                        Some(Tok::Colon) if inner == 0 => in_lambda = false,
                         _ => {}
                     }
                     let after_sep = j == i + 1 || is(&body[j - 1], &Tok::Comma);
                     if inner == 0
+                        && !in_lambda
                         && after_sep
                         && name(&body[j]).is_some()
                         && body.get(j + 1).is_some_and(|t| is(t, &Tok::Assign))
@@ -236,8 +243,39 @@ fn call_site(body: &[Token], prefix: &str, start: u32) -> Option<CallSite> {
                 }
             }
             Some(Tok::Newline) if depth == 0 => return None,
+            // In a lambda's body, an argument: its parameters' commas separate no arguments.
+            Some(Tok::Colon) if depth == 0 && lambda_before(body, i).is_some() => {
+                i = lambda_before(body, i).unwrap_or(i);
+            }
             Some(Tok::Colon | Tok::Def) if depth == 0 => return None,
             _ => {}
+        }
+    }
+    None
+}
+
+/// The `lambda` whose parameters the `:` at index `colon` ends, if it ends a lambda's: only
+/// names, `,`, `*`, `**`, `/`, `=` and literal defaults lie between them.
+fn lambda_before(body: &[Token], colon: usize) -> Option<usize> {
+    for k in (0..colon).rev() {
+        match &body[k].tok {
+            Some(Tok::Lambda) => return Some(k),
+            Some(
+                Tok::Name(_)
+                | Tok::Comma
+                | Tok::Star
+                | Tok::DoubleStar
+                | Tok::Slash
+                | Tok::Assign
+                | Tok::Minus
+                | Tok::Int(_)
+                | Tok::Float(_)
+                | Tok::Str(_)
+                | Tok::None
+                | Tok::True
+                | Tok::False,
+            ) => {}
+            _ => return None,
         }
     }
     None
@@ -311,6 +349,17 @@ mod tests {
         assert_eq!(c.callee, vec!["op", "Relu"]);
         let Cursor::Call(c) = at("    y = helpers.scale(op.Relu(x)|") else { panic!() };
         assert_eq!(c.callee, vec!["helpers", "scale"]);
+    }
+
+    /// A lambda's body and a generator's clauses are inside the argument they are part of.
+    #[test]
+    fn in_a_lambda_or_a_generator_argument() {
+        let Cursor::Call(c) = at("    y = sorted(xs, key=lambda i, j=1: i + |") else { panic!() };
+        assert_eq!((c.callee.clone(), c.active, c.keyword.as_deref()), (vec!["sorted".to_string()], 1, Some("key")));
+        assert_eq!(c.keywords, vec!["key"]);
+        let Cursor::Call(c) = at("    ok = all(x > 0 for x in |") else { panic!() };
+        assert_eq!((c.callee.clone(), c.active), (vec!["all".to_string()], 0));
+        assert!(!matches!(at("def f(x: |"), Cursor::Call(_)));
     }
 
     #[test]

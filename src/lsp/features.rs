@@ -13,7 +13,7 @@ use crate::schema::{self, AttrDefault, FormalOption, OpSchema, Resolution};
 use crate::sema::env::{Global, Opset};
 use crate::sema::known_names::opset_by_name;
 use crate::source::{FileId, Span};
-use crate::syntax::ast::{ExprKind, StmtKind};
+use crate::syntax::ast::{ExprKind, Stmt, StmtKind};
 use lsp_types::*;
 use std::collections::HashMap;
 
@@ -585,7 +585,16 @@ pub fn symbols(s: &Snapshot) -> Option<DocumentSymbolResponse> {
     let by_span: HashMap<Span, &crate::driver::analysis::FunctionInfo> =
         a.functions.iter().filter(|f| f.callee.file == module.file).map(|f| (f.name_span, f)).collect();
     let mut out = Vec::new();
-    for stmt in &ast.body {
+    // The module's statements, and those of its module-level `if`s (which may define functions).
+    let mut stmts: Vec<&Stmt> = Vec::new();
+    let mut pending: Vec<&Stmt> = ast.body.iter().rev().collect();
+    while let Some(stmt) = pending.pop() {
+        stmts.push(stmt);
+        if let StmtKind::If { body, orelse, .. } = &stmt.kind {
+            pending.extend(body.iter().chain(orelse).rev());
+        }
+    }
+    for stmt in stmts {
         match &stmt.kind {
             StmtKind::FunctionDef(def) => {
                 let detail = by_span.get(&def.name.span).map(|f| f.label.clone());
@@ -637,7 +646,7 @@ pub fn symbols(s: &Snapshot) -> Option<DocumentSymbolResponse> {
     Some(DocumentSymbolResponse::Nested(out))
 }
 
-fn targets_of(stmt: &crate::syntax::ast::Stmt) -> Vec<&crate::syntax::ast::Expr> {
+fn targets_of(stmt: &Stmt) -> Vec<&crate::syntax::ast::Expr> {
     match &stmt.kind {
         StmtKind::Assign { targets, .. } => targets.iter().collect(),
         StmtKind::AnnAssign { target, value: Some(_), .. } => vec![target],

@@ -141,18 +141,33 @@ struct Call<'a> {
     args: &'a [Arg],
 }
 
-fn calls_in_expr<'a>(env: &ModuleEnv, e: &'a Expr, out: &mut Vec<Call<'a>>) {
+/// The calls to functions in `e`; `shadowed` holds the names that enclosing lambdas and
+/// comprehensions bind (`[f(x) for f in fs]` calls no global `f`).
+fn calls_in_expr<'a>(env: &ModuleEnv, e: &'a Expr, shadowed: &mut Vec<&'a str>, out: &mut Vec<Call<'a>>) {
     if let ExprKind::Call { func, args } = &e.kind {
-        if let Some(callee) = callee_of(env, func) {
+        let mut root = func.as_ref();
+        while let ExprKind::Attribute { value, .. } = &root.kind {
+            root = value;
+        }
+        let local = matches!(&root.kind, ExprKind::Name(n) if shadowed.contains(&n.as_str()));
+        if let Some(callee) = callee_of(env, func).filter(|_| !local) {
             out.push(Call { callee, span: e.span, func_span: func.span, args });
         }
     }
-    e.for_each_child(&mut |c| calls_in_expr(env, c, out));
+    let own = e.scope_names();
+    e.for_each_child_scoped(&mut |c, scoped| {
+        let before = shadowed.len();
+        if scoped {
+            shadowed.extend(&own);
+        }
+        calls_in_expr(env, c, shadowed, out);
+        shadowed.truncate(before);
+    });
 }
 
 fn calls_in_stmts<'a>(env: &ModuleEnv, stmts: &'a [Stmt], out: &mut Vec<Call<'a>>) {
     for s in stmts {
-        s.for_each_expr(&mut |e| calls_in_expr(env, e, out));
+        s.for_each_expr(&mut |e| calls_in_expr(env, e, &mut Vec::new(), out));
         s.for_each_block(&mut |b| calls_in_stmts(env, b, out));
     }
 }
@@ -246,8 +261,10 @@ pub fn check_calls(
 }
 
 /// Which functions run only as Python: trace-only translations, and the undecorated functions
-/// that no compiled function calls (through undecorated ones) but trace-time code does. An
-/// undecorated function that nothing calls is compiled, as a script, as before trace time.
+/// that no compiled function calls (through undecorated ones). An undecorated function that
+/// nothing calls is compiled, as a script (onnxsc's convention), unless its module has
+/// trace-only translations: then the module is Python, as torchlib's are, and its undecorated
+/// functions are its helpers and stubs.
 fn mark_python(callees: &mut [Callee], calls: &[Vec<Call>]) {
     let n = callees.len().min(calls.len());
     let mut called = vec![false; n];
@@ -256,14 +273,16 @@ fn mark_python(callees: &mut [Callee], calls: &[Vec<Call>]) {
             *slot = true;
         }
     }
-    let mut compiled = vec![false; n];
+    let traced_files: std::collections::HashSet<FileId> =
+        callees.iter().filter(|c| c.kind == CalleeKind::TraceOnly).map(|c| c.file).collect();
     let mut stack: Vec<usize> = (0..n)
         .filter(|&id| match callees[id].kind {
             CalleeKind::Script | CalleeKind::TraceableScript => true,
-            CalleeKind::Undecorated => !called[id],
+            CalleeKind::Undecorated => !called[id] && !traced_files.contains(&callees[id].file),
             CalleeKind::TraceOnly => false,
         })
         .collect();
+    let mut compiled = vec![false; n];
     for &id in &stack {
         compiled[id] = true;
     }

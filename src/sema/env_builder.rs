@@ -112,6 +112,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
                 }
             }
             StmtKind::Pass => {}
+            StmtKind::If { .. } => diags.push(module_if_error(file, stmt)),
             _ => diags.push(module_stmt_error(file, stmt.span)),
         }
     }
@@ -189,6 +190,33 @@ fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
     Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "this statement is not allowed at module level")
         .primary(span, "not an import, opset declaration, type variable, constant or function")
         .help("module-level code may only import, declare `Opset`s, `TypeVar`s and constants, and define functions")
+}
+
+/// A module-level `if` (torchlib picks a translation by the PyTorch version): Python decides it
+/// when it imports the module, onnxsc does not, so the functions defined in its branches are not
+/// compiled. The rest of the module is.
+fn module_if_error(file: FileId, stmt: &Stmt) -> Diagnostic {
+    let mut defined: Vec<&str> = Vec::new();
+    let mut blocks = vec![std::slice::from_ref(stmt)];
+    while let Some(block) = blocks.pop() {
+        for s in block {
+            match &s.kind {
+                StmtKind::FunctionDef(f) if !defined.contains(&f.name.name.as_str()) => defined.push(&f.name.name),
+                StmtKind::If { .. } => s.for_each_block(&mut |b| blocks.push(b)),
+                _ => {}
+            }
+        }
+    }
+    let help = match defined.as_slice() {
+        [] => "module-level code may only import, declare `Opset`s, `TypeVar`s and constants, and define functions: move the statements out of the `if`".to_string(),
+        names => format!(
+            "the functions defined in it are not compiled ({}): define each once at module level, or each version in a module of its own",
+            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Diagnostic::error(codes::UNSUPPORTED_MODULE_STMT, file, "onnxsc does not decide a module-level `if`")
+        .primary(stmt.span, "decided only when Python imports the module")
+        .help(help)
 }
 
 /// `A, B = value` at module level: each name a constant from the evaluated sequence.

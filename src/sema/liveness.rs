@@ -74,21 +74,19 @@ pub fn used_vars<'a>(e: &'a Expr, out: &mut Live<'a>) {
             used_vars(orelse, out);
         }
         ExprKind::FString(_) => e.for_each_child(&mut |field| used_vars(field, out)),
+        ExprKind::Lambda { .. } | ExprKind::Comprehension { .. } => {
+            // Its parameters or `for` targets are its own variables, not the enclosing scope's.
+            let own = e.scope_names();
+            let mut inner = Live::new();
+            e.for_each_child_scoped(&mut |c, scoped| used_vars(c, if scoped { &mut inner } else { &mut *out }));
+            out.extend(inner.into_iter().filter(|n| !own.contains(n)));
+        }
         ExprKind::Int(_)
         | ExprKind::Float(_)
         | ExprKind::Str(_)
         | ExprKind::Bool(_)
         | ExprKind::None
         | ExprKind::Ellipsis => {}
-    }
-}
-
-/// Each name bound by an assignment target.
-fn target_names<'a>(t: &'a Expr, each: &mut impl FnMut(&'a str)) {
-    match &t.kind {
-        ExprKind::Name(n) => each(n),
-        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| target_names(i, each)),
-        _ => {}
     }
 }
 
@@ -120,10 +118,10 @@ fn assigned_at<'a>(stmts: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>,
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { targets, .. } => {
-                targets.iter().for_each(|t| target_names(t, &mut |n| out.push(n)));
+                targets.iter().for_each(|t| t.for_each_target_name(&mut |n| out.push(n)));
             }
             StmtKind::AnnAssign { target, .. } | StmtKind::AugAssign { target, .. } => {
-                target_names(target, &mut |n| out.push(n));
+                target.for_each_target_name(&mut |n| out.push(n));
             }
             StmtKind::If { body, orelse, .. } => match is_static(s) {
                 Some(true) => assigned_at(body, is_static, depth, out),
@@ -135,7 +133,7 @@ fn assigned_at<'a>(stmts: &'a [Stmt], is_static: &dyn Fn(&Stmt) -> Option<bool>,
             },
             StmtKind::For { target, body, .. } => {
                 assigned_at(body, is_static, depth + 1, out);
-                target_names(target, &mut |n| out.push(n));
+                target.for_each_target_name(&mut |n| out.push(n));
             }
             StmtKind::While { body, .. } => assigned_at(body, is_static, depth + 1, out),
             _ => {}
@@ -247,7 +245,7 @@ fn used_in(e: &Expr) -> Live<'_> {
 
 fn names_of(t: &Expr) -> Live<'_> {
     let mut names = Live::new();
-    target_names(t, &mut |n| {
+    t.for_each_target_name(&mut |n| {
         names.insert(n);
     });
     names
@@ -277,6 +275,11 @@ fn effect<'a>(s: &'a Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usi
         StmtKind::Return(v) => {
             Effect { gen: v.as_ref().map(used_in).unwrap_or_default(), kill: Live::new(), returns: true }
         }
+        // Like `return`, `raise` ends the path: nothing after it is read.
+        StmtKind::Raise { exc, cause } => {
+            Effect { gen: exc.iter().chain(cause).flat_map(used_in).collect(), kill: Live::new(), returns: true }
+        }
+        StmtKind::Assert { test, msg } => Effect::reads([test].into_iter().chain(msg).flat_map(used_in).collect()),
         StmtKind::If { test, body, orelse } => match is_static(s) {
             Some(true) => block_effect(body, is_static, depth),
             Some(false) => block_effect(orelse, is_static, depth),
@@ -329,7 +332,7 @@ fn record_block<'a>(
 /// rather than build its two sets first.
 fn apply_effect<'a>(s: &'a Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, depth: usize, live: &mut Live<'a>) {
     let kill = |t: &'a Expr, live: &mut Live<'a>| {
-        target_names(t, &mut |n| {
+        t.for_each_target_name(&mut |n| {
             live.remove(n);
         });
     };
@@ -354,6 +357,11 @@ fn apply_effect<'a>(s: &'a Stmt, is_static: &dyn Fn(&Stmt) -> Option<bool>, dept
                 used_vars(v, live);
             }
         }
+        StmtKind::Raise { exc, cause } => {
+            live.clear();
+            exc.iter().chain(cause).for_each(|e| used_vars(e, live));
+        }
+        StmtKind::Assert { test, msg } => [test].into_iter().chain(msg).for_each(|e| used_vars(e, live)),
         StmtKind::Expr(e) => used_vars(e, live),
         StmtKind::If { .. } | StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::FunctionDef(_) => {
             effect(s, is_static, depth).apply(live);
@@ -424,7 +432,13 @@ fn names_in_expr(e: &Expr, name: &str, out: &mut Vec<crate::source::Span>) {
     if matches!(&e.kind, ExprKind::Name(n) if n == name) {
         out.push(e.span);
     }
-    e.for_each_child(&mut |c| names_in_expr(c, name, out));
+    // A lambda or a comprehension that binds the name has a variable of its own.
+    let own = e.scope_names().contains(&name);
+    e.for_each_child_scoped(&mut |c, scoped| {
+        if !(scoped && own) {
+            names_in_expr(c, name, out);
+        }
+    });
 }
 
 fn names_in_block(stmts: &[Stmt], name: &str, out: &mut Vec<crate::source::Span>) -> Option<()> {
@@ -461,10 +475,30 @@ fn names_in_block(stmts: &[Stmt], name: &str, out: &mut Vec<crate::source::Span>
 mod tests {
     use super::*;
 
+    /// A lambda's parameters and a comprehension's targets are its own variables; its defaults
+    /// and its first iterable are read in the enclosing scope.
+    #[test]
+    fn lambdas_and_comprehensions_read_only_their_free_names() {
+        let uses = |text: &str| {
+            let parsed = crate::syntax::parse(0, &format!("y = {text}\n"));
+            let module = parsed.module.expect("the test source parses");
+            let StmtKind::Assign { value, .. } = &module.body[0].kind else { panic!("an assignment") };
+            let mut live = Live::new();
+            used_vars(value, &mut live);
+            live.into_iter().map(str::to_string).collect::<Vec<_>>()
+        };
+        assert_eq!(uses("lambda x, y=d: x + y + z"), ["d", "z"]);
+        assert_eq!(uses("[a + i for i in xs if i > k]"), ["a", "k", "xs"]);
+        // The first iterable is the enclosing scope's `i`, the second the comprehension's.
+        assert_eq!(uses("[j for i in i for j in i]"), ["i"]);
+        assert_eq!(uses("{k: v for k, (v, w) in items if w}"), ["items"]);
+        assert_eq!(uses("all(x > t for x in xs)"), ["t", "xs"]);
+    }
+
     /// The shortcut for simple statements changes the set exactly as their effect would.
     #[test]
     fn a_simple_statement_changes_the_live_set_as_its_effect_does() {
-        let text = "def f(a, b):\n    x = a + y\n    x, (y, z) = op.Split(a, b)\n    w: FLOAT = z * x\n    v: FLOAT\n    x += w\n    op.Identity(q)\n    pass\n    return a, x\n    return\n    x = y = a\n";
+        let text = "def f(a, b):\n    x = a + y\n    x, (y, z) = op.Split(a, b)\n    w: FLOAT = z * x\n    v: FLOAT\n    x += w\n    op.Identity(q)\n    pass\n    return a, x\n    return\n    x = y = a\n    assert x, [v for v in w if v]\n    raise E(lambda a: a + z) from b\n    raise\n";
         let parsed = crate::syntax::parse(0, text);
         let module = parsed.module.expect("the test source parses");
         let StmtKind::FunctionDef(f) = &module.body[0].kind else { panic!("a function") };

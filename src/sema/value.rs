@@ -281,7 +281,7 @@ impl PyValue {
             PyValue::List(s) => format!("({})", s.iter().map(|v| v.repr()).collect::<Vec<_>>().join(", ")),
             PyValue::Tensor(t) => format!("<{} tensor of shape {:?}>", t.elem.script_name(), t.dims),
             PyValue::Graph(v) => format!("Value('{}')", v.name),
-            PyValue::DType(t) => format!("DataType.{}", t.script_name()),
+            PyValue::DType(t) => t.script_name().to_string(),
             PyValue::SymDim(s) => format!("SymbolicDim({})", str_repr(s)),
         }
     }

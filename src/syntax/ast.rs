@@ -2,7 +2,10 @@
 //!
 //! It is a faithful, spanned subset of Python's own AST: the parser accepts a little more than
 //! the language (for example `*args`, dict displays, chained comparisons) so that semantic
-//! analysis can name the unsupported construct instead of reporting a bare syntax error.
+//! analysis can name the unsupported construct instead of reporting a bare syntax error. It also
+//! holds the Python that trace-only translations (`@torch_op(..., trace_only=True)`) run at
+//! export time: `raise`, `assert`, `lambda` and comprehensions, which lowering rejects in
+//! scripted functions.
 
 use crate::source::Span;
 
@@ -47,6 +50,16 @@ pub enum StmtKind {
     Continue,
     /// `del a, b`: in a function body, says that parameters are left unread on purpose.
     Delete(Vec<Expr>),
+    /// `raise`, `raise E(...)`, `raise E(...) from cause`.
+    Raise {
+        exc: Option<Expr>,
+        cause: Option<Expr>,
+    },
+    /// `assert test` or `assert test, msg`.
+    Assert {
+        test: Expr,
+        msg: Option<Expr>,
+    },
     /// `elif` is an `If` alone in the `orelse` of the enclosing `If`.
     If {
         test: Expr,
@@ -195,6 +208,37 @@ pub enum ExprKind {
         body: Box<Expr>,
         orelse: Box<Expr>,
     },
+    /// `lambda a, b=1: body`.
+    Lambda {
+        params: Vec<Param>,
+        body: Box<Expr>,
+    },
+    /// `[e for ...]`, `{e for ...}`, `{k: v for ...}`, `(e for ...)` (also the bare generator
+    /// argument of a call: `all(x > 0 for x in xs)`).
+    Comprehension {
+        kind: CompKind,
+        element: Box<Expr>,
+        value: Option<Box<Expr>>,
+        generators: Vec<CompFor>,
+    },
+}
+
+/// What a comprehension builds: `[...]`, `{...}`, `{k: v ...}` or `(...)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompKind {
+    List,
+    Set,
+    Dict,
+    Generator,
+}
+
+/// One `for target in iter if cond ...` clause of a comprehension.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompFor {
+    pub target: Expr,
+    pub iter: Expr,
+    pub ifs: Vec<Expr>,
+    pub span: Span,
 }
 
 /// A piece of an f-string: literal text, or a replacement field `{value!r:spec}`.
@@ -382,6 +426,9 @@ impl Expr {
                 f(orelse);
             }
             ExprKind::FString(parts) => for_each_field(parts, f),
+            ExprKind::Lambda { .. } | ExprKind::Comprehension { .. } => {
+                self.for_each_child_scoped(&mut |c, _| f(c));
+            }
             ExprKind::Name(_)
             | ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -389,6 +436,59 @@ impl Expr {
             | ExprKind::Bool(_)
             | ExprKind::None
             | ExprKind::Ellipsis => {}
+        }
+    }
+
+    /// Calls `f` on each direct subexpression, in source order, with whether it is evaluated in
+    /// a scope of the expression's own: a lambda's body, and every part of a comprehension but
+    /// its first iterable (which Python evaluates in the enclosing scope). A lambda's defaults,
+    /// and the children of every other expression, are in the enclosing scope.
+    pub fn for_each_child_scoped<'a>(&'a self, f: &mut dyn FnMut(&'a Expr, bool)) {
+        match &self.kind {
+            ExprKind::Lambda { params, body } => {
+                params.iter().flat_map(|p| p.annotation.iter().chain(&p.default)).for_each(|e| f(e, false));
+                f(body, true);
+            }
+            ExprKind::Comprehension { element, value, generators, .. } => {
+                f(element, true);
+                if let Some(v) = value {
+                    f(v, true);
+                }
+                for (i, g) in generators.iter().enumerate() {
+                    f(&g.target, true);
+                    f(&g.iter, i > 0);
+                    g.ifs.iter().for_each(|c| f(c, true));
+                }
+            }
+            _ => self.for_each_child(&mut |c| f(c, false)),
+        }
+    }
+
+    /// The names a lambda (its parameters) or a comprehension (its `for` targets) binds in its
+    /// own scope, in source order; none for any other expression.
+    pub fn scope_names(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        match &self.kind {
+            ExprKind::Lambda { params, .. } => names.extend(
+                params
+                    .iter()
+                    .filter(|p| !matches!(p.kind, ParamKind::KwOnlyMarker | ParamKind::PosOnlyMarker))
+                    .map(|p| p.name.name.as_str()),
+            ),
+            ExprKind::Comprehension { generators, .. } => {
+                generators.iter().for_each(|g| g.target.for_each_target_name(&mut |n| names.push(n)));
+            }
+            _ => {}
+        }
+        names
+    }
+
+    /// Each name that assigning to this target binds: `a`, `a, (b, c)`, `[a, b]`.
+    pub fn for_each_target_name<'a>(&'a self, each: &mut dyn FnMut(&'a str)) {
+        match &self.kind {
+            ExprKind::Name(n) => each(n),
+            ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(|i| i.for_each_target_name(each)),
+            _ => {}
         }
     }
 }
@@ -432,6 +532,11 @@ impl Stmt {
                 f(iter);
             }
             StmtKind::FunctionDef(def) => def.decorators.iter().for_each(f),
+            StmtKind::Raise { exc, cause } => exc.iter().chain(cause).for_each(f),
+            StmtKind::Assert { test, msg } => {
+                f(test);
+                msg.iter().for_each(f);
+            }
             // `del x` unbinds `x`; it does not read its value.
             StmtKind::Delete(_)
             | StmtKind::Return(None)
@@ -543,6 +648,22 @@ pub fn walk_expr_mut<V: VisitMut + ?Sized>(v: &mut V, e: &mut Expr) {
             v.visit_expr(orelse);
         }
         ExprKind::FString(parts) => walk_fstring_mut(v, parts),
+        ExprKind::Lambda { params, body } => {
+            params.iter_mut().for_each(|p| walk_param_mut(v, p));
+            v.visit_expr(body);
+        }
+        ExprKind::Comprehension { kind: _, element, value, generators } => {
+            v.visit_expr(element);
+            if let Some(value) = value {
+                v.visit_expr(value);
+            }
+            for CompFor { target, iter, ifs, span } in generators {
+                v.visit_expr(target);
+                v.visit_expr(iter);
+                ifs.iter_mut().for_each(|c| v.visit_expr(c));
+                v.visit_span(span);
+            }
+        }
         ExprKind::Name(_)
         | ExprKind::Int(_)
         | ExprKind::Float(_)
@@ -603,11 +724,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
         StmtKind::FunctionDef(FunctionDef { name, decorators, params, returns, body, header_span }) => {
             v.visit_ident(name);
             decorators.iter_mut().for_each(|d| v.visit_expr(d));
-            for Param { name, kind: _, annotation, default, span } in params {
-                v.visit_ident(name);
-                annotation.iter_mut().chain(default.iter_mut()).for_each(|e| v.visit_expr(e));
-                v.visit_span(span);
-            }
+            params.iter_mut().for_each(|p| walk_param_mut(v, p));
             if let Some(r) = returns {
                 v.visit_expr(r);
             }
@@ -619,8 +736,23 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, s: &mut Stmt) {
             walk_dotted_mut(v, module);
             names.iter_mut().for_each(|a| walk_import_alias_mut(v, a));
         }
+        StmtKind::Raise { exc, cause } => exc.iter_mut().chain(cause.iter_mut()).for_each(|e| v.visit_expr(e)),
+        StmtKind::Assert { test, msg } => {
+            v.visit_expr(test);
+            if let Some(msg) = msg {
+                v.visit_expr(msg);
+            }
+        }
         StmtKind::Return(None) | StmtKind::Pass | StmtKind::Break | StmtKind::Continue => {}
     }
+}
+
+/// A parameter of a function or a lambda: its name, annotation, default and span.
+fn walk_param_mut<V: VisitMut + ?Sized>(v: &mut V, p: &mut Param) {
+    let Param { name, kind: _, annotation, default, span } = p;
+    v.visit_ident(name);
+    annotation.iter_mut().chain(default.iter_mut()).for_each(|e| v.visit_expr(e));
+    v.visit_span(span);
 }
 
 fn walk_dotted_mut<V: VisitMut + ?Sized>(v: &mut V, d: &mut DottedName) {

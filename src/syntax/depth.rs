@@ -76,9 +76,7 @@ pub fn dismantle(module: Module) {
     let mut exprs: Vec<Expr> = Vec::new();
     let take_function = |f: FunctionDef, stmts: &mut Vec<Stmt>, exprs: &mut Vec<Expr>| {
         exprs.extend(f.decorators);
-        for p in f.params {
-            exprs.extend(p.annotation.into_iter().chain(p.default));
-        }
+        exprs.extend(f.params.into_iter().flat_map(|p| p.annotation.into_iter().chain(p.default)));
         exprs.extend(f.returns);
         stmts.extend(f.body);
     };
@@ -88,6 +86,8 @@ pub fn dismantle(module: Module) {
                 StmtKind::Expr(e) | StmtKind::Return(Some(e)) => exprs.push(e),
                 StmtKind::Assign { targets, value } => exprs.extend(targets.into_iter().chain([value])),
                 StmtKind::Delete(targets) => exprs.extend(targets),
+                StmtKind::Raise { exc, cause } => exprs.extend(exc.into_iter().chain(cause)),
+                StmtKind::Assert { test, msg } => exprs.extend([test].into_iter().chain(msg)),
                 StmtKind::AnnAssign { target, annotation, value } => {
                     exprs.extend([target, annotation].into_iter().chain(value));
                 }
@@ -141,6 +141,16 @@ pub fn dismantle(module: Module) {
                 ExprKind::Dict(pairs) => exprs.extend(pairs.into_iter().flat_map(|(k, v)| [k, v])),
                 ExprKind::IfExp { test, body, orelse } => exprs.extend([*test, *body, *orelse]),
                 ExprKind::FString(parts) => take_fields(parts, &mut exprs),
+                ExprKind::Lambda { params, body } => {
+                    exprs.extend(params.into_iter().flat_map(|p| p.annotation.into_iter().chain(p.default)));
+                    exprs.push(*body);
+                }
+                ExprKind::Comprehension { element, value, generators, .. } => {
+                    exprs.extend([*element].into_iter().chain(value.map(|v| *v)));
+                    for g in generators {
+                        exprs.extend([g.target, g.iter].into_iter().chain(g.ifs));
+                    }
+                }
             }
         } else {
             return;
@@ -171,6 +181,29 @@ mod tests {
     fn shallow_modules_pass() {
         let m = parse("def f(x):\n    if x:\n        return x + (x * -x)[0]\n    return [x, (x,)]\n");
         assert_eq!(nesting(&m).too_deep, None);
+        dismantle(m);
+    }
+
+    #[test]
+    fn lambdas_comprehensions_raise_and_assert_nest_their_parts() {
+        // `assert` 1, the call 2, the lambda 3, its body (the comprehension) 4, its condition 5,
+        // `y` 6.
+        let m = parse("assert (lambda x=1: [y for y in x if -y])(), 'm'\n");
+        assert_eq!(nesting(&m), Nesting { deepest: 6, too_deep: None });
+        dismantle(m);
+        // `raise` 1, the call 2, the generator 3, its iterable (the dict comprehension) 4, its
+        // key 5.
+        let m = parse("raise E(-y for y in {k: v for k in x}) from c\n");
+        assert_eq!(nesting(&m), Nesting { deepest: 5, too_deep: None });
+        dismantle(m);
+    }
+
+    /// Millions of nested lambdas: measured and dropped on the test thread's ordinary stack.
+    #[test]
+    fn lambdas_nested_millions_deep_are_too_deep_and_are_dropped_without_recursion() {
+        let text = format!("y = {}x\n", "lambda: ".repeat(1_000_000));
+        let m = parse(&text);
+        assert!(nesting(&m).too_deep.is_some());
         dismantle(m);
     }
 

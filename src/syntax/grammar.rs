@@ -1,8 +1,8 @@
 //! The generated LR(1) parser (lalrpop, from `grammar/onnxs.lalrpop`) and the node builders its
 //! actions call: binary-operator chains grouped by precedence, `and`/`or` chains, prefix
-//! operators, dict and set displays, adjacent string literals.
+//! operators, dict and set displays, comprehensions, adjacent string literals.
 
-use super::ast::{BinOp, BoolOp, Expr, ExprKind, FStringPart, UnaryOp};
+use super::ast::{BinOp, BoolOp, CompFor, CompKind, Expr, ExprKind, FStringPart, UnaryOp};
 use crate::source::Span;
 
 lalrpop_util::lalrpop_mod!(
@@ -92,6 +92,23 @@ pub(crate) fn dict_or_set(items: Vec<(Expr, Option<Expr>)>, span: Span) -> Expr 
     } else {
         Expr::new(ExprKind::Set(items.into_iter().map(|(k, _)| k).collect()), span)
     }
+}
+
+/// A comprehension of `kind` (`value` is a dict comprehension's value, `element` its key);
+/// called from the grammar.
+#[allow(clippy::vec_box, reason = "the clauses come as the parser collected them: boxed while on its stack")]
+pub(crate) fn comprehension(
+    kind: CompKind,
+    element: Expr,
+    value: Option<Expr>,
+    generators: Vec<Box<CompFor>>,
+    span: Span,
+) -> Expr {
+    let generators = generators.into_iter().map(|g| *g).collect();
+    Expr::new(
+        ExprKind::Comprehension { kind, element: Box::new(element), value: value.map(Box::new), generators },
+        span,
+    )
 }
 
 /// Adjacent string literals: one string, or an f-string when any piece has fields.

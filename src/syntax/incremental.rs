@@ -102,6 +102,13 @@ def f(x: FLOAT["N", 3], *args, k: int = -1, **kw) -> FLOAT:
     t = x[1:2, ::3, ...]
     u = a if b < c <= d else e
     t += op.Add(x, y, axis=k, *s, **kw)
+    v = [a for a, (b, c) in zip(x, y) if a if b for d in [a]], {k: v for k in x}, {k for k in x}
+    w = all(k for k in x), (k for k in x), lambda a, *b, c=1, **d: a + c
+    assert t, "message"
+    if not t:
+        raise ValueError(t) from w
+    elif t:
+        raise
     for i, j in range(3):
         if not i and j or i is None:
             break

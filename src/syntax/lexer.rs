@@ -92,6 +92,9 @@ pub enum Tok {
     Break,
     Continue,
     Del,
+    Raise,
+    Assert,
+    Lambda,
     /// Python keywords outside the language; the parser names the construct when it meets one.
     ForeignKeyword(Word),
 
@@ -223,6 +226,9 @@ impl Tok {
             Tok::Break => "break",
             Tok::Continue => "continue",
             Tok::Del => "del",
+            Tok::Raise => "raise",
+            Tok::Assert => "assert",
+            Tok::Lambda => "lambda",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -291,10 +297,8 @@ fn identifier(lex: &mut Lexer<Tok>) -> String {
 }
 
 /// Python keywords outside the language; the parser names the construct when it meets one.
-const FOREIGN_KEYWORDS: [&str; 13] = [
-    "lambda", "class", "with", "try", "except", "finally", "raise", "assert", "global", "nonlocal", "yield", "async",
-    "await",
-];
+const FOREIGN_KEYWORDS: [&str; 10] =
+    ["class", "with", "try", "except", "finally", "global", "nonlocal", "yield", "async", "await"];
 
 /// The keyword a name spells, if it is one.
 fn keyword(name: &str) -> Option<Tok> {
@@ -321,6 +325,9 @@ fn keyword(name: &str) -> Option<Tok> {
         "break" => Tok::Break,
         "continue" => Tok::Continue,
         "del" => Tok::Del,
+        "raise" => Tok::Raise,
+        "assert" => Tok::Assert,
+        "lambda" => Tok::Lambda,
         _ => return FOREIGN_KEYWORDS.iter().find(|k| **k == name).map(|k| Tok::ForeignKeyword(Word(k))),
     })
 }

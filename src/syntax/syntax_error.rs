@@ -84,9 +84,12 @@ impl<'t> Stop<'t> {
 /// the most general, else what was expected and what was found.
 pub(super) fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, Tok, ()>) -> Diagnostic {
     let stop = Stop::new(file, tokens, err);
-    let explanations: [fn(&Stop) -> Option<Diagnostic>; 13] = [
+    let explanations: [fn(&Stop) -> Option<Diagnostic>; 16] = [
         foreign_keyword,
-        comprehension,
+        unmatched_close,
+        misplaced_comprehension,
+        raise_without_exception,
+        lambda_parameters,
         assignment_expression,
         unexpected_indent,
         missing_block,
@@ -102,18 +105,14 @@ pub(super) fn explain(file: FileId, tokens: &[Triple], err: ParseError<usize, To
     explanations.iter().find_map(|explanation| explanation(&stop)).unwrap_or_else(|| unexpected(&stop))
 }
 
-/// A Python keyword that the language does not have (`lambda`, `class`, `try`, ...): names the
+/// A Python keyword that the language does not have (`class`, `try`, `yield`, ...): names the
 /// construct.
 fn foreign_keyword(stop: &Stop) -> Option<Diagnostic> {
     let Some(Tok::ForeignKeyword(Word(k))) = &stop.tok else { return None };
     let what = match *k {
-        "lambda" => "lambda expressions are",
         "class" => "class definitions are",
         "with" => "`with` statements are",
         "try" | "except" | "finally" => "`try` statements are",
-        "raise" => "`raise` statements are",
-        "assert" => "`assert` statements are",
-        "del" => "`del` statements are",
         "global" | "nonlocal" => "`global` and `nonlocal` declarations are",
         "yield" => "generators (`yield`) are",
         _ => "`async` and `await` are",
@@ -125,15 +124,106 @@ fn foreign_keyword(stop: &Stop) -> Option<Diagnostic> {
     ))
 }
 
-/// A `for` inside brackets: a list, set or dict comprehension, or a generator expression.
-fn comprehension(stop: &Stop) -> Option<Diagnostic> {
-    let in_brackets = stop.line.iter().any(|(_, t, _)| matches!(t, Tok::LBracket | Tok::LParen | Tok::LBrace));
-    (matches!(stop.tok, Some(Tok::For)) && in_brackets).then(|| {
-        stop.unsupported(
-            "comprehensions are",
-            "comprehension `for`",
-            "write the computation with ONNX ops, or as a `for` loop",
+/// A `for` inside brackets where a comprehension cannot start: after several items, a starred
+/// item, or an argument of a call with others.
+fn misplaced_comprehension(stop: &Stop) -> Option<Diagnostic> {
+    if !matches!(stop.tok, Some(Tok::For)) {
+        return None;
+    }
+    let open = open_bracket(stop.line)?;
+    let at = stop.line.iter().position(|t| std::ptr::eq(t, open))?;
+    let inside = &stop.line[at + 1..];
+    let mut depth = 0usize;
+    let (mut commas, mut starred, mut keyword) = (0, false, false);
+    for (i, (_, t, _)) in inside.iter().enumerate() {
+        match t {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => depth = depth.saturating_sub(1),
+            Tok::Comma if depth == 0 => commas += 1,
+            Tok::Assign if depth == 0 => keyword = true,
+            Tok::Star | Tok::DoubleStar if depth == 0 && (i == 0 || matches!(inside[i - 1].1, Tok::Comma)) => {
+                starred = true;
+            }
+            _ => {}
+        }
+    }
+    let call = matches!(open.1, Tok::LParen)
+        && at > 0
+        && matches!(stop.line[at - 1].1, Tok::Name(_) | Tok::RParen | Tok::RBracket);
+    let (l, r) = match open.1 {
+        Tok::LBracket => ("[", "]"),
+        Tok::LBrace => ("{", "}"),
+        _ => ("(", ")"),
+    };
+    let (msg, help) = if starred {
+        (
+            "a comprehension's element cannot be unpacked with `*`",
+            "build the items with a loop, or concatenate the lists".into(),
         )
+    } else if call && keyword && commas == 0 {
+        ("a generator expression passed by keyword needs parentheses of its own", "write `f(k=(x for x in xs))`".into())
+    } else if call && commas > 0 {
+        (
+            "a generator expression must be the only argument of a call, or in parentheses",
+            "put it in parentheses of its own: `f(a, (x for x in xs))`".into(),
+        )
+    } else if commas > 0 {
+        (
+            "a comprehension has one element before `for`",
+            format!("put a tuple element in parentheses: `{l}(a, b) for ...{r}`"),
+        )
+    } else {
+        return None;
+    };
+    Some(stop.syntax(msg.into(), "unexpected `for`").help(help))
+}
+
+/// `raise from cause`: the exception is missing.
+fn raise_without_exception(stop: &Stop) -> Option<Diagnostic> {
+    let after_raise = matches!(stop.line.last(), Some((_, Tok::Raise, _)));
+    (after_raise && matches!(stop.tok, Some(Tok::From))).then(|| {
+        stop.syntax("expected the exception to raise before `from`".into(), "expected an expression")
+            .help("write `raise Error(...) from cause`, or `raise` alone to raise again")
+    })
+}
+
+/// A token that cannot come among the parameters of a `lambda` (before its `:`).
+fn lambda_parameters(stop: &Stop) -> Option<Diagnostic> {
+    let lambda = stop.line.iter().rposition(|(_, t, _)| matches!(t, Tok::Lambda))?;
+    if stop.line[lambda..].iter().any(|(_, t, _)| matches!(t, Tok::Colon)) {
+        return None;
+    }
+    let at_line_end = matches!(stop.tok, Some(Tok::Newline) | None);
+    let end = stop.line.last().map(|(_, _, e)| Span::new(*e, *e)).unwrap_or(stop.span);
+    let at = if at_line_end { end } else { stop.span };
+    // Right after `lambda` or a `,`, a parameter (or the `:`) comes next.
+    let param_next = matches!(stop.line.last(), Some((_, Tok::Lambda | Tok::Comma, _)));
+    let msg = if param_next && !at_line_end {
+        format!("expected a parameter name or `:`, found {}", stop.found)
+    } else if stop.expects(":") {
+        format!("expected `:` after the parameters of `lambda`, found {}", stop.found)
+    } else {
+        format!("expected a parameter name, found {}", stop.found)
+    };
+    Some(
+        Diagnostic::error(codes::SYNTAX_ERROR, stop.file, msg)
+            .primary(at, "in the parameters of this `lambda`")
+            .secondary(Span::new(stop.line[lambda].0, stop.line[lambda].2), "the `lambda`")
+            .help("a lambda reads `lambda a, b=1: expression`; its parameters take no annotations"),
+    )
+}
+
+/// A closing bracket when no bracket is open on the line.
+fn unmatched_close(stop: &Stop) -> Option<Diagnostic> {
+    let open = match stop.tok {
+        Some(Tok::RParen) => "(",
+        Some(Tok::RBracket) => "[",
+        Some(Tok::RBrace) => "{",
+        _ => return None,
+    };
+    open_bracket(stop.line).is_none().then(|| {
+        stop.syntax(format!("unmatched {}", stop.found), &format!("no `{open}` is open here"))
+            .help(format!("remove it, or add the `{open}` it closes"))
     })
 }
 

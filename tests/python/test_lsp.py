@@ -463,19 +463,32 @@ async def test_go_to_definition_across_modules(client: LanguageClient, docs: Doc
     assert loc.range.start == position_of(text, "a: FLOAT")
 
 
-@pytest.mark.asyncio
-async def test_document_symbols(client: LanguageClient, docs: Docs):
-    uri = docs.open("hover.onnxs", HOVER)
+async def document_symbols(client: LanguageClient, docs: Docs, name: str, text: str) -> list:
+    """The symbols of `text`, opened as `name`, once it is checked."""
+    uri = docs.open(name, text)
     await docs.diagnostics(uri)
-    r = await client.text_document_document_symbol_async(
+    return await client.text_document_document_symbol_async(
         lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
     )
-    symbols = {s.name: s for s in r}
+
+
+@pytest.mark.asyncio
+async def test_document_symbols(client: LanguageClient, docs: Docs):
+    symbols = {s.name: s for s in await document_symbols(client, docs, "hover.onnxs", HOVER)}
     assert symbols["custom_add"].kind == lsp.SymbolKind.Function
     assert symbols["custom_add"].range.end.line > symbols["custom_add"].range.start.line + 2  # the body
     assert symbols["microsoft_op"].kind == lsp.SymbolKind.Namespace
     assert symbols["op"].kind == lsp.SymbolKind.Namespace
     assert symbols["gelu"].detail == "gelu(x: FLOAT) -> FLOAT"
+
+
+@pytest.mark.asyncio
+async def test_document_symbols_include_the_functions_of_a_module_level_if(client: LanguageClient, docs: Docs):
+    # torchlib's shape: a translation for each PyTorch version.
+    versioned = (harness.REPO_ROOT / "tests/cases/errors/module_if_defines_functions.onnxs").read_text(encoding="utf-8")
+    r = await document_symbols(client, docs, "versioned.onnxs", versioned)
+    assert [s.name for s in r] == ["op", "aten_chunk", "aten_chunk", "g"]
+    assert [s.range.start.line for s in r if s.name == "aten_chunk"] == [9, 15]
 
 
 # ---------------------------------------------------------------------------------------------

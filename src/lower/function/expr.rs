@@ -77,6 +77,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                 "conditional expressions (`a if c else b`) are",
                 "use an `if` statement, or `op.Where(c, a, b)`",
             )),
+            ExprKind::Lambda { .. } | ExprKind::Comprehension { .. } => Err(self.python_only(e)),
             ExprKind::Dict(_) => Err(self.unsupported(e.span, "dictionaries are", "ONNX functions compute on tensors")),
             ExprKind::Set(_) => Err(self.unsupported(e.span, "sets are", "ONNX functions compute on tensors")),
             ExprKind::Tuple(_) => Err(self.unsupported(
@@ -95,6 +96,41 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             | ExprKind::Str(_)
             | ExprKind::FString(_) => Err(self.unsupported(e.span, "this expression is", "")),
         }
+    }
+
+    /// The first lambda or comprehension in `e`, `e` included, in source order.
+    pub(super) fn first_python_only(e: &Expr) -> Option<&Expr> {
+        if matches!(e.kind, ExprKind::Lambda { .. } | ExprKind::Comprehension { .. }) {
+            return Some(e);
+        }
+        let mut found = None;
+        e.for_each_child(&mut |c| {
+            if found.is_none() {
+                found = Self::first_python_only(c);
+            }
+        });
+        found
+    }
+
+    /// E0302 for a lambda or a comprehension: Python that only trace-only translations run.
+    pub(super) fn python_only(&mut self, e: &Expr) -> Reported {
+        let (what, instead) = match &e.kind {
+            ExprKind::Lambda { .. } => (
+                "lambda expressions are",
+                "define a nested function with `def` (`@graph()` for an op's graph attribute)",
+            ),
+            ExprKind::Comprehension { kind, .. } => (
+                match kind {
+                    CompKind::List => "list comprehensions are",
+                    CompKind::Set => "set comprehensions are",
+                    CompKind::Dict => "dict comprehensions are",
+                    CompKind::Generator => "generator expressions are",
+                },
+                "compute the values with ONNX ops, or in a `for` loop over `range(n)`",
+            ),
+            _ => ("this expression is", "write it with ONNX ops"),
+        };
+        self.unsupported(e.span, what, &format!("{instead}; {TRACE_ONLY}"))
     }
 
     /// The value of a constant expression; a failure is reported (E0311 when part of it is not

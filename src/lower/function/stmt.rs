@@ -88,7 +88,49 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         Ok(())
     }
 
+    /// E0301 for `raise` and `assert`: Python that only trace-only translations run.
+    fn python_only_stmt(&mut self, s: &Stmt) -> Reported {
+        let (word, instead) = match &s.kind {
+            StmtKind::Raise { .. } => ("raise", "an ONNX graph cannot raise an exception"),
+            _ => ("assert", "an ONNX graph cannot stop on a failed check"),
+        };
+        let d = Diagnostic::error(
+            codes::UNSUPPORTED_STMT,
+            self.file(),
+            format!("`{word}` statements are not part of the ONNX Script language"),
+        )
+        .primary(s.span, format!("`{word}` in a scripted function"))
+        .help(format!("{instead}; {TRACE_ONLY}"));
+        self.push(d)
+    }
+
+    /// `raise` and `assert`, and the first lambda or comprehension in the expressions of `s`
+    /// itself (not of its nested blocks), reported: wherever such an expression is (an
+    /// attribute, an index, a condition), the report names it. A `print(...)` call is dropped
+    /// whole, as onnxscript does.
+    pub(super) fn reject_python_only(&mut self, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::Raise { .. } | StmtKind::Assert { .. } => return Err(self.python_only_stmt(s)),
+            StmtKind::Expr(Expr { kind: ExprKind::Call { func, .. }, .. }) if matches!(&func.kind, ExprKind::Name(n) if n == "print") =>
+            {
+                return Ok(());
+            }
+            _ => {}
+        }
+        let mut found: Option<&Expr> = None;
+        s.for_each_expr(&mut |e| {
+            if found.is_none() {
+                found = Self::first_python_only(e);
+            }
+        });
+        match found {
+            Some(e) => Err(self.python_only(e)),
+            None => Ok(()),
+        }
+    }
+
     pub(super) fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
+        self.reject_python_only(s)?;
         match &s.kind {
             StmtKind::Assign { targets, value } => {
                 if targets.len() != 1 {
@@ -165,6 +207,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             },
             StmtKind::Pass => Ok(()),
             StmtKind::Delete(targets) => self.lower_delete(s, targets),
+            StmtKind::Raise { .. } | StmtKind::Assert { .. } => Err(self.python_only_stmt(s)),
             StmtKind::Break | StmtKind::Continue => {
                 let word = if matches!(s.kind, StmtKind::Break) { "break" } else { "continue" };
                 if self.loop_depth == 0 {

@@ -136,8 +136,32 @@ const NUMPY_FUNCTIONS: [&str; 14] = [
     "finfo", "iinfo",
 ];
 
-const BUILTINS: [&str; 14] =
-    ["int", "float", "bool", "str", "len", "abs", "min", "max", "round", "list", "tuple", "range", "pow", "sum"];
+const BUILTINS: [&str; 23] = [
+    "int",
+    "float",
+    "bool",
+    "str",
+    "len",
+    "abs",
+    "min",
+    "max",
+    "round",
+    "list",
+    "tuple",
+    "range",
+    "pow",
+    "sum",
+    // Evaluated at trace time (`sema::eval::calls`).
+    "isinstance",
+    "enumerate",
+    "zip",
+    "sorted",
+    "reversed",
+    "all",
+    "any",
+    "set",
+    "divmod",
+];
 
 /// The builtin of this name, when the module does not define the name.
 pub fn builtin(name: &str) -> Option<String> {

@@ -76,6 +76,14 @@ impl Eval<'_, '_, '_> {
                 let (positional, keywords) = self.arguments(args)?;
                 self.call_function(id, positional, keywords, e.span)?
             }
+            Value::Lambda(closure) => {
+                let (positional, _) = self.arguments(args)?;
+                self.call_lambda(&closure, positional, e.span)?
+            }
+            Value::DictMethod(d, m) => {
+                let (positional, _) = self.arguments(args)?;
+                self.dict_method(&d, &m, positional, e.span)?
+            }
             Value::Method(PyValue::DType(t), m) => {
                 if !args.is_empty() {
                     return Err(self.python_error(e.span, &format!("TypeError: {m}() takes no arguments")));
@@ -200,6 +208,20 @@ impl Eval<'_, '_, '_> {
         let name = path.strip_prefix("builtins.").unwrap_or("");
         Ok(Some(match name {
             "isinstance" => self.isinstance(e, args)?,
+            "set" => {
+                let (positional, _) = self.arguments(args)?;
+                let items = match positional.into_iter().next() {
+                    Some(v) => self.items_of(v, e.span)?,
+                    None => Vec::new(),
+                };
+                let mut out: Vec<PyValue> = Vec::new();
+                for v in items {
+                    if !out.iter().any(|o| super::pyops::equal(o, &v).unwrap_or(false)) {
+                        out.push(v);
+                    }
+                }
+                PyValue::list(out)
+            }
             "enumerate" | "zip" | "sorted" | "reversed" | "all" | "any" => {
                 let (positional, keywords) = self.arguments(args)?;
                 let positional = positional.into_iter().map(|v| self.to_py(v, e.span)).collect::<R<Vec<_>>>()?;
@@ -216,6 +238,7 @@ impl Eval<'_, '_, '_> {
                             "for its rank write `len(x.shape)`; for its first dimension `x.shape[0]`",
                         ))
                     }
+                    [Value::Dict(d)] => PyValue::Int(d.len() as i128),
                     [Value::Py(PyValue::None)] => {
                         return Err(self.python_error(e.span, "TypeError: object of type 'NoneType' has no len() (is the rank of a tensor unknown for this call?)"))
                     }
@@ -258,7 +281,12 @@ impl Eval<'_, '_, '_> {
             "sorted" => {
                 let reverse =
                     keywords.iter().any(|(k, v)| k == "reverse" && matches!(v, Value::Py(PyValue::Bool(true))));
-                PyValue::list(self.sorted(items, reverse, span)?)
+                match keywords.iter().find(|(k, _)| k == "key") {
+                    Some((_, key)) if !matches!(key, Value::Py(PyValue::None)) => {
+                        PyValue::list(self.sorted_by_key(items, key, reverse, span)?)
+                    }
+                    _ => PyValue::list(self.sorted(items, reverse, span)?),
+                }
             }
             "reversed" => PyValue::list(items.into_iter().rev().collect()),
             "all" | "any" => {
@@ -272,6 +300,56 @@ impl Eval<'_, '_, '_> {
             }
             _ => PyValue::None,
         })
+    }
+
+    /// The items in the order of their keys (`key(item)`), stable.
+    fn sorted_by_key(&mut self, items: Vec<PyValue>, key: &Value, reverse: bool, span: Span) -> R<Vec<PyValue>> {
+        let mut keyed = Vec::with_capacity(items.len());
+        for item in items {
+            let k = self.call_value(key.clone(), vec![Value::Py(item.clone())], span)?;
+            let k = self.to_py(k, span)?;
+            keyed.push(PyValue::tuple(vec![k, item]));
+        }
+        // Pairs compare by key first; equal keys keep their order (the sort is stable and the
+        // index breaks no tie: compare only the keys).
+        let mut indexed: Vec<(usize, PyValue)> = keyed.into_iter().enumerate().collect();
+        let mut failed = None;
+        indexed.sort_by(|(_, a), (_, b)| {
+            let (ka, kb) = (&a.items().unwrap_or_default()[0], &b.items().unwrap_or_default()[0]);
+            if compare(CmpOp::Lt, ka, kb).unwrap_or_else(|e| {
+                failed.get_or_insert(e);
+                false
+            }) {
+                Ordering::Less
+            } else if compare(CmpOp::Lt, kb, ka).unwrap_or(false) {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        });
+        if let Some(err) = failed {
+            return Err(self.op_error(span, err));
+        }
+        let mut out: Vec<PyValue> =
+            indexed.into_iter().map(|(_, pair)| pair.items().map(|p| p[1].clone()).unwrap_or(PyValue::None)).collect();
+        if reverse {
+            out.reverse();
+        }
+        Ok(out)
+    }
+
+    /// Calls a callable value (a function of the compilation, a lambda) with `args`.
+    fn call_value(&mut self, callee: Value, args: Vec<Value>, span: Span) -> R<Value> {
+        match callee {
+            Value::Function(id) => self.call_function(id, args, Vec::new(), span),
+            Value::Lambda(closure) => self.call_lambda(&closure, args, span),
+            _ => Err(self.trace_error(
+                span,
+                "onnxsc calls only functions of the module and lambdas here",
+                "not callable at trace time",
+                "pass a lambda or a function of the module",
+            )),
+        }
     }
 
     /// The items in Python's order (`<`), stable.

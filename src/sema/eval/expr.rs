@@ -56,11 +56,17 @@ impl Eval<'_, '_, '_> {
             Value::Opset(_) | Value::Op(..) | Value::Function(_) if self.trace.is_none() => {
                 Err(ConstError::NotConstant(span))
             }
-            Value::Opset(_) | Value::Op(..) | Value::Function(_) => Err(self.trace_error(
+            Value::Opset(_) | Value::Op(..) | Value::Function(_) | Value::Lambda(_) | Value::DictMethod(..) => {
+                Err(self.trace_error(
+                    span,
+                    "an opset, operator or function is not a value here",
+                    "not a value",
+                    "call it, or pass what it computes",
+                ))
+            }
+            Value::Dict(_) => Err(self.python_error(
                 span,
-                "an opset, operator or function is not a value here",
-                "not a value",
-                "call it, or pass what it computes",
+                "TypeError: onnxsc passes a dict only to `len`, `in`, `for`, subscripts and its methods",
             )),
         }
     }
@@ -162,7 +168,13 @@ impl Eval<'_, '_, '_> {
             ExprKind::Compare { left, comparisons } => {
                 let mut l = self.py(left)?;
                 for (op, right) in comparisons {
-                    let r = self.py(right)?;
+                    let r = match self.eval(right)? {
+                        // `k in d`: among the keys.
+                        Value::Dict(d) if matches!(op, CmpOp::In | CmpOp::NotIn) => {
+                            PyValue::list(d.iter().map(|(k, _)| k.clone()).collect())
+                        }
+                        other => self.to_py(other, right.span)?,
+                    };
                     if Self::is_graph(&l) || Self::is_graph(&r) {
                         // A tensor comparison is a tensor: only one of them is a value.
                         if comparisons.len() > 1 && !matches!(op, CmpOp::Is | CmpOp::IsNot) {
@@ -187,11 +199,20 @@ impl Eval<'_, '_, '_> {
                 }
             }
             ExprKind::Subscript { value, index } => {
-                let v = self.py(value)?;
+                let v = self.eval(value)?;
+                if let Value::Dict(d) = &v {
+                    let key = self.py(index)?;
+                    return self.dict_item(d, &key, e.span);
+                }
+                let v = self.to_py(v, value.span)?;
                 self.subscript(e, &v, index).map(Value::Py)
             }
-            ExprKind::Dict(_) => Err(self.unsupported(e.span, "a dictionary", None)),
-            ExprKind::Set(_) => Err(self.unsupported(e.span, "a set", None)),
+            ExprKind::Dict(pairs) => self.dict(pairs),
+            ExprKind::Set(items) => self.set(items),
+            ExprKind::Lambda { .. } => self.lambda(e),
+            ExprKind::Comprehension { kind, element, value, generators } => {
+                self.comprehension(*kind, element, value.as_deref(), generators)
+            }
             ExprKind::Starred(_) => Err(self.unsupported(e.span, "a starred expression here", None)),
             ExprKind::Slice { .. } => Err(self.unsupported(e.span, "a slice outside a subscript", None)),
         }
@@ -208,6 +229,7 @@ impl Eval<'_, '_, '_> {
         let base = self.eval(value)?;
         match base {
             Value::Opset(o) => Ok(Value::Op(o, attr.name.clone())),
+            Value::Dict(d) => Ok(Value::DictMethod(d, attr.name.clone())),
             Value::Py(PyValue::Graph(g)) => self.graph_attribute(&g, &attr.name, attr.span),
             Value::Py(PyValue::DType(t)) => self.dtype_attribute(t, &attr.name, attr.span),
             Value::Py(v) if self.trace.is_some() && Self::has_method(&v, &attr.name) => {
@@ -261,7 +283,9 @@ impl Eval<'_, '_, '_> {
             Value::Py(v) => {
                 Err(self.unsupported(attr.span, &format!("the attribute `{}` of a {}", attr.name, v.type_name()), None))
             }
-            Value::Method(..) => Err(self.unsupported(attr.span, "an attribute of a method", None)),
+            Value::Method(..) | Value::DictMethod(..) | Value::Lambda(_) => {
+                Err(self.unsupported(attr.span, "an attribute of a function", None))
+            }
             // `op.Constant`: an op, computed at run time (the caller decides).
             Value::Other => Ok(Value::Other),
             Value::TensorType(_) => Err(ConstError::NotConstant(e.span)),
@@ -322,6 +346,7 @@ impl Eval<'_, '_, '_> {
             Value::Other | Value::Opset(_) | Value::Op(..) | Value::Function(_) => {
                 return Err(ConstError::NotConstant(e.span))
             }
+            Value::Lambda(_) | Value::DictMethod(..) | Value::Dict(_) => return Err(ConstError::NotConstant(e.span)),
         };
         match result {
             Ok(Member::Value(v)) => Ok(Value::Py(v)),

@@ -107,8 +107,9 @@ impl<'e, 'm> Trace<'e, 'm> {
 
 /// One call in progress: its local variables, and the names the function assigns anywhere
 /// (Python makes them local: read before assignment, they are an error, not a global).
-#[derive(Default)]
 pub(super) struct Frame {
     pub locals: HashMap<String, Value>,
     pub assigned: foldhash::HashSet<String>,
+    /// The function running, by id (the lambdas it makes are written in it).
+    pub function: usize,
 }

@@ -18,11 +18,13 @@ use crate::onnx::ElemType;
 use crate::source::Span;
 use crate::syntax::ast::*;
 use pyops::truth;
+use std::sync::Arc;
 
 mod calls;
 mod expr;
 mod graph;
 mod pyops;
+mod scopes;
 mod stmt;
 mod tensors;
 
@@ -61,7 +63,7 @@ type R<T> = Result<T, ConstError>;
 
 /// Evaluates a compile-time constant expression to a value.
 pub fn eval_const(names: Names, e: &Expr) -> R<PyValue> {
-    let mut ev = Eval { names, trace: None };
+    let mut ev = Eval::new(names, None);
     let v = ev.eval(e)?;
     ev.to_py(v, e.span)
 }
@@ -69,12 +71,14 @@ pub fn eval_const(names: Names, e: &Expr) -> R<PyValue> {
 /// Evaluates the right-hand side of a module-level assignment: a value, or an alias of a library
 /// object (`F32 = np.float32`) or a tensor type.
 pub fn eval_global(names: Names, e: &Expr) -> R<Global> {
-    let mut ev = Eval { names, trace: None };
+    let mut ev = Eval::new(names, None);
     match ev.eval(e)? {
         Value::Py(v) => Ok(Global::Const(v)),
         Value::Lib(p) => Ok(Global::Lib(p)),
         Value::TensorType(t) => Ok(Global::TensorType(t)),
-        Value::Method(..) => Err(ev.unsupported(e.span, "a bound method as a value", None)),
+        Value::Method(..) | Value::DictMethod(..) => Err(ev.unsupported(e.span, "a bound method as a value", None)),
+        Value::Dict(_) => Err(ev.unsupported(e.span, "a dictionary as a module constant", None)),
+        Value::Lambda(_) => Err(ev.unsupported(e.span, "a lambda as a module constant", None)),
         Value::Other | Value::Opset(_) | Value::Op(..) | Value::Function(_) => Err(ConstError::NotConstant(e.span)),
     }
 }
@@ -89,7 +93,7 @@ pub fn trace_call(
     span: Span,
 ) -> R<PyValue> {
     let Some((env, _)) = trace.function(id) else { return Err(ConstError::NotConstant(span)) };
-    let mut ev = Eval { names: env.names(), trace: Some(trace) };
+    let mut ev = Eval::new(env.names(), Some(trace));
     let args = args.into_iter().map(Value::Py).collect();
     let kwargs = kwargs.into_iter().map(|(k, v)| (k, Value::Py(v))).collect();
     let v = ev.call_function(id, args, kwargs, span)?;
@@ -113,6 +117,12 @@ enum Value {
     Op(Opset, String),
     /// Trace time: a function of the compilation, by id, to call.
     Function(usize),
+    /// Trace time: a lambda, to call.
+    Lambda(Arc<scopes::Closure>),
+    /// A dictionary (a local value: module constants and attributes take no dicts).
+    Dict(scopes::Dict),
+    /// A method of a dictionary, not yet called.
+    DictMethod(scopes::Dict, String),
     /// A global that is not a value (an opset, a function, a decorator).
     Other,
 }
@@ -122,6 +132,17 @@ enum Value {
 struct Eval<'t, 'e, 'm> {
     names: Names<'e, 'm>,
     trace: Option<&'t mut Trace<'e, 'm>>,
+    /// The variables of the comprehensions being evaluated, innermost last: they hide locals
+    /// and globals.
+    scope: Vec<(String, Value)>,
+    /// Items of comprehensions gone over at compile time (see `scopes`).
+    constant_steps: u64,
+}
+
+impl<'t, 'e, 'm> Eval<'t, 'e, 'm> {
+    fn new(names: Names<'e, 'm>, trace: Option<&'t mut Trace<'e, 'm>>) -> Eval<'t, 'e, 'm> {
+        Eval { names, trace, scope: Vec::new(), constant_steps: 0 }
+    }
 }
 
 impl Eval<'_, '_, '_> {

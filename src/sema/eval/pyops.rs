@@ -355,22 +355,34 @@ fn int_float_cmp(i: i128, f: f64) -> Option<std::cmp::Ordering> {
     (i as f64).partial_cmp(&f)
 }
 
+/// Python's order of two values (`None` when unordered, as NaN is): numbers, strings, and
+/// lists or tuples (of the same kind) item by item.
+fn order(l: &PyValue, r: &PyValue) -> Result<Option<std::cmp::Ordering>, OpError> {
+    match (l, r) {
+        (PyValue::Str(a), PyValue::Str(b)) => Ok(Some(a.cmp(b))),
+        (PyValue::List(a), PyValue::List(b)) if a.is_tuple() == b.is_tuple() => {
+            for (x, y) in a.items().iter().zip(b.items()) {
+                if equal(x, y)? {
+                    continue;
+                }
+                return order(x, y);
+            }
+            Ok(Some(a.len().cmp(&b.len())))
+        }
+        _ => match (num(l), num(r)) {
+            (Some(a), Some(b)) => Ok(num_cmp(&a, &b)),
+            _ => Err(OpError::Python(format!(
+                "TypeError: '{}' not supported between instances of '{}' and '{}'",
+                "<",
+                l.type_name(),
+                r.type_name()
+            ))),
+        },
+    }
+}
+
 pub(super) fn compare(op: CmpOp, l: &PyValue, r: &PyValue) -> Result<bool, OpError> {
     use std::cmp::Ordering;
-    let order = |l: &PyValue, r: &PyValue| -> Result<Option<Ordering>, OpError> {
-        match (l, r) {
-            (PyValue::Str(a), PyValue::Str(b)) => Ok(Some(a.cmp(b))),
-            _ => match (num(l), num(r)) {
-                (Some(a), Some(b)) => Ok(num_cmp(&a, &b)),
-                _ => Err(OpError::Python(format!(
-                    "TypeError: '{}' not supported between instances of '{}' and '{}'",
-                    "<",
-                    l.type_name(),
-                    r.type_name()
-                ))),
-            },
-        }
-    };
     Ok(match op {
         CmpOp::Eq => equal(l, r)?,
         CmpOp::NotEq => !equal(l, r)?,

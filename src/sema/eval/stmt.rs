@@ -97,6 +97,16 @@ impl Eval<'_, '_, '_> {
                     }
                 }
             }
+            StmtKind::Raise { exc, .. } => return Err(self.raised(exc.as_ref(), s.span)),
+            StmtKind::Assert { test, msg } => {
+                if !self.test(test)? {
+                    let message = match msg {
+                        Some(m) => self.message(m),
+                        None => String::new(),
+                    };
+                    return Err(self.raise_error("AssertionError", &message, s.span));
+                }
+            }
             StmtKind::FunctionDef(_) | StmtKind::Import(_) | StmtKind::ImportFrom { .. } => {
                 return Err(self.trace_error(
                     s.span,
@@ -107,6 +117,44 @@ impl Eval<'_, '_, '_> {
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// `raise E(message)`: the exception, as an error located at the statement.
+    fn raised(&mut self, exc: Option<&Expr>, span: Span) -> ConstError {
+        let Some(exc) = exc else {
+            return self.raise_error("RuntimeError", "No active exception to reraise", span);
+        };
+        let (class, args) = match &exc.kind {
+            ExprKind::Call { func, args } => (func.as_ref(), args.as_slice()),
+            _ => (exc, &[][..]),
+        };
+        let name = class.dotted_name().unwrap_or_else(|| "Exception".to_string());
+        let name = name.rsplit('.').next().unwrap_or("Exception").to_string();
+        let message = match args.first() {
+            Some(a) => self.message(&a.value),
+            None => String::new(),
+        };
+        self.raise_error(&name, &message, span)
+    }
+
+    /// The text of an exception's message, as `str()` gives it; the source's text when onnxsc
+    /// cannot evaluate it.
+    fn message(&mut self, e: &Expr) -> String {
+        match self.py(e) {
+            Ok(PyValue::Str(s)) => s,
+            Ok(other) => other.repr(),
+            Err(_) => "(a message onnxsc cannot evaluate)".to_string(),
+        }
+    }
+
+    /// E0902: the translation raises `class` for this call.
+    fn raise_error(&self, class: &str, message: &str, span: Span) -> ConstError {
+        let text = if message.is_empty() { String::new() } else { format!(": {message}") };
+        ConstError::Failed(Box::new(
+            Diagnostic::error(codes::TRACE_RAISED, self.file(), format!("this call raises `{class}`{text}"))
+                .primary(span, "raised when the exporter calls the translation")
+                .help("the translation does not handle this call's facts (its static values, and its tensors' types and shapes): handle them, or leave this operator to the exporter's own translation"),
+        ))
     }
 
     /// Python's truth value of a condition; a tensor's is an error.
@@ -131,8 +179,8 @@ impl Eval<'_, '_, '_> {
     }
 
     fn exec_for(&mut self, target: &Expr, iter: &Expr, body: &[Stmt], orelse: &[Stmt]) -> R<Flow> {
-        let items = self.py(iter)?;
-        let items = self.iterate(&items, iter.span)?;
+        let items = self.eval(iter)?;
+        let items = self.items_of(items, iter.span)?;
         for item in items {
             self.step(iter.span)?;
             self.assign(target, Value::Py(item))?;
@@ -247,6 +295,9 @@ impl Eval<'_, '_, '_> {
     /// The value of a local variable: `Some(Ok)` when bound, `Some(Err)` when the function
     /// assigns it but not yet (Python's UnboundLocalError), `None` when it is not local.
     pub(super) fn local(&self, name: &str, span: Span) -> Option<R<Value>> {
+        if let Some((_, v)) = self.scope.iter().rev().find(|(n, _)| n == name) {
+            return Some(Ok(v.clone()));
+        }
         let frame = self.trace.as_deref()?.frames.last()?;
         if let Some(v) = frame.locals.get(name) {
             return Some(Ok(v.clone()));
@@ -290,11 +341,11 @@ impl Eval<'_, '_, '_> {
         if into_another_file {
             trace.sites.push(span);
         }
-        let mut callee = Eval { names: env.names_for(f), trace: self.trace.as_deref_mut() };
+        let mut callee = Eval::new(env.names_for(f), self.trace.as_deref_mut());
         let locals = callee.bind_parameters(f, positional, keywords, span, caller_file)?;
         let mut assigned = Vec::new();
         liveness::assigned_anywhere(&f.body, &mut assigned);
-        let frame = Frame { locals, assigned: assigned.into_iter().map(str::to_string).collect() };
+        let frame = Frame { locals, assigned: assigned.into_iter().map(str::to_string).collect(), function: id };
         if let Some(t) = callee.trace.as_deref_mut() {
             t.frames.push(frame);
         }
