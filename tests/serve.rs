@@ -15,7 +15,7 @@ use std::process::{Command, Output, Stdio};
 const TUTORIAL: &str = "examples/tutorial.onnxs";
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("onnxsc-serve-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("onnxsc-serve-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
