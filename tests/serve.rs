@@ -279,3 +279,27 @@ fn a_closed_stdout_ends_the_server_with_exit_2() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn a_request_with_external_data_is_refused() {
+    use onnxsc::proto::onnx::{StringStringEntryProto, TensorProto};
+    let dir = scratch("external");
+    let built = built_tutorial(&dir);
+    let mut model = ModelProto::decode(call("custom_aten_gelu", &["self"], &[]).as_slice()).unwrap();
+    let entry = |k: &str, v: &str| StringStringEntryProto { key: Some(k.into()), value: Some(v.into()) };
+    let weight = TensorProto {
+        name: Some("w".into()),
+        data_type: Some(1),
+        dims: vec![4],
+        data_location: Some(1),
+        external_data: vec![entry("location", "weights.bin"), entry("offset", "0"), entry("length", "16")],
+        ..Default::default()
+    };
+    model.graph.as_mut().unwrap().initializer.push(weight);
+    let o = serve(&[&built], &frame(&model.encode_to_vec()));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = responses(&o.stdout);
+    assert_eq!(got[0].0, 1);
+    let why = text(&got[0].1);
+    assert!(why.contains("external data (`weights.bin`)"), "{why}");
+}
