@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpus (fuzz/corpus/TARGET/seed-*) and the regression inputs of
 issue 14's findings (fuzz/regressions/TARGET/issue14-*), in the formats the targets read
-(`onnxsc::contract`). The `link` seeds come from the library itself:
+(`onnxsc::contract`). The `link` and `serve` seeds come from the library itself:
 
     .venv/bin/python scripts/fuzz_seeds.py
     ONNXSC_WRITE_LINK_SEEDS=1 cargo test --test fuzz_regressions write_link_seeds_when_asked

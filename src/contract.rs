@@ -4,16 +4,19 @@
 //!
 //! - [`source`]: one or more `.onnxs` modules through `check` and `build`;
 //! - [`aten`]: a native_functions `func:` schema, or a schema YAML file;
-//! - [`link`]: model or library bytes through `link`, in reference and inline mode.
+//! - [`link`]: model or library bytes through `link`, in reference and inline mode;
+//! - [`serve`]: the input of `onnxsc serve`, framed requests, against the tutorial's library.
 //!
 //! The contracts: every diagnostic has a stable code with an explanation, and (for source
 //! diagnostics) a primary label whose span lies inside its file; rendering them (human and JSON)
 //! succeeds; a successful output passes onnx's structural rules ([`crate::validate`]) and
 //! survives an encode/decode round trip, and `build` (which encodes each function as soon as it
 //! is lowered) writes it as prost encodes it; and the same input gives the same output, byte for
-//! byte, and the same diagnostics.
+//! byte, and the same diagnostics. `serve` answers each request as `link --mode inline` would,
+//! in a response framed as the protocol says.
 
 use crate::diagnostics::{self, Diagnostic};
+use crate::driver::serve::{self, Ended, Server};
 use crate::driver::{self, Compilation, SourceInput};
 use crate::emit;
 use crate::link;
@@ -253,4 +256,74 @@ fn link_once(model: &[u8], library: &[u8], mode: link::Mode) -> Result<Vec<u8>, 
     summary(&linked.diagnostics);
     check_model(&linked.model, "the linked model");
     Ok(linked.model.encode_to_vec())
+}
+
+/// `serve`: the bytes are the server's input, framed requests (a length of 4 bytes, little
+/// endian, then a model), answered against the tutorial's library. Every request gets one
+/// response, framed; a linked model is what `link --mode inline` makes of the request, a
+/// refusal is text, and a model link accepts is refused only for its external data; the input
+/// cut inside a request ends serving, with a refusal; the same input gives the same output.
+pub fn serve(data: &[u8]) {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    let server = SERVER.get_or_init(|| {
+        let library = link::load::library(&fixtures().0, "library.onnx").unwrap_or_else(|d| panic!("{}", d.message));
+        Server::new(link::Libraries::new(vec![library]), SourceMap::new())
+    });
+    let run = || {
+        let mut out = Vec::new();
+        let ended =
+            server.serve(&mut &data[..], &mut out).unwrap_or_else(|e| panic!("serving from memory failed: {e}"));
+        (ended, out)
+    };
+    let (ended, out) = run();
+    assert!(run() == (ended.clone(), out.clone()), "serving the same input twice differs");
+    let (requests, cut) = frames(data);
+    let responses = frames(&out);
+    assert!(!responses.1, "a response is cut short");
+    assert_eq!(responses.0.len(), requests.len() + usize::from(cut), "one response per request");
+    assert_eq!(matches!(ended, Ended::Cut(_)), cut, "serving ends as the input does");
+    for (i, response) in responses.0.iter().enumerate() {
+        let Some((&status, payload)) = response.split_first() else { panic!("response {i} has no status") };
+        let Some(request) = requests.get(i) else {
+            assert_eq!(status, serve::REFUSED, "the request cut short is refused");
+            continue;
+        };
+        let fresh = || {
+            let l = link::load::library(&fixtures().0, "library.onnx").map_err(|_| ())?;
+            let m = link::load::model(request, "the request").map_err(|_| ())?;
+            let linked = link::link(m, vec![l], &serve::OPTIONS).map_err(|_| ())?;
+            Ok::<_, ()>(linked.model)
+        };
+        match status {
+            serve::LINKED => {
+                let model = fresh().unwrap_or_else(|()| panic!("request {i}: linked by the server only"));
+                check_model(&model, "the linked model");
+                assert!(model.encode_to_vec() == payload, "request {i}: the server's model is not link's");
+            }
+            serve::REFUSED => {
+                let text =
+                    std::str::from_utf8(payload).unwrap_or_else(|e| panic!("request {i}: refusal not UTF-8: {e}"));
+                assert!(text.contains("error"), "request {i}: the refusal names no error: {text}");
+                if let Ok(model) = fresh() {
+                    assert!(!link::external::locations(&model).is_empty(), "request {i}: refused, but link links it");
+                }
+            }
+            other => panic!("request {i}: status {other}"),
+        }
+    }
+}
+
+/// The messages of a framed stream, and whether it ends inside one.
+fn frames(mut data: &[u8]) -> (Vec<&[u8]>, bool) {
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        let Some((len, rest)) = data.split_first_chunk::<4>() else { return (out, true) };
+        let len = u32::from_le_bytes(*len) as usize;
+        if rest.len() < len {
+            return (out, true);
+        }
+        out.push(&rest[..len]);
+        data = &rest[len..];
+    }
+    (out, false)
 }

@@ -1,10 +1,11 @@
-//! The `onnxsc` command line: `check`, `build`, `link`, `schema`, `explain`, `lsp`.
+//! The `onnxsc` command line: `check`, `build`, `link`, `serve`, `schema`, `explain`, `lsp`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
 use onnxsc::driver::link::{LinkOutcome, LinkRequest};
+use onnxsc::driver::serve::{Ended, Server, Startup};
 use onnxsc::driver::{self, Compilation, Keep, Options};
 use onnxsc::emit;
 use onnxsc::link;
@@ -147,6 +148,23 @@ enum Command {
         /// call others several times).
         #[arg(long, value_name = "N", default_value_t = link::DEFAULT_MAX_NODES)]
         max_nodes: usize,
+        #[command(flatten)]
+        schemas: SchemaArgs,
+    },
+    /// Link models against libraries loaded once: one inline link per request, on stdin and
+    /// stdout, until stdin closes.
+    ///
+    /// Each message is a 4-byte little-endian length, then that many bytes. A request is an ONNX
+    /// model (serialized `ModelProto`); its response is a status byte, then the linked model
+    /// (0: what `link --mode inline` would write for it) or the diagnostics as text (1). A
+    /// malformed request gets a response with status 1 and the server goes on. Exit status: 0
+    /// when stdin closes between requests, 1 when the libraries cannot be linked against, 2 on
+    /// an I/O failure or a request cut short by the end of the input.
+    Serve {
+        /// Function libraries: `onnxsc build` outputs, or `.onnxs` files and directories, which
+        /// are compiled first.
+        #[arg(value_name = "LIB", required = true)]
+        libs: Vec<PathBuf>,
         #[command(flatten)]
         schemas: SchemaArgs,
     },
@@ -332,6 +350,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             };
             link_model(&request, color)
         }
+        Command::Serve { libs, schemas } => serve(&libs, &schemas.options(), color),
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
         Command::Trace { paths, call } => trace(&paths, &call, color),
@@ -419,29 +438,33 @@ fn write_stdout(bytes: &[u8]) -> Result<(), AppError> {
         .map_err(|e| AppError { message: format!("cannot write to stdout: {e}"), help: None })
 }
 
-/// `onnxsc link MODEL LIB... -o OUT`.
-fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppError> {
-    let fail = |sources: &onnxsc::source::SourceMap, diags: &[diagnostics::Diagnostic]| {
-        render_to_stderr(sources, diags, color);
-        let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
-        eprintln!("onnxsc: {errors} error{}, nothing written", if errors == 1 { "" } else { "s" });
-        Ok(ExitCode::from(1))
-    };
-    let outcome = driver::link::link_files(request).map_err(|e| AppError { message: e.message, help: e.help })?;
-    let (sources, linked) = match outcome {
+/// A link that failed: its diagnostics (exit status 1).
+fn link_failed(outcome: &LinkOutcome, color: ColorMode) -> ExitCode {
+    match outcome {
         LinkOutcome::SourceErrors(c) => {
             render_to_stderr(&c.sources, &c.diagnostics, color);
-            summary(&c);
-            return Ok(ExitCode::from(1));
+            summary(c);
         }
         LinkOutcome::Refused { sources, compiled, diagnostics } => {
-            render_to_stderr(&sources, &compiled, color);
-            return fail(&sources, &diagnostics);
+            render_to_stderr(sources, compiled, color);
+            render_to_stderr(sources, diagnostics, color);
+            let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+            eprintln!("onnxsc: {errors} error{}, nothing written", if errors == 1 { "" } else { "s" });
         }
+        LinkOutcome::Written { .. } => {}
+    }
+    ExitCode::from(1)
+}
+
+/// `onnxsc link MODEL LIB... -o OUT`.
+fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppError> {
+    let outcome = driver::link::link_files(request).map_err(|e| AppError { message: e.message, help: e.help })?;
+    let (sources, linked) = match outcome {
         LinkOutcome::Written { sources, compiled, linked } => {
             render_to_stderr(&sources, &compiled, color);
             (sources, linked)
         }
+        failed => return Ok(link_failed(&failed, color)),
     };
     render_to_stderr(&sources, &linked.diagnostics, color);
     // The process ends here: freeing a large model node by node would take a tenth of the run.
@@ -460,6 +483,27 @@ fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppEr
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `onnxsc serve LIB...`.
+fn serve(libs: &[PathBuf], options: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+    let server = match Server::start(libs, options).map_err(|e| AppError { message: e.message, help: e.help })? {
+        Startup::Ready { server, compiled } => {
+            render_to_stderr(server.sources(), &compiled, color);
+            server
+        }
+        Startup::Failed(outcome) => return Ok(link_failed(&outcome, color)),
+    };
+    let io_error = |e: std::io::Error| AppError { message: format!("onnxsc serve: {e}"), help: None };
+    match server.serve(&mut std::io::stdin().lock(), &mut std::io::stdout().lock()).map_err(io_error)? {
+        Ended::Closed => Ok(ExitCode::SUCCESS),
+        Ended::Cut(why) => Err(AppError {
+            message: format!("onnxsc serve: {why}"),
+            help: Some(
+                "each request is a 4-byte little-endian length, then that many bytes of a serialized ModelProto".into(),
+            ),
+        }),
+    }
 }
 
 /// `onnxsc schema QUALNAME`.

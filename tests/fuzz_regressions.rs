@@ -9,8 +9,12 @@ use std::path::{Path, PathBuf};
 /// A target's contracts: bytes in, a panic when one is broken.
 type Contract = fn(&[u8]);
 
-const TARGETS: [(&str, Contract); 3] =
-    [("source", onnxsc::contract::source), ("aten", onnxsc::contract::aten), ("link", onnxsc::contract::link)];
+const TARGETS: [(&str, Contract); 4] = [
+    ("source", onnxsc::contract::source),
+    ("aten", onnxsc::contract::aten),
+    ("link", onnxsc::contract::link),
+    ("serve", onnxsc::contract::serve),
+];
 
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
@@ -56,7 +60,8 @@ fn every_seed_keeps_the_contracts() {
 }
 
 /// `ONNXSC_WRITE_LINK_SEEDS=1 cargo test --test fuzz_regressions` writes the `link` target's
-/// seeds: the tutorial's library and a model calling it, as the target reads them.
+/// seeds: the tutorial's library and a model calling it, as the target reads them; and the
+/// `serve` target's: requests calling the tutorial's functions, framed.
 #[test]
 fn write_link_seeds_when_asked() {
     if std::env::var_os("ONNXSC_WRITE_LINK_SEEDS").is_none() {
@@ -85,4 +90,34 @@ fn write_link_seeds_when_asked() {
     let mut m = vec![2u8];
     m.extend(onnxsc::contract::calling_model(&library).encode_to_vec());
     std::fs::write(dir.join("seed-model-tour"), m).expect("written");
+    write_serve_seeds();
+}
+
+/// Requests for `serve`: a model calling each of the tutorial's functions, one calling one of
+/// them, a request that is not a model, and the input cut inside a request.
+fn write_serve_seeds() {
+    use prost::Message;
+    let text = include_str!("../examples/tutorial.onnxs");
+    let c = onnxsc::driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
+    let library = onnxsc::emit::proto::library_model(&c.functions, c.library_meta());
+    let frame = |bytes: &[u8]| {
+        let mut f = u32::try_from(bytes.len()).expect("small").to_le_bytes().to_vec();
+        f.extend_from_slice(bytes);
+        f
+    };
+    let all = onnxsc::contract::calling_model(&library).encode_to_vec();
+    let one = onnxsc::contract::calling_model(&onnxsc::proto::onnx::ModelProto {
+        functions: library.functions[1..2].to_vec(),
+        ..Default::default()
+    })
+    .encode_to_vec();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/serve");
+    std::fs::create_dir_all(&dir).expect("created");
+    std::fs::write(dir.join("seed-requests"), [frame(&all), frame(&one), frame(&all)].concat()).expect("written");
+    std::fs::write(dir.join("seed-refused-then-linked"), [frame(b"not a model"), frame(&one)].concat())
+        .expect("written");
+    let mut cut = frame(&one);
+    cut.extend(frame(&all));
+    cut.truncate(cut.len() - 10);
+    std::fs::write(dir.join("seed-cut"), cut).expect("written");
 }

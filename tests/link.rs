@@ -769,3 +769,85 @@ fn no_panic_on_corrupted_bytes() {
         link_bytes(&m, &l);
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// The libraries indexed once, the model's functions over them
+// ------------------------------------------------------------------------------------------
+
+/// A function of `LIB` with another body (a `Neg`), as another library or the model may hold.
+fn other(name: &str) -> FunctionProto {
+    FunctionProto {
+        node: vec![node("", "Neg", "", &["x"], &["return_val"], vec![])],
+        attribute_proto: vec![],
+        metadata_props: vec![],
+        ..function(name)
+    }
+}
+
+/// The model defines `scaled`, `shift` twice and `gelu`; `a.onnx` defines `scaled`, `shift`
+/// and `pick`, `b.onnx` `scaled`, `pick`, `gelu`, `shift` and `pick` again: warnings and
+/// duplicates come in the order of the definitions, as one table of them all would find them.
+#[test]
+fn model_functions_over_libraries_report_shadowing_and_duplicates_in_order() {
+    let calls = vec![
+        call("scaled", "s", &["x"], &["a"], vec![]),
+        call("shift", "t", &["a"], &["b"], vec![float_attr("by", 2.0)]),
+        call("gelu", "g", &["b"], &["y"], vec![]),
+    ];
+    let m = model(graph(calls, &["x"], &["y"]), vec![other("scaled"), other("shift"), other("shift"), other("gelu")]);
+    let libs = || {
+        vec![
+            Library { name: "a.onnx".into(), functions: vec![function("scaled"), function("shift"), function("pick")] },
+            Library {
+                name: "b.onnx".into(),
+                functions: vec![other("scaled"), other("pick"), function("gelu"), other("shift"), function("pick")],
+            },
+        ]
+    };
+    let mut report = String::new();
+    for override_model in [false, true] {
+        let options = Options { mode: Mode::Reference, override_model, max_nodes: link::DEFAULT_MAX_NODES };
+        let diags = match link::link(m.clone(), libs(), &options) {
+            Ok(linked) => linked.diagnostics,
+            Err(diags) => diags,
+        };
+        report += &format!("--- override: {override_model}\n{}", render(&diags));
+        // Indexed once and linked twice: the same diagnostics each time.
+        let indexed = link::Libraries::new(libs());
+        for _ in 0..2 {
+            let again = match link::link_against(m.clone(), &indexed, &options) {
+                Ok(linked) => linked.diagnostics,
+                Err(diags) => diags,
+            };
+            assert_eq!(render(&again), render(&diags));
+        }
+    }
+    insta::assert_snapshot!("model_functions_over_libraries", report);
+}
+
+/// Linking against libraries indexed once gives what linking against them afresh gives, for
+/// several models in turn, in both modes; and a model's functions do not stay in the index.
+#[test]
+fn libraries_indexed_once_link_each_model_as_afresh() {
+    let indexed = link::Libraries::new(lib(library()));
+    let models = [
+        model(graph(vec![call("nested", "n", &["x"], &["y"], vec![float_attr("alpha", 2.0)])], &["x"], &["y"]), vec![]),
+        model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![other("scaled")]),
+        model(graph(vec![call("pick", "p", &["x"], &["y"], vec![str_attr("mode", "neg")])], &["x"], &["y"]), vec![]),
+        model(graph(vec![call("scaled", "s", &["x"], &["y"], vec![])], &["x"], &["y"]), vec![]),
+    ];
+    for mode in [Mode::Inline, Mode::Reference] {
+        for override_model in [false, true] {
+            let options = Options { mode, override_model, max_nodes: link::DEFAULT_MAX_NODES };
+            for m in &models {
+                let afresh = link::link(m.clone(), lib(library()), &options).map(|l| l.model.encode_to_vec());
+                let shared = link::link_against(m.clone(), &indexed, &options).map(|l| l.model.encode_to_vec());
+                match (afresh, shared) {
+                    (Ok(a), Ok(b)) => assert!(a == b, "{mode:?}, override {override_model}: the outputs differ"),
+                    (Err(a), Err(b)) => assert_eq!(render(&a), render(&b)),
+                    _ => panic!("{mode:?}, override {override_model}: one links, the other does not"),
+                }
+            }
+        }
+    }
+}

@@ -6,15 +6,23 @@ given). A one-node model calling the function that way, linked in inline mode
 for that call: attribute references bound, ``is None`` tests and attribute-only conditions
 folded, omitted values left out. It becomes a function of the given inputs only, which the
 exporter calls (and later inlines). Variants are cached per (function, inputs given,
-attribute values): one linker run per distinct call.
+attribute values): one link per distinct call.
+
+The links are requests to one ``onnxsc serve`` process per library (:class:`_Server`), started
+on the first variant: the library is read and indexed once, and a request costs what linking
+its one call costs, not a process and three files.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import shutil
+import struct
 import subprocess
 import tempfile
+import threading
+import weakref
 from pathlib import Path
 
 from onnxsc._binary import find_onnxsc_bin
@@ -25,14 +33,20 @@ from onnxsc._translation import SOURCE_KEY, compiled_function, source_of
 # Variant names are unique in the process: tables may be merged into one export.
 _VARIANTS = itertools.count()
 
+# The status byte of a response of `onnxsc serve` (driver::serve).
+_LINKED = 0
+
 
 class Specializer:
-    """The variants of the functions of one compiled library."""
+    """The variants of the functions of one compiled library. Safe to use from several
+    threads; its server ends when it is garbage-collected, or when the interpreter exits."""
 
     def __init__(self, library: bytes):
         self.library = library
         self.cache: dict = {}
         self.bodies: dict = {}
+        self._server = None
+        self._starting = threading.Lock()
 
     def variant(self, proto, signature: Signature, given: list, attributes: dict, n_outputs: int):
         """The function specialised to a call that gives the inputs named in ``given`` and the
@@ -80,39 +94,134 @@ class Specializer:
     def _link(self, proto, signature: Signature, given: list, attributes: dict):
         import onnx
 
-        formals = [i.name for i in signature.inputs]
-        actuals = [name if name in given else "" for name in formals]
-        while actuals and not actuals[-1]:
-            actuals.pop()
-        outputs = [f"out{k}" for k in range(len(proto.output))]
-        node = onnx.helper.make_node(proto.name, actuals, outputs, domain=proto.domain)
-        types = {a.name: a.type for a in signature.attributes}
-        for name, value in attributes.items():
-            node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=ATTRIBUTE_PROTO_TYPES[types[name]]))
-        # Given inputs are tensors: the linker folds `x is None` on them. Inputs and outputs
-        # carry a shape (of unknown rank), as onnx.checker requires and so the linker.
-        tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.UNDEFINED, None)
-        tensor.tensor_type.shape.SetInParent()
-        graph = onnx.helper.make_graph(
-            [node],
-            "call",
-            [onnx.helper.make_value_info(n, tensor) for n in given],
-            [onnx.helper.make_value_info(n, tensor) for n in outputs],
-        )
-        imports = [onnx.helper.make_opsetid(proto.domain, 1), *proto.opset_import]
-        model = onnx.helper.make_model(graph, opset_imports=_unique_imports(imports), ir_version=10)
-        with tempfile.TemporaryDirectory(prefix="onnxsc-") as tmp:
-            call, library, linked = (Path(tmp) / n for n in ("call.onnx", "library.onnx", "linked.onnx"))
-            call.write_bytes(model.SerializeToString())
-            library.write_bytes(self.library)
-            cmd = [find_onnxsc_bin(), "--color", "never", "link", str(call), str(library), "-o", str(linked), "--mode", "inline"]
-            proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace")
-            if proc.returncode != 0:
-                raise OnnxscError(
-                    f"{source_of(proto)}: cannot specialise `{proto.name}` to inputs {given} and "
-                    f"attributes {attributes}:\n{proc.stderr.strip()}"
-                )
-            return onnx.load_from_string(linked.read_bytes())
+        request = call_model(proto, signature, given, attributes).SerializeToString()
+        status, payload = self._respond(request)
+        if status != _LINKED:
+            raise OnnxscError(
+                f"{source_of(proto)}: cannot specialise `{proto.name}` to inputs {given} and "
+                f"attributes {attributes}:\n{payload.decode('utf-8', errors='replace').strip()}"
+            )
+        return onnx.load_from_string(payload)
+
+    def _respond(self, request: bytes) -> tuple:
+        """The server's response to a request: (status, payload)."""
+        with self._starting:
+            if self._server is None:
+                self._server = _Server(self.library)
+        return self._server.request(request)
+
+    def close(self) -> None:
+        """Ends the server now (a later variant starts another)."""
+        with self._starting:
+            server, self._server = self._server, None
+        if server is not None:
+            server.close()
+
+
+def call_model(proto, signature: Signature, given: list, attributes: dict):
+    """A model of one call of ``proto`` that gives the inputs named in ``given`` and the
+    ``attributes``, computing ``out0``, ``out1``...: what the linker specialises."""
+    import onnx
+
+    formals = [i.name for i in signature.inputs]
+    actuals = [name if name in given else "" for name in formals]
+    while actuals and not actuals[-1]:
+        actuals.pop()
+    outputs = [f"out{k}" for k in range(len(proto.output))]
+    node = onnx.helper.make_node(proto.name, actuals, outputs, domain=proto.domain)
+    types = {a.name: a.type for a in signature.attributes}
+    for name, value in attributes.items():
+        node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=ATTRIBUTE_PROTO_TYPES[types[name]]))
+    # Given inputs are tensors: the linker folds `x is None` on them. Inputs and outputs
+    # carry a shape (of unknown rank), as onnx.checker requires and so the linker.
+    tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.UNDEFINED, None)
+    tensor.tensor_type.shape.SetInParent()
+    graph = onnx.helper.make_graph(
+        [node],
+        "call",
+        [onnx.helper.make_value_info(n, tensor) for n in given],
+        [onnx.helper.make_value_info(n, tensor) for n in outputs],
+    )
+    imports = [onnx.helper.make_opsetid(proto.domain, 1), *proto.opset_import]
+    return onnx.helper.make_model(graph, opset_imports=_unique_imports(imports), ir_version=10)
+
+
+class _Server:
+    """One ``onnxsc serve`` process: the library in a temporary file that lives as long as the
+    process, requests framed on its stdin (a 4-byte little-endian length, then the bytes),
+    responses on its stdout (the same framing: a status byte, then the linked model or the
+    diagnostics), its stderr in a temporary file, read when it dies. One request at a time."""
+
+    def __init__(self, library: bytes):
+        directory = tempfile.mkdtemp(prefix="onnxsc-serve-")
+        stderr = tempfile.TemporaryFile(prefix="onnxsc-serve-")
+        try:
+            path = Path(directory) / "library.onnx"
+            path.write_bytes(library)
+            cmd = [find_onnxsc_bin(), "--color", "never", "serve", str(path)]
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+        except BaseException:
+            stderr.close()
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        self._stderr = stderr
+        self._lock = threading.Lock()
+        self._failure = None
+        self.close = weakref.finalize(self, _close, self._proc, directory, stderr)
+
+    def request(self, data: bytes) -> tuple:
+        with self._lock:
+            if self._failure is None:
+                try:
+                    return self._exchange(data)
+                except (OSError, ValueError, EOFError):
+                    self._failure = self._died()
+            raise OnnxscError(self._failure)
+
+    def _exchange(self, data: bytes) -> tuple:
+        proc = self._proc
+        proc.stdin.write(struct.pack("<I", len(data)) + data)
+        proc.stdin.flush()
+        (length,) = struct.unpack("<I", _read(proc.stdout, 4))
+        response = _read(proc.stdout, length)
+        if not response:
+            raise EOFError
+        return response[0], response[1:]
+
+    def _died(self) -> str:
+        """What to say of a server that stopped answering: its exit and its stderr."""
+        try:
+            code = self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            code = self._proc.wait()
+        how = f"was killed by signal {-code}" if code < 0 else f"ended with exit status {code}"
+        self._stderr.seek(0)
+        err = self._stderr.read().decode("utf-8", errors="replace").strip()
+        return f"the onnxsc server of this library {how}" + (f":\n{err}" if err else ", saying nothing")
+
+
+def _read(stream, n: int) -> bytes:
+    data = stream.read(n)
+    if len(data) < n:
+        raise EOFError
+    return data
+
+
+def _close(proc, directory: str, stderr) -> None:
+    """Ends a server: its input closed (it exits at the end of its input), then its files."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+    stderr.close()
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _domains(nodes) -> set:

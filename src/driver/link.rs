@@ -78,29 +78,11 @@ pub fn link_files(request: &LinkRequest) -> Result<LinkOutcome, LinkIoError> {
         Err(d) => return refused(SourceMap::new(), Vec::new(), vec![*d]),
     };
     drop(bytes);
-
-    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
-    let mut libraries = Vec::new();
-    // Link diagnostics have no source text; compiled libraries bring theirs.
-    let (mut sources, mut compiled) = (SourceMap::new(), Vec::new());
-    if !source_libs.is_empty() {
-        let paths: Vec<PathBuf> = source_libs.iter().map(|&p| p.clone()).collect();
-        let c = compile_paths(&paths, schemas).map_err(|e| LinkIoError { message: e.to_string(), help: None })?;
-        if c.has_errors() {
-            return Ok(LinkOutcome::SourceErrors(Box::new(c)));
-        }
-        let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-        libraries.push(Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
-        inputs.extend(c.files);
-        (sources, compiled) = (c.sources, c.diagnostics);
-    }
-    for lib in file_libs {
-        match link::load::library(&read(lib)?, &lib.display().to_string()) {
-            Ok(l) => libraries.push(l),
-            Err(d) => return refused(sources, compiled, vec![*d]),
-        }
-    }
+    let Loaded { libraries, sources, compiled, files } = match load_libraries(libs, schemas)? {
+        Ok(loaded) => loaded,
+        Err(outcome) => return Ok(outcome),
+    };
+    inputs.extend(files);
 
     let linked = match link::link(model_proto, libraries, options) {
         Ok(l) => l,
@@ -108,6 +90,48 @@ pub fn link_files(request: &LinkRequest) -> Result<LinkOutcome, LinkIoError> {
     };
     write_linked(model, output, &linked, &inputs)?;
     Ok(LinkOutcome::Written { sources, compiled, linked: Box::new(linked) })
+}
+
+/// The libraries of a link, ready to link against.
+pub struct Loaded {
+    pub libraries: Vec<Library>,
+    /// The compiled sources' files, which diagnostics may point into (empty without sources).
+    pub sources: SourceMap,
+    /// The warnings of the compiled sources.
+    pub compiled: Vec<Diagnostic>,
+    /// Every file the compilation read.
+    pub files: Vec<PathBuf>,
+}
+
+/// The libraries `libs` name: `.onnxs` files and directories compiled together into one
+/// library (named after them), then the built libraries read and checked, in order. `Ok(Err)`
+/// is what makes them impossible to link against: source errors, or a refused library.
+pub fn load_libraries(libs: &[PathBuf], schemas: &Options) -> Result<Result<Loaded, LinkOutcome>, LinkIoError> {
+    let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
+    // Link diagnostics have no source text; compiled libraries bring theirs.
+    let mut loaded =
+        Loaded { libraries: Vec::new(), sources: SourceMap::new(), compiled: Vec::new(), files: Vec::new() };
+    if !source_libs.is_empty() {
+        let paths: Vec<PathBuf> = source_libs.iter().map(|&p| p.clone()).collect();
+        let c = compile_paths(&paths, schemas).map_err(|e| LinkIoError { message: e.to_string(), help: None })?;
+        if c.has_errors() {
+            return Ok(Err(LinkOutcome::SourceErrors(Box::new(c))));
+        }
+        let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        loaded.libraries.push(Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
+        (loaded.sources, loaded.compiled, loaded.files) = (c.sources, c.diagnostics, c.files);
+    }
+    for lib in file_libs {
+        match link::load::library(&read(lib)?, &lib.display().to_string()) {
+            Ok(l) => loaded.libraries.push(l),
+            Err(d) => {
+                let Loaded { sources, compiled, .. } = loaded;
+                return Ok(Err(LinkOutcome::Refused { sources, compiled, diagnostics: vec![*d] }));
+            }
+        }
+    }
+    Ok(Ok(loaded))
 }
 
 /// Writes the linked model to `output`, with its external data placed beside the file written

@@ -6,7 +6,9 @@
 //! parse), `modules` (the files imports bring in), `schemas` (the PyTorch schemas in force),
 //! `heads` and `lowering` (a module's functions, `pieces` of a large one on the compiler's
 //! threads), `editor`, `analysis` and `reuse` (what an editor asks for and keeps), `link` (the
-//! `link` command's pipeline), `trace` (trace-only translations specialised call by call), `files` and `output` (reading and writing files).
+//! `link` command's pipeline), `serve` (the libraries loaded once, a link per request), `trace`
+//! (trace-only translations specialised call by call), `files` and `output` (reading and
+//! writing files).
 
 pub mod analysis;
 mod editor;
@@ -22,6 +24,7 @@ mod pieces;
 mod pipeline;
 mod reuse;
 mod schemas;
+pub mod serve;
 mod stack;
 pub mod trace;
 

@@ -24,7 +24,7 @@ pub enum Target {
 pub fn target(table: &Table, node: &NodeProto) -> Target {
     let (domain, op) = (node.domain(), node.op_type());
     match table.lookup(domain, op, node.overload()) {
-        Some(id) if !table.defs[id].shadowed => Target::Function(id),
+        Some(id) if !table.def(id).shadowed => Target::Function(id),
         Some(_) => Target::Operator,
         None if schema::registry().knows_operator(domain, op) => Target::Operator,
         None => Target::Unresolved,
@@ -39,7 +39,7 @@ const SHOWN: usize = 20;
 pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mut Vec<Diagnostic>) -> Vec<usize> {
     let mut r = Reach {
         table,
-        state: vec![State::New; table.defs.len()],
+        state: HashMap::new(),
         order: Vec::new(),
         stack: Vec::new(),
         unresolved: Vec::new(),
@@ -85,12 +85,12 @@ pub fn reachable(table: &Table, graph: &[NodeProto], roots: &[usize], diags: &mu
         diags.push(d.help("link the library the model was exported against, or export the model again"));
     }
     for cycle in cycles {
-        let path: Vec<String> = cycle.iter().map(|id| format!("`{}`", table.defs[*id].qualname())).collect();
+        let path: Vec<String> = cycle.iter().map(|id| format!("`{}`", table.def(*id).qualname())).collect();
         diags.push(
             Diagnostic::error(
                 codes::RECURSIVE_FUNCTIONS,
                 0,
-                format!("`{}` calls itself", table.defs[cycle[0]].qualname()),
+                format!("`{}` calls itself", table.def(cycle[0]).qualname()),
             )
             .note(format!("through {}", path.join(" -> ")))
             .help("ONNX functions cannot be recursive: a call cycle can be neither inlined nor run"),
@@ -109,8 +109,9 @@ enum State {
 type Key = (String, String, String);
 
 struct Reach<'t> {
-    table: &'t Table,
-    state: Vec<State>,
+    table: &'t Table<'t>,
+    /// Per function visited: the libraries may hold many more than a link reaches.
+    state: HashMap<usize, State>,
     order: Vec<usize>,
     stack: Vec<usize>,
     unresolved: Vec<(Key, Vec<String>)>,
@@ -125,9 +126,9 @@ impl Reach<'_> {
         each_node(nodes, scope, &mut |node, index, scope| match target(self.table, node) {
             Target::Operator => {}
             Target::Function(id) => {
-                let problems = check_call(&self.table.defs[id].signature, node);
+                let problems = check_call(&self.table.def(id).signature, node);
                 if !problems.is_empty() {
-                    self.bad_calls.push((self.table.defs[id].qualname(), site(node, index, scope), problems));
+                    self.bad_calls.push((self.table.def(id).qualname(), site(node, index, scope), problems));
                 }
                 callees.push(id);
             }
@@ -144,7 +145,7 @@ impl Reach<'_> {
     }
 
     fn visit(&mut self, id: usize) {
-        match self.state[id] {
+        match self.state.get(&id).copied().unwrap_or(State::New) {
             State::Done => {}
             State::Active => {
                 let start = self.stack.iter().position(|s| *s == id).unwrap_or(0);
@@ -153,17 +154,17 @@ impl Reach<'_> {
                 self.cycles.push(cycle);
             }
             State::New => {
-                self.state[id] = State::Active;
+                self.state.insert(id, State::Active);
                 self.stack.push(id);
                 let mut callees = Vec::new();
                 let table = self.table;
-                let name = table.defs[id].qualname();
-                self.scan(&table.defs[id].proto.node, &Scope::Function(&name), &mut callees);
+                let name = table.def(id).qualname();
+                self.scan(&table.def(id).proto.node, &Scope::Function(&name), &mut callees);
                 for c in callees {
                     self.visit(c);
                 }
                 self.stack.pop();
-                self.state[id] = State::Done;
+                self.state.insert(id, State::Done);
                 self.order.push(id);
             }
         }
@@ -179,7 +180,7 @@ pub fn deepest_chain(table: &Table, order: &[usize]) -> Vec<usize> {
     let mut deepest: Option<(usize, usize)> = None;
     for &id in order {
         let mut best = (1, None);
-        each_node(&table.defs[id].proto.node, &Scope::Graph, &mut |n, _, _| {
+        each_node(&table.def(id).proto.node, &Scope::Graph, &mut |n, _, _| {
             if let Target::Function(callee) = target(table, n) {
                 if let Some(&(d, _)) = depth.get(&callee) {
                     if d + 1 > best.0 {
@@ -205,7 +206,7 @@ pub fn deepest_chain(table: &Table, order: &[usize]) -> Vec<usize> {
 /// E0811: a chain of calls deeper than onnx.checker and ONNX Runtime accept, shortened in the
 /// middle, with the node of the main graph that starts it.
 pub fn too_deep(table: &Table, chain: &[usize], graph: &[NodeProto]) -> Diagnostic {
-    let name = |id: &usize| format!("`{}`", table.defs[*id].qualname());
+    let name = |id: &usize| format!("`{}`", table.def(*id).qualname());
     let shown: Vec<String> = if chain.len() <= 8 {
         chain.iter().map(name).collect()
     } else {

@@ -65,7 +65,7 @@ struct Template {
 }
 
 pub struct Inliner<'t> {
-    table: &'t Table,
+    table: &'t Table<'t>,
     templates: HashMap<(usize, Vec<u8>, Vec<Actual>), Rc<Template>>,
     /// Values known to be tensors (typed inputs, initializers, value_info of the graph; then,
     /// for each template being built, its formals that the call gives tensors for).
@@ -159,7 +159,7 @@ impl<'t> Inliner<'t> {
         }
         // Inside a template body, the names are the function's own: the known ones are its formals.
         let tensors = self.tensors.last();
-        let actuals: Vec<Actual> = (0..self.table.defs[id].proto.input.len())
+        let actuals: Vec<Actual> = (0..self.table.def(id).proto.input.len())
             .map(|i| match call.input.get(i).map(String::as_str) {
                 None | Some("") => Actual::Absent,
                 Some(v) if tensors.is_some_and(|t| t.contains(v)) => Actual::Tensor,
@@ -180,7 +180,7 @@ impl<'t> Inliner<'t> {
     /// The function specialised to `attrs` and the inputs given, its own calls expanded.
     fn build(&mut self, id: usize, attrs: &[AttributeProto], actuals: &[Actual]) -> Template {
         let table = self.table;
-        let mut f = specialize_call(&table.defs[id].proto, attrs, actuals);
+        let mut f = specialize_call(&table.def(id).proto, attrs, actuals);
         drop_references(&mut f.node);
         let mut body = GraphProto {
             node: std::mem::take(&mut f.node),

@@ -31,7 +31,7 @@ mod calls;
 pub mod external;
 mod inline;
 mod library;
-pub use library::Library;
+pub use library::{Libraries, Library};
 pub mod load;
 mod names;
 mod opsets;
@@ -43,7 +43,7 @@ mod walk;
 pub mod eval;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
-use crate::proto::onnx::{FunctionProto, GraphProto, ModelProto};
+use crate::proto::onnx::{GraphProto, ModelProto};
 use std::collections::HashSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,17 @@ pub struct Linked {
 
 /// Links `model` against `libraries`. On errors nothing is produced: all the diagnostics found
 /// are returned (warnings included).
-pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
+pub fn link(model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
+    link_against(model, &Libraries::new(libraries), options)
+}
+
+/// [`link`] against libraries indexed once for many links: the work is the model's and what it
+/// calls, whatever the size of the libraries.
+pub fn link_against(
+    mut model: ModelProto,
+    libraries: &Libraries,
+    options: &Options,
+) -> Result<Linked, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut table =
         library::Table::build(std::mem::take(&mut model.functions), libraries, options.override_model, &mut diags);
@@ -115,8 +125,7 @@ pub fn link(mut model: ModelProto, libraries: Vec<Library>, options: &Options) -
             (kept, inliner.calls)
         }
     };
-    let mut protos: Vec<Option<FunctionProto>> = table.defs.into_iter().map(|d| Some(d.proto)).collect();
-    model.functions = kept.iter().filter_map(|id| protos[*id].take()).collect();
+    model.functions = table.into_protos(&kept);
     model.graph = Some(graph);
     model.ir_version = Some(opsets::ir_version(&model));
     // The inputs were checked; this catches what linking itself breaks (nesting too deep for
@@ -162,7 +171,7 @@ fn reference(
 
 /// E0807: inlining would make more nodes than allowed, through this chain of calls.
 fn too_large(table: &library::Table, chain: &[usize], max_nodes: usize) -> Diagnostic {
-    let path: Vec<String> = chain.iter().map(|id| format!("`{}`", table.defs[*id].qualname())).collect();
+    let path: Vec<String> = chain.iter().map(|id| format!("`{}`", table.def(*id).qualname())).collect();
     Diagnostic::error(
         codes::INLINE_TOO_LARGE,
         0,

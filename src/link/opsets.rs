@@ -21,7 +21,7 @@ pub fn merge(model: &mut ModelProto, table: &Table, functions: &[usize], diags: 
         model.opset_import.iter().map(|o| (normalize_domain(o.domain()).to_string(), o.version())).collect();
     let mut added: BTreeMap<String, i64> = BTreeMap::new();
     for &id in functions {
-        for o in &table.defs[id].proto.opset_import {
+        for o in &table.def(id).proto.opset_import {
             let d = normalize_domain(o.domain());
             if !model_versions.contains_key(d) {
                 let v = added.entry(d.to_string()).or_insert(o.version());
@@ -31,7 +31,7 @@ pub fn merge(model: &mut ModelProto, table: &Table, functions: &[usize], diags: 
     }
     let merged = |d: &str| model_versions.get(d).or_else(|| added.get(d)).copied();
     for &id in functions {
-        let def = &table.defs[id];
+        let def = table.def(id);
         for o in &def.proto.opset_import {
             let d = normalize_domain(o.domain());
             let (theirs, ours) = (o.version(), merged(d).unwrap_or(o.version()));
@@ -65,7 +65,7 @@ pub fn merge(model: &mut ModelProto, table: &Table, functions: &[usize], diags: 
 fn changed_operator(table: &Table, id: usize, domain: &str, a: i64, b: i64) -> Option<String> {
     let registry = schema::registry();
     let mut changed = None;
-    each_node(&table.defs[id].proto.node, &Scope::Graph, &mut |node, _, _| {
+    each_node(&table.def(id).proto.node, &Scope::Graph, &mut |node, _, _| {
         if changed.is_some() || normalize_domain(node.domain()) != domain || target(table, node) != Target::Operator {
             return;
         }

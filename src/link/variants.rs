@@ -50,8 +50,8 @@ struct Failure {
     sites: Vec<String>,
 }
 
-struct Variants<'t> {
-    table: &'t mut Table,
+struct Variants<'t, 'l> {
+    table: &'t mut Table<'l>,
     made: HashMap<Key, Result<usize, usize>>,
     failures: Vec<Failure>,
     names: Namer,
@@ -65,25 +65,25 @@ struct Variants<'t> {
 /// input, or an attribute its function needs, to a variant added to `table`. Returns the
 /// variants that cannot be made, as diagnostics.
 pub fn redirect(table: &mut Table, graph: &mut GraphProto, functions: &[usize]) -> Vec<Diagnostic> {
-    let names = Namer::new(table.defs.iter().map(|d| d.proto.name()));
+    let names = Namer::new(table.defs().map(|d| d.proto.name()));
     let mut v =
         Variants { table, made: HashMap::new(), failures: Vec::new(), names, needs: HashMap::new(), building: 0 };
     v.rewrite(&mut graph.node, None);
     // Variants are made from the functions as they are: their new bodies go in at the end.
     let mut bodies = Vec::with_capacity(functions.len());
     for &id in functions {
-        let mut body = v.table.defs[id].proto.node.clone();
-        let scope = format!("function `{}`", v.table.defs[id].qualname());
+        let mut body = v.table.def(id).proto.node.clone();
+        let scope = format!("function `{}`", v.table.def(id).qualname());
         v.rewrite(&mut body, Some(&scope));
         bodies.push((id, body));
     }
     for (id, body) in bodies {
-        v.table.defs[id].proto.node = body;
+        v.table.set_body(id, body);
     }
     v.failures.into_iter().filter(|f| !f.sites.is_empty()).map(|f| refused(&f)).collect()
 }
 
-impl Variants<'_> {
+impl Variants<'_, '_> {
     /// Redirects the calls in `nodes` and their subgraphs; `scope` says where they are (`None`:
     /// the main graph). Returns the first call that cannot be redirected: where, and why.
     fn rewrite(&mut self, nodes: &mut [NodeProto], scope: Option<&str>) -> Option<(String, usize)> {
@@ -114,7 +114,7 @@ impl Variants<'_> {
     /// Points a call that leaves something out at its variant, without its `""` inputs.
     fn redirect_call(&mut self, node: &mut NodeProto) -> Result<(), usize> {
         let Target::Function(id) = target(self.table, node) else { return Ok(()) };
-        let formals = self.table.defs[id].proto.input.len();
+        let formals = self.table.def(id).proto.input.len();
         let given: Vec<bool> = (0..formals).map(|i| node.input.get(i).is_some_and(|s| !s.is_empty())).collect();
         let left_out: Vec<String> =
             self.needs(id).into_iter().filter(|a| !node.attribute.iter().any(|g| g.name() == a)).collect();
@@ -122,7 +122,7 @@ impl Variants<'_> {
             return Ok(());
         }
         let variant = self.variant((id, given, left_out))?;
-        node.op_type = Some(self.table.defs[variant].proto.name().to_string());
+        node.op_type = Some(self.table.def(variant).proto.name().to_string());
         node.input.retain(|i| !i.is_empty());
         Ok(())
     }
@@ -133,7 +133,7 @@ impl Variants<'_> {
             return *made;
         }
         let (id, given, left_out) = &key;
-        let def = &self.table.defs[*id];
+        let def = self.table.def(*id);
         let mut omitted: Vec<&str> =
             def.proto.input.iter().zip(given).filter(|(_, g)| !**g).map(|(n, _)| n.as_str()).collect();
         omitted.extend(left_out.iter().map(String::as_str));
@@ -215,7 +215,7 @@ impl Variants<'_> {
         }
         // A cycle (refused before linking) would find nothing more.
         self.needs.insert(id, Vec::new());
-        let f = &self.table.defs[id].proto;
+        let f = &self.table.def(id).proto;
         if f.attribute.is_empty() {
             return Vec::new();
         }
@@ -245,7 +245,7 @@ impl Variants<'_> {
                 direct.insert(r);
             }
         }
-        let f = &self.table.defs[id].proto;
+        let f = &self.table.def(id).proto;
         let needs: Vec<String> = f.attribute.iter().filter(|a| direct.contains(*a)).cloned().collect();
         self.needs.insert(id, needs.clone());
         needs

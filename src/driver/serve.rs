@@ -1,0 +1,207 @@
+//! `onnxsc serve LIB...`: the libraries loaded once (compiled or read as `link` loads them) and
+//! indexed once (`link::Libraries`), then one inline link per request, on standard input and
+//! output, until the input ends. A client that specialises many calls (the Python package, one
+//! variant per distinct call of a translation) pays for a process, for reading the libraries
+//! and for files once, not per call.
+//!
+//! Every message is a 4-byte little-endian length, then that many bytes. A request is a
+//! serialized `ModelProto`; its response is one status byte, then the payload: [`LINKED`] and
+//! the linked model's bytes (what `onnxsc link --mode inline` writes for that model), or
+//! [`REFUSED`] and the diagnostics as UTF-8 text (as `link --color never` renders them). A
+//! request that is not a model, or a frame longer than a model may be, is a refusal and the
+//! server goes on; a frame the input ends inside is refused, and ends the server.
+
+use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
+use super::{files, Options};
+use crate::diagnostics::{codes, render_plain, Diagnostic};
+use crate::link::{self, Libraries, Mode};
+use crate::source::SourceMap;
+use prost::Message;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+
+/// The status byte of a linked model.
+pub const LINKED: u8 = 0;
+/// The status byte of diagnostics: the request cannot be linked.
+pub const REFUSED: u8 = 1;
+
+/// What the requests' diagnostics call the request model.
+const REQUEST: &str = "the request";
+
+/// How every request is linked: inline, as `link --mode inline` links with its defaults.
+pub const OPTIONS: link::Options =
+    link::Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+
+/// The libraries, indexed, answering requests.
+pub struct Server {
+    libraries: Libraries,
+    /// The compiled sources' files, which diagnostics may point into.
+    sources: SourceMap,
+}
+
+/// How starting a server ended.
+pub enum Startup {
+    /// Ready to serve; the warnings of the compiled sources, to report first.
+    Ready { server: Server, compiled: Vec<Diagnostic> },
+    /// The libraries cannot be linked against (source errors, a refused library), as `link`
+    /// would report it.
+    Failed(LinkOutcome),
+}
+
+/// A response: the status byte, then the payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub status: u8,
+    pub payload: Vec<u8>,
+}
+
+/// How serving ended without an I/O failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The input ended between requests.
+    Closed,
+    /// The input ended inside a request (answered with a refusal saying so).
+    Cut(String),
+}
+
+impl Server {
+    /// Loads `libs` as `link` does, and indexes their functions.
+    pub fn start(libs: &[PathBuf], schemas: &Options) -> Result<Startup, LinkIoError> {
+        Ok(match load_libraries(libs, schemas)? {
+            Ok(Loaded { libraries, sources, compiled, .. }) => {
+                Startup::Ready { server: Server::new(Libraries::new(libraries), sources), compiled }
+            }
+            Err(outcome) => Startup::Failed(outcome),
+        })
+    }
+
+    /// A server for libraries loaded already.
+    pub fn new(libraries: Libraries, sources: SourceMap) -> Server {
+        Server { libraries, sources }
+    }
+
+    /// The compiled sources' files, which the diagnostics of the libraries point into.
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    /// The response to one request.
+    pub fn respond(&self, request: &[u8]) -> Response {
+        let model = match link::load::model(request, REQUEST) {
+            Ok(m) => m,
+            Err(d) => return self.refused(&[*d]),
+        };
+        if let Some(location) = link::external::locations(&model).into_iter().next() {
+            return self.refused(&[external_data(&location)]);
+        }
+        match link::link_against(model, &self.libraries, &OPTIONS) {
+            Ok(linked) => Response { status: LINKED, payload: linked.model.encode_to_vec() },
+            Err(diags) => self.refused(&diags),
+        }
+    }
+
+    fn refused(&self, diags: &[Diagnostic]) -> Response {
+        let text: String = diags.iter().map(|d| render_plain(&self.sources, d)).collect();
+        Response { status: REFUSED, payload: text.into_bytes() }
+    }
+
+    /// Answers the requests of `input` on `output` until `input` ends. An error is a failure to
+    /// read or write, saying which.
+    pub fn serve(&self, input: &mut impl Read, output: &mut impl Write) -> io::Result<Ended> {
+        let reading = |e: io::Error| io::Error::new(e.kind(), format!("cannot read a request: {e}"));
+        let writing = |e: io::Error| io::Error::new(e.kind(), format!("cannot write a response: {e}"));
+        loop {
+            let response = match read_frame(input).map_err(reading)? {
+                Frame::End => return Ok(Ended::Closed),
+                Frame::Request(bytes) => self.respond(&bytes),
+                Frame::TooLarge(len) => refusal(&format!(
+                    "error: the request is {len} bytes, more than the {} a model may be\n",
+                    files::MAX_MODEL_BYTES
+                )),
+                Frame::Cut(why) => {
+                    write_response(output, &refusal(&format!("error: {why}\n"))).map_err(writing)?;
+                    return Ok(Ended::Cut(why));
+                }
+            };
+            write_response(output, &response).map_err(writing)?;
+        }
+    }
+}
+
+/// E0802 for a request that keeps tensors in external data: there is no directory to find
+/// them in.
+fn external_data(location: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::INVALID_MODEL,
+        0,
+        format!("{REQUEST} keeps tensors in external data (`{location}`), which a request cannot carry"),
+    )
+    .help("send the tensors in the model, or link the model file with `onnxsc link`, which finds the data beside it")
+}
+
+fn refusal(text: &str) -> Response {
+    Response { status: REFUSED, payload: text.as_bytes().to_vec() }
+}
+
+/// One message of the input.
+enum Frame {
+    Request(Vec<u8>),
+    /// Longer than a model may be: its bytes were read and dropped.
+    TooLarge(u64),
+    /// The input ended where a message was expected.
+    End,
+    /// The input ended inside a message: why, in words.
+    Cut(String),
+}
+
+fn read_frame(input: &mut impl Read) -> io::Result<Frame> {
+    let mut header = [0u8; 4];
+    let got = read_full(input, &mut header)?;
+    if got == 0 {
+        return Ok(Frame::End);
+    }
+    if got < header.len() {
+        return Ok(Frame::Cut(format!("the input ended inside a request's length ({got} of its 4 bytes)")));
+    }
+    let len = u64::from(u32::from_le_bytes(header));
+    let cut =
+        |came: u64| Frame::Cut(format!("the input ended inside a request: its length says {len} bytes, {came} came"));
+    if len > files::MAX_MODEL_BYTES {
+        let came = io::copy(&mut input.take(len), &mut io::sink())?;
+        return Ok(if came < len { cut(came) } else { Frame::TooLarge(len) });
+    }
+    // Grown as the bytes come, so that a length the input does not keep costs nothing.
+    let mut bytes = Vec::new();
+    input.take(len).read_to_end(&mut bytes)?;
+    Ok(if (bytes.len() as u64) < len { cut(bytes.len() as u64) } else { Frame::Request(bytes) })
+}
+
+/// Reads until `buf` is full or the input ends: how many bytes came.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// One message: the length, the status byte and the payload, in one write.
+fn write_response(output: &mut impl Write, response: &Response) -> io::Result<()> {
+    let Ok(len) = u32::try_from(response.payload.len() + 1) else {
+        return write_response(
+            output,
+            &refusal("error: the linked model is larger than a response can carry (4 GiB)\n"),
+        );
+    };
+    let mut message = Vec::with_capacity(response.payload.len() + 5);
+    message.extend_from_slice(&len.to_le_bytes());
+    message.push(response.status);
+    message.extend_from_slice(&response.payload);
+    output.write_all(&message)?;
+    output.flush()
+}

@@ -1,0 +1,305 @@
+//! End-to-end tests of `onnxsc serve`: requests and responses framed on stdin and stdout, each
+//! response the bytes `onnxsc link --mode inline` writes for the same model, refusals that let
+//! the server go on, and the ends of the input (closed, cut inside a request).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
+use onnxsc::proto::onnx::{
+    type_proto, AttributeProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+use prost::Message;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const TUTORIAL: &str = "examples/tutorial.onnxs";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("onnxsc-serve-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn onnxsc(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_onnxsc"));
+    cmd.args(["--color", "never"]).args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// `onnxsc serve LIBS` given `input` on stdin, to its end.
+fn serve(libs: &[&str], input: &[u8]) -> Output {
+    let mut child = onnxsc(&[&["serve"], libs].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    // Written from another thread: the server answers while the requests come.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("the server ends");
+    writer.join().expect("written");
+    out
+}
+
+fn frame(bytes: &[u8]) -> Vec<u8> {
+    let mut f = u32::try_from(bytes.len()).unwrap().to_le_bytes().to_vec();
+    f.extend_from_slice(bytes);
+    f
+}
+
+/// The responses on stdout: (status, payload) each; every byte belongs to one.
+fn responses(stdout: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut rest = stdout;
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_first_chunk::<4>().expect("a whole length");
+        let len = u32::from_le_bytes(*len) as usize;
+        assert!(len >= 1 && tail.len() >= len, "a response cut short");
+        out.push((tail[0], tail[1..len].to_vec()));
+        rest = &tail[len..];
+    }
+    out
+}
+
+fn text(payload: &[u8]) -> String {
+    String::from_utf8(payload.to_vec()).expect("diagnostics are UTF-8")
+}
+
+fn tensor(name: &str) -> ValueInfoProto {
+    let t = type_proto::Tensor { elem_type: Some(1), shape: Some(TensorShapeProto::default()) };
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto { value: Some(type_proto::Value::TensorType(t)), ..Default::default() }),
+        ..Default::default()
+    }
+}
+
+/// A model of one call of the tutorial's `name`,
+/// with `inputs` and float attributes, as the Python package asks.
+fn call(name: &str, inputs: &[&str], attributes: &[(&str, f32)]) -> Vec<u8> {
+    let node = NodeProto {
+        op_type: Some(name.into()),
+        domain: Some(DOMAIN.into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec!["out0".into()],
+        attribute: attributes
+            .iter()
+            .map(|(n, f)| AttributeProto {
+                name: Some((*n).into()),
+                f: Some(*f),
+                r#type: Some(1),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let opset = |d: &str, v: i64| OperatorSetIdProto { domain: Some(d.into()), version: Some(v) };
+    ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![opset(DOMAIN, 1), opset("", 18), opset("com.microsoft", 1)],
+        graph: Some(onnxsc::proto::onnx::GraphProto {
+            name: Some("call".into()),
+            node: vec![node],
+            input: inputs.iter().map(|n| tensor(n)).collect(),
+            output: vec![tensor("out0")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// The domain the tutorial's functions are compiled into.
+const DOMAIN: &str = "pkg.onnxscript.torch_lib";
+
+/// What `onnxsc link --mode inline` writes for `request`.
+fn linked_by_link(dir: &Path, request: &[u8], libs: &[&str], name: &str) -> Vec<u8> {
+    let model = dir.join(format!("{name}.onnx"));
+    std::fs::write(&model, request).unwrap();
+    let out = dir.join(format!("{name}.linked.onnx"));
+    let args = [&["link", model.to_str().unwrap()], libs, &["-o", out.to_str().unwrap(), "--mode", "inline"]].concat();
+    let o = onnxsc(&args).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out).unwrap()
+}
+
+fn built_tutorial(dir: &Path) -> String {
+    let lib = dir.join("tutorial.onnx");
+    let o = onnxsc(&["build", TUTORIAL, "-o", lib.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    lib.to_str().unwrap().to_string()
+}
+
+fn requests() -> Vec<Vec<u8>> {
+    vec![
+        call("custom_aten_add", &["self", "other"], &[]),
+        call("custom_aten_add", &["self", "other"], &[("alpha", 2.0)]),
+        call("custom_aten_gelu", &["self"], &[]),
+        call("onnx_add_and_round", &["input"], &[]),
+        call("custom_aten_add", &["self", "other"], &[]),
+    ]
+}
+
+#[test]
+fn several_requests_in_one_session_give_what_link_inline_writes() {
+    let dir = scratch("session");
+    let built = built_tutorial(&dir);
+    let requests = requests();
+    let input: Vec<u8> = requests.iter().flat_map(|r| frame(r)).collect();
+    // A built library, and the sources compiled as `link` compiles them.
+    for lib in [built.as_str(), TUTORIAL] {
+        let o = serve(&[lib], &input);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let got = responses(&o.stdout);
+        assert_eq!(got.len(), requests.len(), "one response per request");
+        for (i, ((status, payload), request)) in got.iter().zip(&requests).enumerate() {
+            assert_eq!(*status, 0, "request {i}: {}", text(payload));
+            let expected = linked_by_link(&dir, request, &[lib], &format!("r{i}"));
+            assert!(*payload == expected, "request {i}: not the bytes `link --mode inline` writes");
+        }
+        assert_eq!(got[0], got[4], "the same request, the same bytes");
+        assert_ne!(got[0], got[1], "attributes make another variant");
+        // Deterministic across sessions too.
+        assert_eq!(serve(&[lib], &input).stdout, o.stdout);
+    }
+}
+
+#[test]
+fn a_refused_request_is_answered_and_the_next_one_linked() {
+    let dir = scratch("refused");
+    let built = built_tutorial(&dir);
+    let good = call("custom_aten_gelu", &["self"], &[]);
+    let unknown = call("no_such_function", &["x"], &[]);
+    let input = [frame(b"not a model at all"), frame(&unknown), frame(&[]), frame(&good)].concat();
+    let o = serve(&[&built], &input);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 4);
+    let garbage = text(&got[0].1);
+    assert_eq!(got[0].0, 1);
+    assert!(garbage.starts_with("error[E0802]: the request is not a usable ONNX model"), "{garbage}");
+    let unresolved = text(&got[1].1);
+    assert_eq!(got[1].0, 1);
+    assert!(unresolved.contains("error[E0801]") && unresolved.contains("no_such_function"), "{unresolved}");
+    assert!(!unresolved.contains("\u{1b}["), "no colour: {unresolved}");
+    assert_eq!(got[2].0, 1, "an empty request is no model");
+    assert!(text(&got[2].1).contains("it has no IR version"));
+    assert_eq!(got[3], (0, linked_by_link(&dir, &good, &[&built], "good")));
+}
+
+#[test]
+fn a_frame_cut_short_is_refused_and_ends_the_server() {
+    let dir = scratch("cut");
+    let built = built_tutorial(&dir);
+    let good = call("custom_aten_gelu", &["self"], &[]);
+    // The payload cut short.
+    let mut input = frame(&good);
+    input.extend(&frame(&good)[..20]);
+    let o = serve(&[&built], &input);
+    assert_eq!(o.status.code(), Some(2));
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].0, 0);
+    assert_eq!(got[1].0, 1);
+    let why = text(&got[1].1);
+    assert!(why.contains(&format!("its length says {} bytes, 16 came", good.len())), "{why}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the input ended inside a request"));
+    // The length cut short.
+    let o = serve(&[&built], &[7, 0]);
+    assert_eq!(o.status.code(), Some(2));
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 1);
+    assert!(text(&got[0].1).contains("2 of its 4 bytes"));
+    // A length no model has, and too few bytes: the bytes are skipped, not kept.
+    let mut huge = u32::MAX.to_le_bytes().to_vec();
+    huge.extend([0u8; 100]);
+    let o = serve(&[&built], &huge);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&responses(&o.stdout)[0].1).contains("100 came"));
+}
+
+#[test]
+fn empty_input_ends_the_server_cleanly() {
+    let dir = scratch("empty");
+    let built = built_tutorial(&dir);
+    let o = serve(&[&built], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn libraries_that_cannot_be_served_exit_as_link_does() {
+    let dir = scratch("libs");
+    // No library file: an I/O failure.
+    let o = serve(&["no/such/library.onnx"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/library.onnx"));
+    // Sources with errors: their diagnostics, exit 1, before any request.
+    let bad = dir.join("bad.onnxs");
+    std::fs::write(&bad, "from onnxscript import opset18 as op\n\ndef f(x):\n    return op.Ad(x, x)\n").unwrap();
+    let o = serve(&[bad.to_str().unwrap()], &frame(&call("f", &["x"], &[])));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error[E0402]"));
+    assert!(o.stdout.is_empty());
+    // A file that is no library.
+    let not = dir.join("not.onnx");
+    std::fs::write(&not, b"junk").unwrap();
+    let o = serve(&[not.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error[E0802]"));
+    // A library is required.
+    assert_eq!(onnxsc(&["serve"]).output().unwrap().status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_stdout_ends_the_server_with_exit_2() {
+    let dir = scratch("closed");
+    let built = built_tutorial(&dir);
+    let mut child = onnxsc(&["serve", &built])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Nobody reads the responses.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(&frame(&call("custom_aten_gelu", &["self"], &[])));
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot write a response"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn a_request_with_external_data_is_refused() {
+    use onnxsc::proto::onnx::{StringStringEntryProto, TensorProto};
+    let dir = scratch("external");
+    let built = built_tutorial(&dir);
+    let mut model = ModelProto::decode(call("custom_aten_gelu", &["self"], &[]).as_slice()).unwrap();
+    let entry = |k: &str, v: &str| StringStringEntryProto { key: Some(k.into()), value: Some(v.into()) };
+    let weight = TensorProto {
+        name: Some("w".into()),
+        data_type: Some(1),
+        dims: vec![4],
+        data_location: Some(1),
+        external_data: vec![entry("location", "weights.bin"), entry("offset", "0"), entry("length", "16")],
+        ..Default::default()
+    };
+    model.graph.as_mut().unwrap().initializer.push(weight);
+    let o = serve(&[&built], &frame(&model.encode_to_vec()));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = responses(&o.stdout);
+    assert_eq!(got[0].0, 1);
+    let why = text(&got[0].1);
+    assert!(why.contains("external data (`weights.bin`)"), "{why}");
+}
