@@ -10,7 +10,6 @@ use onnxsc::driver::{self, Compilation, Keep, Options};
 use onnxsc::emit;
 use onnxsc::link;
 use onnxsc::sema::schema_query;
-use prost::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -534,9 +533,7 @@ fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, Ap
     }
     let variant = call.function.rsplit("::").next().unwrap_or_default().to_string();
     match program.specialize(&call, &variant) {
-        Ok(bytes) => {
-            let f = onnxsc::proto::onnx::FunctionProto::decode(bytes.as_slice())
-                .map_err(|e| AppError { message: format!("internal: {e}"), help: None })?;
+        Ok(f) => {
             write_stdout(emit::text::function_to_text(&f).as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }

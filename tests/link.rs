@@ -171,7 +171,7 @@ fn render(diags: &[Diagnostic]) -> String {
 }
 
 fn lib(functions: Vec<FunctionProto>) -> Vec<Library> {
-    vec![Library { name: "lib.onnx".into(), functions }]
+    vec![Library { name: "lib.onnx".into(), functions, traced: None }]
 }
 
 // ------------------------------------------------------------------------------------------
@@ -731,7 +731,9 @@ fn link_bytes(model_bytes: &[u8], lib_bytes: &[u8]) {
     for mode in [Mode::Reference, Mode::Inline] {
         let _ = link::link(
             m.clone(),
-            libs.iter().map(|l| Library { name: l.name.clone(), functions: l.functions.clone() }).collect(),
+            libs.iter()
+                .map(|l| Library { name: l.name.clone(), functions: l.functions.clone(), traced: None })
+                .collect(),
             &Options { mode, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
         );
     }
@@ -797,10 +799,15 @@ fn model_functions_over_libraries_report_shadowing_and_duplicates_in_order() {
     let m = model(graph(calls, &["x"], &["y"]), vec![other("scaled"), other("shift"), other("shift"), other("gelu")]);
     let libs = || {
         vec![
-            Library { name: "a.onnx".into(), functions: vec![function("scaled"), function("shift"), function("pick")] },
+            Library {
+                name: "a.onnx".into(),
+                functions: vec![function("scaled"), function("shift"), function("pick")],
+                traced: None,
+            },
             Library {
                 name: "b.onnx".into(),
                 functions: vec![other("scaled"), other("pick"), function("gelu"), other("shift"), function("pick")],
+                traced: None,
             },
         ]
     };

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import OnnxscError
-from onnxsc._signature import ATTRIBUTE_PROTO_TYPES, Signature
+from onnxsc._signature import ATTRIBUTE_PROTO_TYPES, Input, Output, Signature
 from onnxsc._translation import SOURCE_KEY, compiled_function, source_of
 
 # Variant names are unique in the process: tables may be merged into one export.
@@ -81,6 +81,48 @@ class Specializer:
             torch_ops=(),
         )
         self.cache[key] = compiled_function(body, variant_signature, n_outputs)
+        return self.cache[key]
+
+    def traced(self, proto, signature: Signature, facts: dict):
+        """The trace-only translation ``proto`` specialised to a call's ``facts`` (``_trace``): a
+        callable taking the call's tensors in the order the facts list them. One request to
+        the server per distinct facts."""
+        key = ("trace", json.dumps(facts, sort_keys=True))
+        if key in self.cache:
+            return self.cache[key]
+        import onnx
+
+        status, payload = self._respond(json.dumps(facts).encode("utf-8"))
+        if status != _LINKED:
+            raise OnnxscError(
+                f"{source_of(proto)}: `{proto.name}` cannot translate this call:\n"
+                f"{payload.decode('utf-8', errors='replace').strip()}"
+            )
+        linked = onnx.load_from_string(payload)
+        if linked.functions:
+            raise OnnxscError(
+                f"{source_of(proto)}: `{proto.name}` calls functions that cannot be expanded "
+                f"({', '.join(f.name for f in linked.functions)}); the exporter needs one body"
+            )
+        inputs = [i.name for i in linked.graph.input]
+        outputs = [o.name for o in linked.graph.output]
+        body = onnx.helper.make_function(
+            proto.domain,
+            f"{proto.name}__{next(_VARIANTS)}",
+            inputs,
+            outputs,
+            list(linked.graph.node),
+            [o for o in linked.opset_import if o.domain in _domains(linked.graph.node)],
+        )
+        body.doc_string = proto.doc_string
+        body.metadata_props.extend(e for e in proto.metadata_props if e.key == SOURCE_KEY)
+        variant_signature = Signature(
+            attributes=(),
+            inputs=tuple(Input(name=name, type=None, optional=False) for name in inputs),
+            outputs=tuple(Output(name=name, type=None) for name in outputs),
+            parameters=tuple(inputs),
+        )
+        self.cache[key] = compiled_function(body, variant_signature, len(outputs))
         return self.cache[key]
 
     def linked(self, proto, signature: Signature, given: list, attributes: dict):

@@ -27,6 +27,7 @@ from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import CompileError, OnnxscError, OnnxscWarning
 from onnxsc._specialize import Specializer
 from onnxsc._signature import signature_of
+from onnxsc._trace import make_trace_translation, traced_functions
 from onnxsc._translation import Warner, make_translation, source_of
 from onnxsc._usage import TableUsage, never_in_a_graph
 
@@ -201,8 +202,9 @@ def _entries(model, specializer: Specializer, deny_warnings: bool, unresolved: O
     bound_by: dict = {}
     opset = _exporter_opset()
     usage = TableUsage()
-    for proto in model.functions:
-        signature = signature_of(proto)
+    compiled = [(proto, signature_of(proto), False) for proto in model.functions]
+    traced = [(proto, signature, True) for proto, signature in traced_functions(model)]
+    for proto, signature, trace_only in compiled + traced:
         if signature is None or not signature.torch_ops:
             continue
         if signature.complex:
@@ -213,7 +215,9 @@ def _entries(model, specializer: Specializer, deny_warnings: bool, unresolved: O
             )
             Warner(proto, deny_warnings).warn(message, code="")
             continue
-        _check_exporter_opset(proto, opset)
+        if not trace_only:
+            # A trace records its nodes at the exporter's opset.
+            _check_exporter_opset(proto, opset)
         for op in signature.torch_ops:
             try:
                 overload = resolve_overload(op.name)
@@ -231,7 +235,10 @@ def _entries(model, specializer: Specializer, deny_warnings: bool, unresolved: O
             never = never_in_a_graph(overload)
             if never is not None:
                 warner.warn(f"{warner.where}: {never}", code="unused")
-            translation = make_translation(proto, signature, op, overload, specializer, warner, usage)
+            if trace_only:
+                translation = make_trace_translation(proto, signature, op, specializer, warner.where, usage)
+            else:
+                translation = make_translation(proto, signature, op, overload, specializer, warner, usage)
             usage.add(overload, warner, warned=never is not None)
             bound_by[overload] = f"{proto.domain}::{proto.name}"
             found.append(Entry(overload, op.name, proto, signature, translation))

@@ -18,6 +18,7 @@ from typing import Callable
 
 from onnxsc._errors import OnnxscError
 from onnxsc._signature import Signature, parse
+from onnxsc._translation import _with_signature
 
 # The library model's record of its trace-only translations (onnx::metadata::TRACE_KEY).
 TRACE_KEY = "onnxsc.trace"
@@ -51,7 +52,7 @@ def traced_functions(model) -> list:
 def make_trace_translation(proto, signature: Signature, op, specializer, where: str, usage) -> Callable:
     """The translation of one operator by the trace-only ``proto``: each call described,
     specialised by the server (cached per description), and the resulting function called with
-    the call's tensors."""
+    the call's tensors. It carries the source's signature, as a compiled translation does."""
     n_outputs = op.outputs or len(signature.outputs) or 1
     function_name = f"{proto.domain}::{proto.name}"
 
@@ -64,20 +65,19 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
             "args": [describe(a, tensors, where) for a in args],
             "kwargs": {k: describe(v, tensors, where) for k, v in kwargs.items()},
         }
-        function, returns_list = specializer.traced(proto, signature, facts, n_outputs)
+        function = specializer.traced(proto, signature, facts)
         try:
-            result = function(*tensors)
+            return function(*tensors)
         except OnnxscError:
             raise
         except Exception as e:
             raise OnnxscError(f"{where}: the exporter could not build this call: {e}") from e
-        if returns_list:
-            return list(result) if isinstance(result, (list, tuple)) else [result]
-        return result
 
+    # How many times the exporter called it (`python -m onnxsc test` counts on it); a trace-only
+    # translation's unread parameters are not known before a call.
     translation.calls = 0
     translation.ignored_values = lambda: 0
-    return translation
+    return _with_signature(translation, proto, signature, n_outputs)
 
 
 def describe(value, tensors: list, where: str):

@@ -5,6 +5,7 @@
 //! returns.
 
 use super::output::{self, OutputError};
+use super::traced_calls::TracedLibraries;
 use super::{compile_paths, files, Compilation, Options};
 use crate::diagnostics::Diagnostic;
 use crate::emit;
@@ -73,16 +74,21 @@ pub fn link_files(request: &LinkRequest) -> Result<LinkOutcome, LinkIoError> {
         Ok(LinkOutcome::Refused { sources, compiled, diagnostics })
     };
     let bytes = read(model)?;
-    let model_proto = match link::load::model(&bytes, &model.display().to_string()) {
+    let mut model_proto = match link::load::model(&bytes, &model.display().to_string()) {
         Ok(m) => m,
         Err(d) => return refused(SourceMap::new(), Vec::new(), vec![*d]),
     };
     drop(bytes);
-    let Loaded { libraries, sources, compiled, files } = match load_libraries(libs, schemas)? {
+    let Loaded { mut libraries, mut sources, compiled, files } = match load_libraries(libs, schemas)? {
         Ok(loaded) => loaded,
         Err(outcome) => return Ok(outcome),
     };
     inputs.extend(files);
+    // Calls of trace-only translations become calls of their specialisations first.
+    let traced = TracedLibraries::take(&mut libraries);
+    if let Err(diagnostics) = traced.specialize_model_calls(&mut model_proto, &mut sources) {
+        return refused(sources, compiled, diagnostics);
+    }
 
     let linked = match link::link(model_proto, libraries, options) {
         Ok(l) => l,
@@ -119,7 +125,9 @@ pub fn load_libraries(libs: &[PathBuf], schemas: &Options) -> Result<Result<Load
             return Ok(Err(LinkOutcome::SourceErrors(Box::new(c))));
         }
         let name = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-        loaded.libraries.push(Library { name, functions: c.functions.iter().map(emit::proto::function).collect() });
+        let functions = c.functions.iter().map(emit::proto::function).collect();
+        let traced = emit::proto::trace_record(c.library_meta());
+        loaded.libraries.push(Library { name, functions, traced });
         (loaded.sources, loaded.compiled, loaded.files) = (c.sources, c.diagnostics, c.files);
     }
     for lib in file_libs {

@@ -27,6 +27,7 @@ mod schemas;
 pub mod serve;
 mod stack;
 pub mod trace;
+pub mod traced_calls;
 
 pub use analysis::Analysis;
 pub use editor::{analyze, analyze_again, Overlay};

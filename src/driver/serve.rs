@@ -5,17 +5,23 @@
 //! and for files once, not per call.
 //!
 //! Every message is a 4-byte little-endian length, then that many bytes. A request is a
-//! serialized `ModelProto`; its response is one status byte, then the payload: [`LINKED`] and
+//! serialized `ModelProto`, or a trace request: the JSON facts of one call of a trace-only
+//! translation (`trace::facts`; its first byte is `{`, which no serialized model starts with,
+//! field 15 being unused and groups never written), answered with the linked model of one call
+//! of the translation specialised to those facts. A response is one status byte, then the
+//! payload: [`LINKED`] and
 //! the linked model's bytes (what `onnxsc link --mode inline` writes for that model), or
 //! [`REFUSED`] and the diagnostics as UTF-8 text (as `link --color never` renders them). A
 //! request that is not a model, or a frame longer than a model may be, is a refusal and the
 //! server goes on; a frame the input ends inside is refused, and ends the server.
 
 use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
+use super::traced_calls::{call_model, TracedLibraries};
 use super::{files, Options};
 use crate::diagnostics::{codes, render_plain, Diagnostic};
 use crate::link::{self, Libraries, Mode};
 use crate::source::SourceMap;
+use crate::trace::CallFacts;
 use prost::Message;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -37,6 +43,8 @@ pub struct Server {
     libraries: Libraries,
     /// The compiled sources' files, which diagnostics may point into.
     sources: SourceMap,
+    /// The libraries' trace-only translations.
+    traced: TracedLibraries,
 }
 
 /// How starting a server ended.
@@ -68,8 +76,10 @@ impl Server {
     /// Loads `libs` as `link` does, and indexes their functions.
     pub fn start(libs: &[PathBuf], schemas: &Options) -> Result<Startup, LinkIoError> {
         Ok(match load_libraries(libs, schemas)? {
-            Ok(Loaded { libraries, sources, compiled, .. }) => {
-                Startup::Ready { server: Server::new(Libraries::new(libraries), sources), compiled }
+            Ok(Loaded { mut libraries, sources, compiled, .. }) => {
+                let traced = TracedLibraries::take(&mut libraries);
+                let server = Server { libraries: Libraries::new(libraries), sources, traced };
+                Startup::Ready { server, compiled }
             }
             Err(outcome) => Startup::Failed(outcome),
         })
@@ -77,7 +87,7 @@ impl Server {
 
     /// A server for libraries loaded already.
     pub fn new(libraries: Libraries, sources: SourceMap) -> Server {
-        Server { libraries, sources }
+        Server { libraries, sources, traced: TracedLibraries::default() }
     }
 
     /// The compiled sources' files, which the diagnostics of the libraries point into.
@@ -87,13 +97,43 @@ impl Server {
 
     /// The response to one request.
     pub fn respond(&self, request: &[u8]) -> Response {
-        let model = match link::load::model(request, REQUEST) {
+        if request.first() == Some(&b'{') {
+            return self.respond_to_trace(request);
+        }
+        let mut model = match link::load::model(request, REQUEST) {
             Ok(m) => m,
             Err(d) => return self.refused(&[*d]),
         };
         if let Some(location) = link::external::locations(&model).into_iter().next() {
             return self.refused(&[external_data(&location)]);
         }
+        let mut traces = SourceMap::new();
+        if let Err(diags) = self.traced.specialize_model_calls(&mut model, &mut traces) {
+            return refused_in(&traces, &diags);
+        }
+        self.link(model)
+    }
+
+    /// A trace request: the call's facts as JSON (`trace::facts`), answered with the linked
+    /// model of one call of the translation specialised to them.
+    fn respond_to_trace(&self, request: &[u8]) -> Response {
+        let text = String::from_utf8_lossy(request);
+        let call = match CallFacts::from_json(&text) {
+            Ok(call) => call,
+            Err(why) => return refusal(&format!("error: the trace request is not a call: {why}\n")),
+        };
+        let variant = format!("{}__traced", call.function.rsplit("::").next().unwrap_or_default());
+        match self.traced.specialize(&call, &variant) {
+            Ok(f) => self.link(call_model(f)),
+            Err(failure) => {
+                let mut traces = SourceMap::new();
+                let d = failure.into_diagnostic(&mut traces);
+                refused_in(&traces, &[d])
+            }
+        }
+    }
+
+    fn link(&self, model: crate::proto::onnx::ModelProto) -> Response {
         match link::link_against(model, &self.libraries, &OPTIONS) {
             Ok(linked) => Response { status: LINKED, payload: linked.model.encode_to_vec() },
             Err(diags) => self.refused(&diags),
@@ -101,8 +141,7 @@ impl Server {
     }
 
     fn refused(&self, diags: &[Diagnostic]) -> Response {
-        let text: String = diags.iter().map(|d| render_plain(&self.sources, d)).collect();
-        Response { status: REFUSED, payload: text.into_bytes() }
+        refused_in(&self.sources, diags)
     }
 
     /// Answers the requests of `input` on `output` until `input` ends. An error is a failure to
@@ -137,6 +176,11 @@ fn external_data(location: &str) -> Diagnostic {
         format!("{REQUEST} keeps tensors in external data (`{location}`), which a request cannot carry"),
     )
     .help("send the tensors in the model, or link the model file with `onnxsc link`, which finds the data beside it")
+}
+
+fn refused_in(sources: &SourceMap, diags: &[Diagnostic]) -> Response {
+    let text: String = diags.iter().map(|d| render_plain(sources, d)).collect();
+    Response { status: REFUSED, payload: text.into_bytes() }
 }
 
 fn refusal(text: &str) -> Response {

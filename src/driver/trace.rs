@@ -1,6 +1,6 @@
 //! Trace-only translations for the exporter: the sources compiled once into a [`TraceProgram`]
 //! (syntax trees, environments, decorations), then each call of the exporter specialised to the
-//! function of ONNX nodes its facts give (`trace::specialize`), as a `FunctionProto`'s bytes.
+//! function of ONNX nodes its facts give (`trace::specialize`), as a `FunctionProto`.
 //!
 //! The program lives as long as the process that serves the exporter's calls: its syntax trees
 //! are kept for the whole process (leaked, which the process's exit frees), so that the
@@ -13,11 +13,11 @@ use super::pipeline::{build_environments, read_heads};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::emit;
 use crate::onnx::metadata::TraceRecord;
+use crate::proto::onnx::FunctionProto;
 use crate::sema::calls::{Callee, CalleeKind};
 use crate::sema::env::ModuleEnv;
 use crate::source::SourceMap;
 use crate::trace::{self, CallFacts, TraceContext};
-use prost::Message;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -85,9 +85,9 @@ impl TraceProgram {
         Ok(TraceProgram::compile(&super::inputs::read_inputs(paths)?))
     }
 
-    /// The function `call` names, specialised to its facts, as `FunctionProto` bytes named
-    /// `variant`; or the error that stopped the trace.
-    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<Vec<u8>, Box<Diagnostic>> {
+    /// The function `call` names, specialised to its facts, as a `FunctionProto` named
+    /// `variant`; or the error that stopped the trace (located in [`TraceProgram::sources`]).
+    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<FunctionProto, Box<Diagnostic>> {
         let Some(&id) = self.functions.get(&call.function) else {
             return Err(Box::new(Diagnostic::error(
                 codes::TRACE_ERROR,
@@ -98,6 +98,6 @@ impl TraceProgram {
         let (domain, _) = call.function.rsplit_once("::").unwrap_or(("", &call.function));
         let cx = TraceContext { sources: &self.sources, envs: &self.envs, scripts: &self.scripts };
         let function = trace::specialize(&cx, id, domain, variant, call)?;
-        Ok(emit::proto::function(&function).encode_to_vec())
+        Ok(emit::proto::function(&function))
     }
 }

@@ -244,29 +244,36 @@ fn library_metadata(meta: LibraryMeta) -> Vec<onnx::StringStringEntryProto> {
     if !meta.custom_ops.is_empty() {
         out.push(entry(CUSTOM_OPS_KEY, serde_json::json!(meta.custom_ops).to_string()));
     }
-    if !meta.traced.is_empty() {
-        let record = TraceRecord {
-            functions: meta
-                .traced
-                .iter()
-                .map(|f| TracedFunctionRecord {
-                    doc: f.doc.clone(),
-                    domain: f.domain.clone(),
-                    name: f.name.clone(),
-                    signature: super::signature::of(f),
-                    source: f.source.as_ref().map(|at| location(&f.source_file, at)).unwrap_or_default(),
-                })
-                .collect(),
-            sources: meta
-                .sources
-                .iter()
-                .map(|(name, text)| SourceRecord { name: name.clone(), text: text.clone() })
-                .collect(),
-            version: SIGNATURE_VERSION,
-        };
+    if let Some(record) = trace_record(meta) {
         out.push(entry(TRACE_KEY, record.to_json()));
     }
     out
+}
+
+/// The record of a library's trace-only translations, when it has any.
+pub fn trace_record(meta: LibraryMeta) -> Option<TraceRecord> {
+    if meta.traced.is_empty() {
+        return None;
+    }
+    Some(TraceRecord {
+        functions: meta
+            .traced
+            .iter()
+            .map(|f| TracedFunctionRecord {
+                doc: f.doc.clone(),
+                domain: f.domain.clone(),
+                name: f.name.clone(),
+                signature: super::signature::of(f),
+                source: f.source.as_ref().map(|at| location(&f.source_file, at)).unwrap_or_default(),
+            })
+            .collect(),
+        sources: meta
+            .sources
+            .iter()
+            .map(|(name, text)| SourceRecord { name: name.clone(), text: text.clone() })
+            .collect(),
+        version: SIGNATURE_VERSION,
+    })
 }
 
 /// `ModelProto.functions`.

@@ -11,6 +11,7 @@
 
 use super::signature::CallSignature;
 use crate::diagnostics::{codes, Diagnostic};
+use crate::onnx::metadata::TraceRecord;
 use crate::proto::onnx::{FunctionProto, NodeProto};
 use crate::schema::{self, normalize_domain};
 use std::collections::HashMap;
@@ -19,6 +20,9 @@ use std::collections::HashMap;
 pub struct Library {
     pub name: String,
     pub functions: Vec<FunctionProto>,
+    /// Its trace-only translations, which a call is specialised to before linking (the driver
+    /// runs them: `driver::trace`).
+    pub traced: Option<TraceRecord>,
 }
 
 #[derive(Clone)]

@@ -5,6 +5,7 @@
 
 use super::library::Library;
 use crate::diagnostics::{codes, Diagnostic};
+use crate::onnx::metadata::{TraceRecord, TRACE_KEY};
 use crate::proto::onnx::{ModelProto, NodeProto, TensorProto};
 use crate::schema::normalize_domain;
 use prost::Message;
@@ -77,7 +78,8 @@ pub fn model(bytes: &[u8], name: &str) -> Result<ModelProto, Box<Diagnostic>> {
 pub fn library(bytes: &[u8], name: &str) -> Result<Library, Box<Diagnostic>> {
     check_decode_size(bytes, name)?;
     let m = ModelProto::decode(bytes).map_err(|e| invalid(name, e))?;
-    if m.functions.is_empty() {
+    let traced = traced(&m, name)?;
+    if m.functions.is_empty() && traced.is_none() {
         return Err(refused(
             name,
             "it defines no functions, so it is not a function library",
@@ -102,7 +104,22 @@ pub fn library(bytes: &[u8], name: &str) -> Result<Library, Box<Diagnostic>> {
             return Err(breaks_rule(name, p));
         }
     }
-    Ok(Library { name: name.to_string(), functions: m.functions })
+    Ok(Library { name: name.to_string(), functions: m.functions, traced })
+}
+
+/// The library's trace-only translations, when its metadata records some.
+fn traced(m: &ModelProto, name: &str) -> Result<Option<TraceRecord>, Box<Diagnostic>> {
+    let Some(entry) = m.metadata_props.iter().find(|e| e.key.as_deref() == Some(TRACE_KEY)) else {
+        return Ok(None);
+    };
+    match TraceRecord::from_json(entry.value.as_deref().unwrap_or_default()) {
+        Some(record) => Ok(Some(record)),
+        None => Err(refused(
+            name,
+            format!("its `{TRACE_KEY}` record is not one this onnxsc reads"),
+            "build the library again with this onnxsc",
+        )),
+    }
 }
 
 pub fn is_external(t: &TensorProto) -> bool {
