@@ -35,6 +35,7 @@ use crate::sema::facts::{Fact, NameInfo};
 use crate::sema::imports;
 use crate::sema::infer::{self, AttrFacts, NodeFacts, Ty};
 use crate::sema::liveness;
+use crate::sema::op_arguments::{argument_order_error, bind_op_arguments, OpArguments};
 use crate::sema::resolve::resolve_dotted;
 use crate::sema::signature::{Param as SigParam, Signature};
 use crate::sema::value::PyValue;

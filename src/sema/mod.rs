@@ -17,6 +17,7 @@ pub mod infer;
 pub mod known_names;
 pub mod liveness;
 pub mod ndarray;
+pub mod op_arguments;
 pub mod resolve;
 pub mod schema_query;
 pub mod signature;
