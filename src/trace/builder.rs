@@ -37,6 +37,8 @@ use std::sync::Arc;
 
 /// The most nodes one trace may record (E0903 past it).
 pub const MAX_NODES: usize = 100_000;
+/// The largest tensor constant (in elements) that equal constants share one node for.
+const MAX_SHARED_TENSOR: u64 = 64;
 
 /// The graph of one trace.
 pub struct GraphBuilder<'a> {
@@ -157,8 +159,14 @@ impl<'a> GraphBuilder<'a> {
 
     /// A `Constant` holding `value` as `elem` (made once per value and type).
     pub(super) fn constant(&mut self, value: &PyValue, elem: ElemType, at: At) -> Result<String, Box<Diagnostic>> {
-        let key = (value.repr(), elem);
-        if let Some(name) = self.constants.get(&key) {
+        // Equal constants share one node. A tensor's `repr` names only its type and shape, so
+        // its key is its contents, written out for small tensors; a large one is never shared.
+        let key = match value {
+            PyValue::Tensor(t) if t.len() > MAX_SHARED_TENSOR => None,
+            PyValue::Tensor(t) => Some((format!("{t:?}"), elem)),
+            other => Some((other.repr(), elem)),
+        };
+        if let Some(name) = key.as_ref().and_then(|key| self.constants.get(key)) {
             return Ok(name.clone());
         }
         let tensor = match value {
@@ -178,7 +186,9 @@ impl<'a> GraphBuilder<'a> {
         let onnx = Opset { domain: String::new(), version: crate::aten::EXPORTER_OPSET };
         let attr = Attr { name: "value".into(), value: AttrValue::Tensor(tensor) };
         let out = self.node(&onnx, "Constant", vec![], vec![attr], 1, at)?.remove(0);
-        self.constants.insert(key, out.clone());
+        if let Some(key) = key {
+            self.constants.insert(key, out.clone());
+        }
         Ok(out)
     }
 

@@ -207,6 +207,15 @@ impl Eval<'_, '_, '_> {
             OpError::Unsupported(m) => self.unsupported(span, &m, None),
             OpError::Overflow => self.overflow(span),
             OpError::TooLarge(n) => self.too_large(span, n),
+            OpError::Symbolic(name) => self.report(
+                Diagnostic::error(
+                    codes::TRACE_UNKNOWN_FACT,
+                    self.file(),
+                    format!("this call knows the dimension `{name}` only by name: Python arithmetic on it has no value"),
+                )
+                .primary(span, "computed from a symbolic dimension")
+                .help("a symbolic dimension is known only when the model runs: take it with `op.Shape(x, start=i, end=i + 1)` and compute with ONNX ops"),
+            ),
         }
     }
 

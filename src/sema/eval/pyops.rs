@@ -11,6 +11,9 @@ pub(crate) enum OpError {
     Unsupported(String),
     Overflow,
     TooLarge(u64),
+    /// Arithmetic on a dimension the call knows only by name (`SymbolicDim`): its value exists
+    /// only when the model runs.
+    Symbolic(String),
 }
 
 /// Python's truth value (`bool(v)`).
@@ -76,6 +79,12 @@ fn type_error(op: BinOp, l: &PyValue, r: &PyValue) -> OpError {
 
 pub(super) fn binop(op: BinOp, l: &PyValue, r: &PyValue) -> Result<PyValue, OpError> {
     use PyValue as P;
+    if let P::SymDim(name) = l {
+        return Err(OpError::Symbolic(name.to_string()));
+    }
+    if let P::SymDim(name) = r {
+        return Err(OpError::Symbolic(name.to_string()));
+    }
     if matches!(l, P::Tensor(_)) || matches!(r, P::Tensor(_)) {
         return ndarray::binop(op, l, r).map_err(numpy_error);
     }
