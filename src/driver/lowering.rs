@@ -18,6 +18,7 @@ use crate::sema::decorators::Decoration;
 use crate::sema::env::{ConstReports, ModuleEnv};
 use crate::sema::facts::Fact;
 use crate::sema::signature::Signature;
+use crate::sema::trace_check;
 use crate::source::LineIndex;
 use std::ops::Range;
 
@@ -182,9 +183,13 @@ pub(super) fn compile_function(
     let id = cx.env.functions.iter().position(|f| std::ptr::eq(*f, sig.def)).map(|k| cx.env.first_function + k);
     match id.and_then(|id| cx.calls.callees.get(id)) {
         Some(c) if c.kind == CalleeKind::TraceOnly => {
+            trace_check::check_function(cx.env, sig, true, diags);
             lower::function::lower_declaration(cx, sig, deco, reports, diags).map(Compiled::TraceOnly)
         }
-        Some(c) if c.python => Ok(Compiled::Python),
+        Some(c) if c.python => {
+            trace_check::check_function(cx.env, sig, false, diags);
+            Ok(Compiled::Python)
+        }
         _ => lower::lower_function(cx, sig, deco, reports, diags, facts).map(Compiled::Function),
     }
 }

@@ -21,4 +21,5 @@ pub mod op_arguments;
 pub mod resolve;
 pub mod schema_query;
 pub mod signature;
+pub mod trace_check;
 pub mod value;

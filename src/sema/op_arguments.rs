@@ -3,9 +3,11 @@
 //! order; keyword arguments name an input or an attribute. Lowering binds every call of a
 //! script with it; the checks of trace-time code (`trace_check`) bind what they can see.
 
+use super::env::Opset;
+use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, suggest::did_you_mean, Diagnostic, Edit};
 use crate::onnx::AttrType;
-use crate::schema::{FormalOption, OpSchema};
+use crate::schema::{self, FormalOption, OpSchema, Resolution};
 use crate::source::Span;
 use crate::syntax::ast::*;
 use std::collections::HashMap;
@@ -17,6 +19,44 @@ pub struct OpArguments<'e> {
     pub inputs: Vec<Option<&'e Expr>>,
     /// In argument order, typed as the schema declares them (`None` without a schema).
     pub attributes: Vec<(Ident, &'e Expr, Option<AttrType>)>,
+}
+
+/// The schema of `op_name` (named at `op_span`) in `opset`; `None` for an op of a domain whose
+/// schemas are not known. An op the opset does not have (yet) is the error returned, with a
+/// did-you-mean for a misspelt name. `exporter_bound` says the function is a translation, which
+/// the exporter builds at opset [`EXPORTER_OPSET`] whatever it imports.
+pub fn op_schema(
+    file: usize,
+    opset: &Opset,
+    op_name: &str,
+    op_span: Span,
+    exporter_bound: bool,
+) -> Result<Option<&'static OpSchema>, Box<Diagnostic>> {
+    let registry = schema::registry();
+    match registry.resolve(&opset.domain, op_name, opset.version) {
+        Resolution::Found(s) => Ok(Some(s)),
+        Resolution::NotYet { first_version } => Err(Box::new(
+            Diagnostic::error(codes::OP_NOT_IN_OPSET, file, format!("`{op_name}` is not available in opset {}", opset.version))
+                .primary(op_span, format!("introduced in opset {first_version}"))
+                .help(if exporter_bound && opset.domain.is_empty() {
+                    format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}: write `{op_name}` with opset-{EXPORTER_OPSET} operators (`onnxsc explain E0513` shows how for `Gelu`)")
+                } else {
+                    format!("import `opset{first_version}` or later to use `{op_name}`")
+                }),
+        )),
+        Resolution::Unknown if registry.known_domain(&opset.domain) => {
+            let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
+            let mut d = Diagnostic::error(codes::UNKNOWN_OP, file, format!("{shown} has no operator `{op_name}`"))
+                .primary(op_span, "unknown operator");
+            if let Some(s) = did_you_mean(op_name, registry.op_names(&opset.domain)) {
+                d = d.help(format!("did you mean `{s}`?")).fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
+            } else {
+                d = d.help("check the name against the operators of the domain's schemas (ONNX's Operators.md, or ONNX Runtime's ContribOperators.md)");
+            }
+            Err(Box::new(d))
+        }
+        Resolution::Unknown => Ok(None),
+    }
 }
 
 /// Binds the arguments of a call to `op_name` (of `schema`, when known) as onnxscript does:

@@ -153,37 +153,8 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// The schema of `op_name` (named at `op_span`) in `opset`; `None` for an op of a domain
     /// whose schemas are not known. An op the opset does not have (yet) is reported.
     fn op_schema(&mut self, opset: &Opset, op_name: &str, op_span: Span) -> R<Option<&'static OpSchema>> {
-        let registry = schema::registry();
-        match registry.resolve(&opset.domain, op_name, opset.version) {
-            Resolution::Found(s) => Ok(Some(s)),
-            Resolution::NotYet { first_version } => {
-                let d = Diagnostic::error(
-                    codes::OP_NOT_IN_OPSET,
-                    self.file(),
-                    format!("`{op_name}` is not available in opset {}", opset.version),
-                )
-                .primary(op_span, format!("introduced in opset {first_version}"))
-                .help(if self.exporter_bound && opset.domain.is_empty() {
-                    format!("torch.onnx.export builds translations at opset {EXPORTER_OPSET}: write `{op_name}` with opset-{EXPORTER_OPSET} operators (`onnxsc explain E0513` shows how for `Gelu`)")
-                } else {
-                    format!("import `opset{first_version}` or later to use `{op_name}`")
-                });
-                Err(self.push(d))
-            }
-            Resolution::Unknown if registry.known_domain(&opset.domain) => {
-                let shown = if opset.domain.is_empty() { "ONNX".to_string() } else { format!("`{}`", opset.domain) };
-                let mut d =
-                    Diagnostic::error(codes::UNKNOWN_OP, self.file(), format!("{shown} has no operator `{op_name}`"))
-                        .primary(op_span, "unknown operator");
-                if let Some(s) = did_you_mean(op_name, registry.op_names(&opset.domain)) {
-                    d = d
-                        .help(format!("did you mean `{s}`?"))
-                        .fix(format!("Replace with `{s}`"), vec![Edit::replace(op_span, &s)]);
-                }
-                Err(self.push(d))
-            }
-            Resolution::Unknown => Ok(None),
-        }
+        crate::sema::op_arguments::op_schema(self.file(), opset, op_name, op_span, self.exporter_bound)
+            .map_err(|d| self.push(*d))
     }
 
     /// Warns of an op that ONNX Runtime alone defines, and reports one deprecated in `opset`;

@@ -29,6 +29,7 @@ mod stmt;
 mod tensors;
 
 pub use graph::{FunctionCall, Graph, Limits, OpCall, Trace};
+pub use tensors::tensor_condition;
 
 pub(crate) use pyops::OpError;
 

@@ -196,11 +196,7 @@ impl Eval<'_, '_, '_> {
 
     /// The error of a Python `if` (or `and`, `or`, `not`, `bool()`) on a tensor.
     pub(super) fn tensor_truth(&self, span: Span) -> ConstError {
-        ConstError::Failed(Box::new(
-            Diagnostic::error(codes::TENSOR_CONDITION, self.file(), "a tensor's truth value is known only when the model runs")
-                .primary(span, "a tensor, not a static value")
-                .help("test a static fact (`x.shape`, `x.dtype`, an attribute, `x is None`), or choose with `op.Where` (elementwise) or `op.If`, or write the function as ONNX Script without `trace_only=True`"),
-        ))
+        ConstError::Failed(Box::new(tensor_condition(self.file(), span)))
     }
 
     /// A located error of the trace, with its help.
@@ -223,4 +219,11 @@ pub(super) fn dim_value(d: &Dim) -> PyValue {
         Dim::Known(n) => PyValue::Int(i128::from(*n)),
         Dim::Symbolic(s) => PyValue::SymDim(s.clone()),
     }
+}
+
+/// E0906: a tensor tested as a Python condition (at trace time, or certainly so at check time).
+pub fn tensor_condition(file: usize, span: Span) -> Diagnostic {
+    Diagnostic::error(codes::TENSOR_CONDITION, file, "a tensor's truth value is known only when the model runs")
+        .primary(span, "a tensor, not a static value")
+        .help("test a static fact (`x.shape`, `x.dtype`, an attribute, `x is None`), or choose with `op.Where` (elementwise) or `op.If`, or write the function as ONNX Script without `trace_only=True`")
 }
