@@ -5,7 +5,8 @@
 //! - [`source`]: one or more `.onnxs` modules through `check` and `build`;
 //! - [`aten`]: a native_functions `func:` schema, or a schema YAML file;
 //! - [`link`]: model or library bytes through `link`, in reference and inline mode;
-//! - [`serve`]: the input of `onnxsc serve`, framed requests, against the tutorial's library.
+//! - [`serve`]: the input of `onnxsc serve`, framed requests, against the tutorial's library;
+//! - [`trace`]: a module of trace-only translations and one exporter call of them, specialised.
 //!
 //! The contracts: every diagnostic has a stable code with an explanation, and (for source
 //! diagnostics) a primary label whose span lies inside its file; rendering them (human and JSON)
@@ -326,4 +327,51 @@ fn frames(mut data: &[u8]) -> (Vec<&[u8]>, bool) {
         data = &rest[len..];
     }
     (out, false)
+}
+
+/// Separates the module from the call in a [`trace`] input.
+pub const CALL_SEPARATOR: &str = "\n#call\n";
+
+/// `trace`: the bytes are a module, [`CALL_SEPARATOR`], and a call as JSON (the Python package's
+/// form, `trace::CallFacts`). The module is compiled as the exporter's server compiles it and,
+/// without errors, the call is specialised twice: the same function or the same diagnostic each
+/// time (coded, explained, located inside the module), and a function that keeps onnx's
+/// structural rules. The evaluator's limits bound the time and memory any input takes.
+pub fn trace(data: &[u8]) {
+    let parts = split(data, CALL_SEPARATOR.as_bytes());
+    let (Some(module), Some(call)) = (parts.first(), parts.get(1)) else { return };
+    let input = SourceInput { name: format!("{NOWHERE}/t.onnxs"), bytes: module.to_vec() };
+    let program = driver::trace::TraceProgram::compile(&[input]);
+    for d in &program.diagnostics {
+        check_code(d);
+    }
+    if program.diagnostics.iter().any(|d| d.severity == diagnostics::Severity::Error) {
+        return;
+    }
+    let Ok(call) =
+        std::str::from_utf8(call).map_err(|_| ()).and_then(|c| crate::trace::CallFacts::from_json(c).map_err(|_| ()))
+    else {
+        return;
+    };
+    if !program.has_function(&call.function) {
+        return;
+    }
+    let first = program.specialize(&call, "variant");
+    assert!(first == program.specialize(&call, "variant"), "the same call specialises differently twice");
+    match first {
+        Ok(f) => {
+            let problems = crate::validate::function(&f);
+            assert!(problems.is_empty(), "the specialised function breaks onnx's rules: {problems:?}");
+            let back = FunctionProto::decode(f.encode_to_vec().as_slice()).expect("the function decodes");
+            assert_eq!(back, f, "the function changes in an encode/decode round trip");
+        }
+        Err(d) => {
+            check_code(&d);
+            let len = program.sources.text(d.file).len();
+            let primary = d.primary_span().unwrap_or_else(|| panic!("{} has no primary label: {}", d.code, d.message));
+            assert!(primary.start <= primary.end && primary.end as usize <= len, "{}: label outside its file", d.code);
+            assert!(d.help.is_some(), "{} has no help: {}", d.code, d.message);
+            diagnostics::render_plain(&program.sources, &d);
+        }
+    }
 }

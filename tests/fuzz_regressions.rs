@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 /// A target's contracts: bytes in, a panic when one is broken.
 type Contract = fn(&[u8]);
 
-const TARGETS: [(&str, Contract); 4] = [
+const TARGETS: [(&str, Contract); 5] = [
     ("source", onnxsc::contract::source),
     ("aten", onnxsc::contract::aten),
     ("link", onnxsc::contract::link),
     ("serve", onnxsc::contract::serve),
+    ("trace", onnxsc::contract::trace),
 ];
 
 fn files(dir: &Path) -> Vec<PathBuf> {

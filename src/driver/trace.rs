@@ -85,6 +85,11 @@ impl TraceProgram {
         Ok(TraceProgram::compile(&super::inputs::read_inputs(paths)?))
     }
 
+    /// Whether the sources define the trace-only translation `domain::name`.
+    pub fn has_function(&self, qualified: &str) -> bool {
+        self.functions.contains_key(qualified)
+    }
+
     /// The function `call` names, specialised to its facts, as a `FunctionProto` named
     /// `variant`; or the error that stopped the trace (located in [`TraceProgram::sources`]).
     pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<FunctionProto, Box<Diagnostic>> {

@@ -18,7 +18,7 @@
 use super::annotations::ParamType;
 use super::constlib;
 use super::env::{Global, ModuleEnv, Names};
-use super::eval::tensor_condition;
+use super::eval::{tensor_condition, unevaluated_builtin};
 use super::liveness::assigned_anywhere;
 use super::op_arguments::{bind_op_arguments, op_schema};
 use super::resolve::resolve_dotted;
@@ -142,6 +142,9 @@ impl<'e> Checker<'_, 'e, '_> {
     /// An `op.Name(...)` call checked against the opset's schema, as far as its arguments are
     /// visible (a `*args` or `**kwargs` argument hides the binding).
     fn op_call(&mut self, func: &'e Expr, args: &'e [Arg], span: Span) {
+        if let ExprKind::Name(n) = &func.kind {
+            return self.builtin_call(n, func.span);
+        }
         let ExprKind::Attribute { value, attr } = &func.kind else { return };
         let Some(Global::Opset(opset)) = resolve_dotted(self.names, value) else { return };
         let schema = match op_schema(self.file, &opset, &attr.name, attr.span, self.exporter_bound) {
@@ -182,6 +185,18 @@ impl<'e> Checker<'_, 'e, '_> {
                 return;
             }
             self.tensors.extend(found.into_iter().map(str::to_string));
+        }
+    }
+
+    /// E0901 for a call of a Python builtin the evaluator does not run (an exception's
+    /// constructor, for `raise`, is run).
+    fn builtin_call(&mut self, name: &str, span: Span) {
+        let bound = self.locals.contains(name)
+            || self.scopes.iter().any(|s| s.contains(&name))
+            || self.names.get(name).is_some();
+        let exception = ["Error", "Exception", "Warning"].iter().any(|end| name.ends_with(end));
+        if !bound && !exception && constlib::builtin(name).is_none() && constlib::is_python_builtin(name) {
+            self.diags.push(unevaluated_builtin(self.file, name, span));
         }
     }
 

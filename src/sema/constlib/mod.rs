@@ -272,6 +272,11 @@ pub fn is_python_builtin(name: &str) -> bool {
     PYTHON_BUILTINS.contains(&name)
 }
 
+/// The builtins onnxsc evaluates.
+pub fn evaluated_builtins() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().copied()
+}
+
 /// The builtin of this name, when the module does not define the name.
 pub fn builtin(name: &str) -> Option<String> {
     BUILTINS.contains(&name).then(|| format!("builtins.{name}"))

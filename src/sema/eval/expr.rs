@@ -2,7 +2,7 @@
 
 use super::pyops::{binop, compare, format_value, truth, unary};
 use super::{ConstError, Eval, Value, R};
-use crate::diagnostics::codes;
+use crate::diagnostics::{codes, Diagnostic};
 use crate::sema::constlib::{self, Args, Member};
 use crate::sema::env::{deferred_use, Global};
 use crate::sema::resolve::resolve_dotted;
@@ -41,6 +41,9 @@ impl Eval<'_, '_, '_> {
 
     /// A name neither local, global nor builtin, at trace time.
     fn undefined(&self, name: &str, span: Span) -> ConstError {
+        if constlib::is_python_builtin(name) {
+            return self.report(unevaluated_builtin(self.file(), name, span));
+        }
         self.python_error(span, &format!("NameError: name '{name}' is not defined"))
     }
 
@@ -502,4 +505,15 @@ impl Eval<'_, '_, '_> {
             _ => unreachable!("checked above"),
         })
     }
+}
+
+/// E0901: a Python builtin that onnxsc's evaluator does not run, at trace time or (called
+/// directly) at check time.
+pub fn unevaluated_builtin(file: usize, name: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(codes::TRACE_ERROR, file, format!("onnxsc does not evaluate Python's `{name}`"))
+        .primary(span, "a builtin outside onnxsc's evaluator")
+        .help(format!(
+            "trace-time code may use {} (docs/trace.md); compute the value with them",
+            constlib::evaluated_builtins().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+        ))
 }

@@ -28,6 +28,7 @@ mod scopes;
 mod stmt;
 mod tensors;
 
+pub use expr::unevaluated_builtin;
 pub use graph::{FunctionCall, Graph, Limits, OpCall, Trace};
 pub use tensors::tensor_condition;
 
