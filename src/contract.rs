@@ -362,7 +362,8 @@ pub fn trace(data: &[u8]) {
         Ok(f) => {
             let problems = crate::validate::function(&f);
             assert!(problems.is_empty(), "the specialised function breaks onnx's rules: {problems:?}");
-            let back = FunctionProto::decode(f.encode_to_vec().as_slice()).expect("the function decodes");
+            let back = FunctionProto::decode(f.encode_to_vec().as_slice())
+                .unwrap_or_else(|e| panic!("the specialised function does not decode: {e}"));
             assert_eq!(back, f, "the function changes in an encode/decode round trip");
         }
         Err(d) => {
