@@ -175,8 +175,11 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         private: false,
         trace_only: false,
         traceable: false,
-        decorated: !f.decorators.is_empty(),
+        decorated: !env.undecorated(f),
     };
+    if !out.decorated {
+        return Ok(out);
+    }
     let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {
