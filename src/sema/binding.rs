@@ -277,6 +277,10 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
     let (name, overload) = rest.split_once('.').unwrap_or((rest, ""));
     let base = format!("{ns}::{name}");
     let overloads = registry.overloads(&base);
+    if let Some(d) = outside_native_functions(env, b, registry, (ns, name, overload), &overloads) {
+        diags.push(d);
+        return;
+    }
     let mut d;
     if !overloads.is_empty() {
         let shown = if overload.is_empty() { "default overload".to_string() } else { format!("overload `{overload}`") };
@@ -310,6 +314,58 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
         }
     }
     diags.push(d);
+}
+
+/// The warning for a name that PyTorch registers outside `native_functions.yaml`, where the
+/// schemas onnxsc embeds cannot say whether it exists: the exporter binds the translation to
+/// the running PyTorch's operator of that name, or skips the name (with a log line) if there
+/// is none. Such names are
+/// - a name without an overload whose operator has overloads but no default one in the YAML
+///   (`aten::mul`: torch 2.15 registers `aten::mul(Scalar a, Scalar b) -> Scalar` for
+///   TorchScript's scalar arithmetic);
+/// - an operator the YAML does not have and onnxsc knows no near spelling of
+///   (`aten::tensor.bool`, `aten::_native_batch_norm_legit_functional`), or whose near spelling
+///   is its in-place variant (`aten::embedding_renorm`, the functional variant PyTorch generates
+///   for `aten::embedding_renorm_`).
+///
+/// A misspelt overload of a known operator, a near spelling of another one, and a name in a
+/// custom namespace (whose operators the module declares) stay errors.
+fn outside_native_functions(
+    env: &ModuleEnv,
+    b: &TorchBinding,
+    registry: &AtenRegistry,
+    (ns, name, overload): (&str, &str, &str),
+    overloads: &[&str],
+) -> Option<Diagnostic> {
+    // A custom namespace holds what the module declares: a name it lacks is a mistake.
+    if !AtenRegistry::embedded().has_namespace(ns) {
+        return None;
+    }
+    let warning = |label: &str, help: String| {
+        Diagnostic::warning(
+            codes::OUTSIDE_NATIVE_FUNCTIONS,
+            env.file,
+            format!("`{}` is not in native_functions.yaml; its signature is not checked", b.qualname),
+        )
+        .primary(b.span, label.to_string())
+        .help(help)
+    };
+    let registered = "the exporter binds the translation to the operator the running PyTorch registers under this name, or skips the name if there is none";
+    if !overloads.is_empty() {
+        if !overload.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = overloads.iter().map(|o| format!("`{ns}::{name}.{o}`")).collect();
+        return Some(warning(
+            "no default overload in the YAML",
+            format!("{registered}; to translate the YAML's operators, name their overloads: {}", list.join(", ")),
+        ));
+    }
+    let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
+    match did_you_mean(name, candidates) {
+        Some(s) if s != format!("{name}_") => None,
+        _ => Some(warning("not in the YAML", registered.to_string())),
+    }
 }
 
 /// Which parameter receives an aten argument.
