@@ -94,6 +94,12 @@ fn may_be_omitted(a: &Argument) -> bool {
         )
 }
 
+/// Arguments that only tell the kernel a size it could compute, and must agree with it:
+/// `repeat_interleave`'s `output_size` (the sum of `repeats`, to spare a device sync).
+fn is_size_hint(schema: &FunctionSchema, a: &Argument) -> bool {
+    schema.name == "repeat_interleave" && a.name == "output_size"
+}
+
 /// `float alpha=1`, the way the help line suggests a parameter for it: `alpha: float = 1.0`;
 /// an optional argument is `Optional[...]` (a tensor `Optional[FLOAT]` unless it defaults to
 /// None, when `bias = None` says it), with `= None` only if the schema has that default.
@@ -595,7 +601,7 @@ impl Pair<'_, '_> {
     /// No parameter receives `a`, which has a default and changes the computed values: a call
     /// that gives it another value is translated wrongly.
     fn ignored_argument(&self, a: &Argument) -> Option<Diagnostic> {
-        if a.default.is_none() || may_be_omitted(a) {
+        if a.default.is_none() || may_be_omitted(a) || is_size_hint(self.schema, a) {
             return None;
         }
         let message = format!("the translation of `{}` ignores its argument `{}`", self.b.qualname, a.name);
@@ -639,7 +645,10 @@ impl Pair<'_, '_> {
     fn attribute_cannot_hold(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
         let (q, p) = (&self.b.qualname, &self.params[k]);
         let Kind::Attr(kind, _) = p.kind else { return None };
-        if attribute_holds(kind, &a.ty) {
+        // A trace-only translation receives the Python value whatever its annotation: torchlib
+        // writes `dim: Optional[int]` for `int[1]? dim` and accepts an int or a list.
+        let traced_list = self.b.trace_only && kind.list().is_some_and(|list| attribute_holds(list, &a.ty));
+        if attribute_holds(kind, &a.ty) || traced_list {
             return None;
         }
         Some(
@@ -668,6 +677,9 @@ impl Pair<'_, '_> {
         if !required || !a.ty.is_optional() || p.has_default {
             return None;
         }
+        if self.b.trace_only {
+            return Some(self.traced_none(a, p));
+        }
         let (code, what, ty, test) = match p.kind {
             Kind::Attr(kind, _) => {
                 let suggested = suggested_parameter(a);
@@ -695,6 +707,26 @@ impl Pair<'_, '_> {
                 if a.default.is_some() { " = None" } else { "" },
             )),
         )
+    }
+
+    /// Trace-only parameter `p` is required, but argument `a` may be None: the exporter passes
+    /// None to the Python as it is, and only the body tells whether it copes (torchlib's
+    /// `upsample_bicubic2d.vec` reads `output_size` only when `scale_factors` is None).
+    fn traced_none(&self, a: &Argument, p: &TParam) -> Diagnostic {
+        Diagnostic::warning(
+            codes::TRACED_MAY_BE_NONE,
+            self.env.file,
+            format!(
+                "`{}` is `{}` in `{}` and may be None, which the trace-only translation receives as it is",
+                a.name, a.ty, self.b.qualname
+            ),
+        )
+        .primary(p.span, "not annotated `Optional`")
+        .secondary(self.b.span, "bound here")
+        .help(format!(
+            "if the body handles None, say so with `{}: Optional[...]`; if not, test `if {} is None:`",
+            p.name, p.name
+        ))
     }
 
     /// Argument `a` has a default, but parameter `k` has none: the exporter omits trailing

@@ -48,6 +48,9 @@ pub struct Decoration {
 pub struct TorchBinding {
     pub qualname: String,
     pub span: Span,
+    /// The translation is `trace_only`: the exporter passes its Python values as they are (a
+    /// list to an `int` parameter, None to a required one), and the body runs as Python.
+    pub trace_only: bool,
 }
 
 /// Whether a decorator expression names torchlib's `torch_op`, imported or not.
@@ -132,7 +135,7 @@ fn torch_op_decoration(
                     .help("for example `aten::gelu` (the default overload) or `aten::add.Tensor`"),
             ));
         }
-        out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
+        out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span, trace_only: false });
     }
     for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
         let value = match eval_const(env.names(), &a.value) {
@@ -159,6 +162,9 @@ fn torch_op_decoration(
                 ));
             }
         }
+    }
+    for b in &mut out.torch_ops {
+        b.trace_only = out.trace_only;
     }
     Ok(())
 }
