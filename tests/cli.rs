@@ -327,8 +327,10 @@ fn schema_files_declare_custom_ops_and_replace_native_functions() {
         &["--color", "never", "check", mul.to_str().unwrap()],
         &[("ONNXSC_NATIVE_FUNCTIONS", native.to_str().unwrap())],
     );
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("E0501"), "{}", stderr(&o));
+    // `aten::mul.Tensor` is not in that YAML, and onnxsc knows no near spelling: PyTorch may
+    // register it elsewhere (W0506), as it registers TorchScript's operators.
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("W0506"), "{}", stderr(&o));
     let o = onnxsc(&["check", mul.to_str().unwrap(), "--native-functions", "no/such.yaml"], &[]);
     assert_eq!(o.status.code(), Some(2));
 }

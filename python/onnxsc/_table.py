@@ -221,6 +221,13 @@ def _entries(model, specializer: Specializer, deny_warnings: bool, unresolved: O
         for op in signature.torch_ops:
             try:
                 overload = resolve_overload(op.name)
+            except NotInThisTorch as e:
+                if unresolved is not None:
+                    unresolved.append((op.name, str(e)))
+                else:
+                    warner = Warner(proto, deny_warnings)
+                    warner.warn(f"{warner.where}: {e}; it is left out of the table, as the exporter skips it", code="W0506")
+                continue
             except OnnxscError as e:
                 if unresolved is None:
                     raise
@@ -277,15 +284,26 @@ def resolve_overload(qualname: str):
     packet = getattr(getattr(torch.ops, namespace), name, None) if namespace and name else None
     if packet is None:
         if namespace == "aten":
-            raise OnnxscError(f"{qualname} is not an operator of this PyTorch ({torch.__version__})")
+            raise NotInThisTorch(f"{qualname} is not an operator of this PyTorch ({torch.__version__})")
         raise OnnxscError(
             f"{qualname} is not registered with PyTorch: register the custom operator (for "
             f"example with @torch.library.custom_op({namespace + '::' + name!r}, mutates_args=())) "
             f"before building the translation table"
         )
-    overload = overload or "default"
+    known = ", ".join(sorted(packet.overloads()))
+    if not overload and "default" not in packet.overloads():
+        # torch names the default overload "default" (its schema's overload name is "").
+        raise NotInThisTorch(
+            f"{qualname} names no overload, and {namespace}::{name} has no default one in this PyTorch "
+            f"({torch.__version__}); it has: {known}"
+        )
     try:
-        return getattr(packet, overload)
+        return getattr(packet, overload or "default")
     except AttributeError:
-        known = ", ".join(sorted(packet.overloads()))
         raise OnnxscError(f"{namespace}::{name} has no overload {overload!r}; it has: {known}") from None
+
+
+class NotInThisTorch(OnnxscError):
+    """A PyTorch operator name the running PyTorch does not have: not an operator, or a name
+    without an overload where the operator has no default one. torch's exporter skips such a
+    name when it reads torchlib (with a log line); the table skips it with a warning."""

@@ -125,6 +125,12 @@ pub const DEFAULT_MISMATCH: &str = "W0502";
 pub const ATEN_DEFAULT_REQUIRED: &str = "W0503";
 pub const UNCHECKED_NAMESPACE: &str = "W0504";
 pub const LEGACY_GETITEM_NAME: &str = "W0505";
+/// A `@torch_op` name that PyTorch registers outside `native_functions.yaml` (`aten::mul`,
+/// TorchScript's scalar operator; a generated functional variant): not checked.
+pub const OUTSIDE_NATIVE_FUNCTIONS: &str = "W0506";
+/// A trace-only translation requires an argument the schema lets be None; the exporter passes
+/// None to the Python as it is.
+pub const TRACED_MAY_BE_NONE: &str = "W0507";
 pub const RETURN_TYPE_MISMATCH: &str = "W0601";
 
 pub const MODEL_FUNCTION_KEPT: &str = "W0801";

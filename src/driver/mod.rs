@@ -186,8 +186,8 @@ mod tests {
         (c.diagnostics.iter().map(|d| d.code).collect(), c.outlines.iter().map(|o| o.name.clone()).collect())
     }
 
-    /// torchlib's module-level `if` on the PyTorch version is reported once; the module's other
-    /// functions are compiled.
+    /// A module-level `if` onnxsc does not decide is reported once; the module's other functions
+    /// are compiled.
     #[test]
     fn a_module_level_if_leaves_the_rest_of_the_module_compiled() {
         let text = include_str!("../../tests/cases/errors/module_if_defines_functions.onnxs");

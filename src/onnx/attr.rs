@@ -242,6 +242,17 @@ impl AttrKind {
         AttrKind::ALL.into_iter().find(|k| k.python_name() == name)
     }
 
+    /// The list of this kind (`int` → `list[int]`); `None` for a list.
+    pub fn list(self) -> Option<AttrKind> {
+        match self {
+            AttrKind::Float => Some(AttrKind::Floats),
+            AttrKind::Int => Some(AttrKind::Ints),
+            AttrKind::Str => Some(AttrKind::Strs),
+            AttrKind::Bool => Some(AttrKind::Bools),
+            _ => None,
+        }
+    }
+
     pub fn is_bool(self) -> bool {
         matches!(self, AttrKind::Bool | AttrKind::Bools)
     }

@@ -7,7 +7,8 @@
 //!   signature declares them ([`DeclaredType`]);
 //! - which IR version a model needs ([`ir_version`]);
 //! - what onnxsc records in `metadata_props`, among it every function's typed signature
-//!   ([`metadata`]).
+//!   ([`metadata`]);
+//! - the versions of PyTorch, onnxscript, ONNX and ONNX Runtime onnxsc targets ([`pinned`]).
 //!
 //! It sits just above the generated protobuf types ([`crate::proto`]) and below everything that
 //! reads or writes ONNX: schemas, semantic analysis, emission, validation and linking each name
@@ -18,6 +19,7 @@ mod declared;
 mod elem;
 pub mod ir_version;
 pub mod metadata;
+pub mod pinned;
 pub mod tensor;
 mod types;
 

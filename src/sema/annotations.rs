@@ -52,16 +52,10 @@ pub fn param_type(names: Names, e: &Expr) -> Result<ParamType, AnnotationError> 
             Some(Global::Typing(t)) => match t.as_str() {
                 "Sequence" | "List" | "list" => {
                     return match param_type(names, index)? {
-                        ParamType::Attr { ty, optional: false } => {
-                            let list = match ty {
-                                AttrKind::Float => AttrKind::Floats,
-                                AttrKind::Int => AttrKind::Ints,
-                                AttrKind::Str => AttrKind::Strs,
-                                AttrKind::Bool => AttrKind::Bools,
-                                _ => return bad("nested lists are not attribute types"),
-                            };
-                            Ok(ParamType::Attr { ty: list, optional: false })
-                        }
+                        ParamType::Attr { ty, optional: false } => match ty.list() {
+                            Some(list) => Ok(ParamType::Attr { ty: list, optional: false }),
+                            None => bad("nested lists are not attribute types"),
+                        },
                         ParamType::Attr { .. } => bad("a list of optional values is not an attribute type"),
                         ParamType::Input { ty, .. } => {
                             Ok(ParamType::Input { ty: Some(DeclaredType::Sequence(ty.map(Box::new))), optional: false })

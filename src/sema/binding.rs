@@ -94,6 +94,12 @@ fn may_be_omitted(a: &Argument) -> bool {
         )
 }
 
+/// Arguments that only tell the kernel a size it could compute, and must agree with it:
+/// `repeat_interleave`'s `output_size` (the sum of `repeats`, to spare a device sync).
+fn is_size_hint(schema: &FunctionSchema, a: &Argument) -> bool {
+    schema.name == "repeat_interleave" && a.name == "output_size"
+}
+
 /// `float alpha=1`, the way the help line suggests a parameter for it: `alpha: float = 1.0`;
 /// an optional argument is `Optional[...]` (a tensor `Optional[FLOAT]` unless it defaults to
 /// None, when `bias = None` says it), with `= None` only if the schema has that default.
@@ -277,6 +283,10 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
     let (name, overload) = rest.split_once('.').unwrap_or((rest, ""));
     let base = format!("{ns}::{name}");
     let overloads = registry.overloads(&base);
+    if let Some(d) = outside_native_functions(env, b, registry, (ns, name, overload), &overloads) {
+        diags.push(d);
+        return;
+    }
     let mut d;
     if !overloads.is_empty() {
         let shown = if overload.is_empty() { "default overload".to_string() } else { format!("overload `{overload}`") };
@@ -310,6 +320,58 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
         }
     }
     diags.push(d);
+}
+
+/// The warning for a name that PyTorch registers outside `native_functions.yaml`, where the
+/// schemas onnxsc embeds cannot say whether it exists: the exporter binds the translation to
+/// the running PyTorch's operator of that name, or skips the name (with a log line) if there
+/// is none. Such names are
+/// - a name without an overload whose operator has overloads but no default one in the YAML
+///   (`aten::mul`: torch 2.15 registers `aten::mul(Scalar a, Scalar b) -> Scalar` for
+///   TorchScript's scalar arithmetic);
+/// - an operator the YAML does not have and onnxsc knows no near spelling of
+///   (`aten::tensor.bool`, `aten::_native_batch_norm_legit_functional`), or whose near spelling
+///   is its in-place variant (`aten::embedding_renorm`, the functional variant PyTorch generates
+///   for `aten::embedding_renorm_`).
+///
+/// A misspelt overload of a known operator, a near spelling of another one, and a name in a
+/// custom namespace (whose operators the module declares) stay errors.
+fn outside_native_functions(
+    env: &ModuleEnv,
+    b: &TorchBinding,
+    registry: &AtenRegistry,
+    (ns, name, overload): (&str, &str, &str),
+    overloads: &[&str],
+) -> Option<Diagnostic> {
+    // A custom namespace holds what the module declares: a name it lacks is a mistake.
+    if !AtenRegistry::embedded().has_namespace(ns) {
+        return None;
+    }
+    let warning = |label: &str, help: String| {
+        Diagnostic::warning(
+            codes::OUTSIDE_NATIVE_FUNCTIONS,
+            env.file,
+            format!("`{}` is not in native_functions.yaml; its signature is not checked", b.qualname),
+        )
+        .primary(b.span, label.to_string())
+        .help(help)
+    };
+    let registered = "the exporter binds the translation to the operator the running PyTorch registers under this name, or skips the name if there is none";
+    if !overloads.is_empty() {
+        if !overload.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = overloads.iter().map(|o| format!("`{ns}::{name}.{o}`")).collect();
+        return Some(warning(
+            "no default overload in the YAML",
+            format!("{registered}; to translate the YAML's operators, name their overloads: {}", list.join(", ")),
+        ));
+    }
+    let candidates = registry.names().filter(|(n, _)| *n == ns).map(|(_, name)| name);
+    match did_you_mean(name, candidates) {
+        Some(s) if s != format!("{name}_") => None,
+        _ => Some(warning("not in the YAML", registered.to_string())),
+    }
 }
 
 /// Which parameter receives an aten argument.
@@ -539,7 +601,7 @@ impl Pair<'_, '_> {
     /// No parameter receives `a`, which has a default and changes the computed values: a call
     /// that gives it another value is translated wrongly.
     fn ignored_argument(&self, a: &Argument) -> Option<Diagnostic> {
-        if a.default.is_none() || may_be_omitted(a) {
+        if a.default.is_none() || may_be_omitted(a) || is_size_hint(self.schema, a) {
             return None;
         }
         let message = format!("the translation of `{}` ignores its argument `{}`", self.b.qualname, a.name);
@@ -583,7 +645,10 @@ impl Pair<'_, '_> {
     fn attribute_cannot_hold(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
         let (q, p) = (&self.b.qualname, &self.params[k]);
         let Kind::Attr(kind, _) = p.kind else { return None };
-        if attribute_holds(kind, &a.ty) {
+        // A trace-only translation receives the Python value whatever its annotation: torchlib
+        // writes `dim: Optional[int]` for `int[1]? dim` and accepts an int or a list.
+        let traced_list = self.b.trace_only && kind.list().is_some_and(|list| attribute_holds(list, &a.ty));
+        if attribute_holds(kind, &a.ty) || traced_list {
             return None;
         }
         Some(
@@ -612,6 +677,9 @@ impl Pair<'_, '_> {
         if !required || !a.ty.is_optional() || p.has_default {
             return None;
         }
+        if self.b.trace_only {
+            return Some(self.traced_none(a, p));
+        }
         let (code, what, ty, test) = match p.kind {
             Kind::Attr(kind, _) => {
                 let suggested = suggested_parameter(a);
@@ -639,6 +707,26 @@ impl Pair<'_, '_> {
                 if a.default.is_some() { " = None" } else { "" },
             )),
         )
+    }
+
+    /// Trace-only parameter `p` is required, but argument `a` may be None: the exporter passes
+    /// None to the Python as it is, and only the body tells whether it copes (torchlib's
+    /// `upsample_bicubic2d.vec` reads `output_size` only when `scale_factors` is None).
+    fn traced_none(&self, a: &Argument, p: &TParam) -> Diagnostic {
+        Diagnostic::warning(
+            codes::TRACED_MAY_BE_NONE,
+            self.env.file,
+            format!(
+                "`{}` is `{}` in `{}` and may be None, which the trace-only translation receives as it is",
+                a.name, a.ty, self.b.qualname
+            ),
+        )
+        .primary(p.span, "not annotated `Optional`")
+        .secondary(self.b.span, "bound here")
+        .help(format!(
+            "if the body handles None, say so with `{}: Optional[...]`; if not, test `if {} is None:`",
+            p.name, p.name
+        ))
     }
 
     /// Argument `a` has a default, but parameter `k` has none: the exporter omits trailing

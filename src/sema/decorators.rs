@@ -48,6 +48,9 @@ pub struct Decoration {
 pub struct TorchBinding {
     pub qualname: String,
     pub span: Span,
+    /// The translation is `trace_only`: the exporter passes its Python values as they are (a
+    /// list to an `int` parameter, None to a required one), and the body runs as Python.
+    pub trace_only: bool,
 }
 
 /// Whether a decorator expression names torchlib's `torch_op`, imported or not.
@@ -132,7 +135,7 @@ fn torch_op_decoration(
                     .help("for example `aten::gelu` (the default overload) or `aten::add.Tensor`"),
             ));
         }
-        out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span });
+        out.torch_ops.push(TorchBinding { qualname: text.clone(), span: n.span, trace_only: false });
     }
     for (a, k) in args.iter().filter_map(|a| a.keyword.as_ref().map(|k| (a, k))) {
         let value = match eval_const(env.names(), &a.value) {
@@ -160,6 +163,9 @@ fn torch_op_decoration(
             }
         }
     }
+    for b in &mut out.torch_ops {
+        b.trace_only = out.trace_only;
+    }
     Ok(())
 }
 
@@ -175,8 +181,11 @@ pub fn decoration(env: &ModuleEnv, f: &FunctionDef, diags: &mut Diagnostics) -> 
         private: false,
         trace_only: false,
         traceable: false,
-        decorated: !f.decorators.is_empty(),
+        decorated: !env.undecorated(f),
     };
+    if !out.decorated {
+        return Ok(out);
+    }
     let mut script_seen = false;
     for d in &f.decorators {
         let (func, args) = match &d.kind {

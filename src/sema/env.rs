@@ -184,11 +184,40 @@ impl<'m> ModuleEnv<'m> {
     /// The names `f` is compiled with: a decorated function sees the globals bound before its
     /// decorator runs, an undecorated one all of them.
     pub fn names_for(&self, f: &FunctionDef) -> Names<'_, 'm> {
-        if f.decorators.is_empty() {
+        if self.undecorated(f) {
             self.names()
         } else {
             self.names_at(f.header_span.start.min(f.name.span.start))
         }
+    }
+
+    /// Whether `f` is a plain Python function: no decorator, or only `@functools.lru_cache`
+    /// (called or not) and `@functools.cache`, which memoise a helper without changing what it
+    /// computes (torchlib caches a question about the installed torch this way).
+    pub fn undecorated(&self, f: &FunctionDef) -> bool {
+        f.decorators.iter().all(|d| self.is_memoizing(d))
+    }
+
+    fn is_memoizing(&self, d: &Expr) -> bool {
+        let func = match &d.kind {
+            ExprKind::Call { func, .. } => func.as_ref(),
+            _ => d,
+        };
+        let path = match &func.kind {
+            ExprKind::Name(n) => match self.names().get(n) {
+                Some(Global::Opaque(path)) => path.clone(),
+                _ => return false,
+            },
+            ExprKind::Attribute { value, attr } => match &value.kind {
+                ExprKind::Name(m) => match self.names().get(m) {
+                    Some(Global::Opaque(module)) => format!("{module}.{}", attr.name),
+                    _ => return false,
+                },
+                _ => return false,
+            },
+            _ => return false,
+        };
+        matches!(path.as_str(), "functools.lru_cache" | "functools.cache")
     }
 
     /// Binds `name` at module level; an earlier binding of it is kept for the points of the
@@ -313,10 +342,11 @@ impl Namespace {
 /// The module's functions, in source order: the `def`s at module level, less those that
 /// redefine a function defined earlier in the module (E0104, reported by [`build`]).
 pub fn function_defs(module: &Module) -> Vec<&FunctionDef> {
+    let body = module_statements(module);
     // Whether each name is bound, at this point of the module, to one of its own functions.
-    let mut local: foldhash::HashSet<&str> = foldhash::HashSet::with_capacity(module.body.len());
-    let mut out = Vec::with_capacity(module.body.len());
-    for stmt in &module.body {
+    let mut local: foldhash::HashSet<&str> = foldhash::HashSet::with_capacity(body.len());
+    let mut out = Vec::with_capacity(body.len());
+    for stmt in body {
         match &stmt.kind {
             StmtKind::FunctionDef(f) => {
                 let first = local.insert(&f.name.name);
@@ -347,4 +377,53 @@ pub fn function_defs(module: &Module) -> Vec<&FunctionDef> {
         }
     }
     out
+}
+
+/// The module-level statements Python runs when it imports the module, in order: each `if`
+/// onnxsc decides ([`decided_branch`]) replaced by the statements of the branch taken; an `if`
+/// it does not decide stays, for `sema::env_builder` to report.
+pub fn module_statements(module: &Module) -> Vec<&Stmt> {
+    let mut out = Vec::with_capacity(module.body.len());
+    let mut pending: Vec<&Stmt> = module.body.iter().rev().collect();
+    while let Some(stmt) = pending.pop() {
+        match decided_branch(stmt) {
+            Some(branch) => pending.extend(branch.iter().rev()),
+            None => out.push(stmt),
+        }
+    }
+    out
+}
+
+/// The branch a module-level `if` takes, where its test compares a pinned tool's version the
+/// way torchlib does (`if version_utils.torch_older_than("2.7.0"):`, or its `not`), decided
+/// against the versions onnxsc targets (`onnx::pinned`). The test is read by its spelling: the
+/// name `version_utils` (from `onnxscript._internal`) or the bare function, imported or not.
+pub fn decided_branch(stmt: &Stmt) -> Option<&[Stmt]> {
+    let StmtKind::If { test, body, orelse } = &stmt.kind else { return None };
+    Some(if version_test(test)? { body } else { orelse })
+}
+
+/// The value of `PACKAGE_older_than("X")`, `version_utils.PACKAGE_older_than("X")`, or `not`
+/// of one, where PACKAGE is pinned.
+fn version_test(e: &Expr) -> Option<bool> {
+    match &e.kind {
+        ExprKind::UnaryOp { op: UnaryOp::Not, operand } => version_test(operand).map(|v| !v),
+        ExprKind::Call { func, args } => {
+            let name = match &func.kind {
+                ExprKind::Name(n) => n.as_str(),
+                ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if m == "version_utils") => {
+                    attr.name.as_str()
+                }
+                _ => return None,
+            };
+            let package = name.strip_suffix("_older_than")?;
+            let [Arg { keyword: None, kind: ArgKind::Plain, value: Expr { kind: ExprKind::Str(version), .. }, .. }] =
+                args.as_slice()
+            else {
+                return None;
+            };
+            crate::onnx::pinned::older_than(package, version)
+        }
+        _ => None,
+    }
 }

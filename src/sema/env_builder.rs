@@ -4,7 +4,9 @@
 //! module level is an error.
 
 use super::annotations::tensor_types;
-use super::env::{function_defs, ConstReports, CustomOpDecl, Global, Linked, ModuleEnv, Names, Opset};
+use super::env::{
+    function_defs, module_statements, ConstReports, CustomOpDecl, Global, Linked, ModuleEnv, Names, Opset,
+};
 use super::eval::{eval_const, eval_global, ConstError};
 use super::imports::{import_modules, import_names, ImportContext, ModuleLookup};
 use super::resolve::resolve_dotted;
@@ -36,7 +38,7 @@ pub fn build_in<'m>(file: FileId, module: &'m Module, ctx: &ImportContext, diags
     // By address: a redefinition is another `def` of the same name.
     let accepted: foldhash::HashSet<*const FunctionDef> =
         function_defs(module).into_iter().map(|f| f as *const _).collect();
-    for stmt in &module.body {
+    for stmt in module_statements(module) {
         match &stmt.kind {
             StmtKind::Import(aliases) => import_modules(&mut env, ctx, aliases, diags),
             StmtKind::ImportFrom { level, module: m, names, star } => {
@@ -192,9 +194,9 @@ fn module_stmt_error(file: FileId, span: Span) -> Diagnostic {
         .help("module-level code may only import, declare `Opset`s, `TypeVar`s and constants, and define functions")
 }
 
-/// A module-level `if` (torchlib picks a translation by the PyTorch version): Python decides it
-/// when it imports the module, onnxsc does not, so the functions defined in its branches are not
-/// compiled. The rest of the module is.
+/// A module-level `if` onnxsc does not decide (it decides torchlib's tests of a pinned tool's
+/// version, `env::decided_branch`): Python decides it when it imports the module, onnxsc does
+/// not, so the functions defined in its branches are not compiled. The rest of the module is.
 fn module_if_error(file: FileId, stmt: &Stmt) -> Diagnostic {
     let mut defined: Vec<&str> = Vec::new();
     let mut blocks = vec![std::slice::from_ref(stmt)];

@@ -65,6 +65,9 @@ pub(super) fn imported(module: &str, name: &str) -> Result<Global, String> {
             }
             return Ok(Global::TensorType(t));
         }
+        if module == "onnxscript.onnx_types" && name == ANY_TENSOR_TYPE {
+            return Ok(any_tensor_type());
+        }
         return match (module, name) {
             ("onnxscript", "script") => Ok(Global::ScriptDecorator),
             ("onnxscript", "graph") => Ok(Global::GraphDecorator),
@@ -97,6 +100,17 @@ pub(super) fn imported(module: &str, name: &str) -> Result<Global, String> {
         return Ok(Global::Typing(name.to_string()));
     }
     Ok(Global::Opaque(format!("{module}.{name}")))
+}
+
+/// `onnxscript.onnx_types.TensorType`, the base class of every tensor type: as an annotation, a
+/// tensor of any element type (torchlib annotates trace-only translations with it). onnxscript
+/// 0.7.2 defines it only in `onnx_types`, not in `onnxscript` or torchlib's `tensor_typing`.
+const ANY_TENSOR_TYPE: &str = "TensorType";
+
+/// What `TensorType` means: a named union of every element type onnxscript has a type for, so
+/// that each use is independent (unlike a TypeVar) and the signature records it by name.
+fn any_tensor_type() -> Global {
+    Global::TypeUnion(ElemType::ALL.into_iter().filter(|t| t.has_script_type()).collect())
 }
 
 const TORCHLIB_REGISTRATION: &str = "onnxscript.function_libs.torch_lib.registration";
