@@ -187,7 +187,10 @@ pub(super) fn compile_function(
             lower::function::lower_declaration(cx, sig, deco, reports, diags).map(Compiled::TraceOnly)
         }
         Some(c) if c.python => {
-            trace_check::check_function(cx.env, sig, false, diags);
+            // A helper nobody calls never runs: Python does not look into it either.
+            if c.called {
+                trace_check::check_function(cx.env, sig, false, diags);
+            }
             Ok(Compiled::Python)
         }
         _ => lower::lower_function(cx, sig, deco, reports, diags, facts).map(Compiled::Function),

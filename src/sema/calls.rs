@@ -36,6 +36,9 @@ pub struct Callee {
     /// never compiled into a function: trace-only translations, and the undecorated functions
     /// that only trace-time code calls (set by [`check_calls`]).
     pub python: bool,
+    /// Whether another function of the compilation calls it (set by [`check_calls`]): an
+    /// undecorated Python function nobody calls never runs.
+    pub called: bool,
 }
 
 /// What a function's decorators make of it.
@@ -101,6 +104,7 @@ impl Callee {
             kind,
             variadic: f.params.iter().any(|p| matches!(p.kind, ParamKind::VarArgs | ParamKind::KwArgs)),
             python: kind == CalleeKind::TraceOnly,
+            called: false,
         }
     }
 
@@ -295,6 +299,7 @@ fn mark_python(callees: &mut [Callee], calls: &[Vec<Call>]) {
         }
     }
     for (id, callee) in callees.iter_mut().enumerate().take(n) {
+        callee.called = called[id];
         callee.python =
             callee.kind == CalleeKind::TraceOnly || (callee.kind == CalleeKind::Undecorated && !compiled[id]);
     }
