@@ -75,11 +75,22 @@ pub fn canonical_module(path: &str) -> Option<&'static str> {
         "onnxscript.function_libs" => "onnxscript.function_libs",
         "onnxscript.function_libs.torch_lib" => "onnxscript.function_libs.torch_lib",
         "onnxscript.function_libs.torch_lib._constants" => TORCHLIB_CONSTANTS,
+        "onnxscript.function_libs.torch_lib.ops" => TORCHLIB_OPS,
+        "onnxscript.function_libs.torch_lib.ops.common" => TORCHLIB_COMMON,
         other => return RUN_TIME_MODULES.iter().copied().find(|m| *m == other),
     })
 }
 
 const TORCHLIB_CONSTANTS: &str = "onnxscript.function_libs.torch_lib._constants";
+const TORCHLIB_OPS: &str = "onnxscript.function_libs.torch_lib.ops";
+/// torchlib's `common` module: its helpers run at trace time (`sema::eval::torchlib_common`).
+const TORCHLIB_COMMON: &str = "onnxscript.function_libs.torch_lib.ops.common";
+const TORCHLIB_COMMON_FUNCTIONS: [&str; 5] = ["merge_dims", "constant", "cast_to", "Rank", "IsScalar"];
+
+/// The name of a function of torchlib's `common` module, from its library path.
+pub fn torchlib_common_member(path: &str) -> Option<&str> {
+    path.strip_prefix(TORCHLIB_COMMON)?.strip_prefix('.').filter(|n| TORCHLIB_COMMON_FUNCTIONS.contains(n))
+}
 
 /// Whether a path is (inside) a module of run-time values.
 pub fn is_run_time(path: &str) -> bool {
@@ -336,10 +347,20 @@ pub fn member(path: &str, name: &str) -> Option<Member> {
             ElemType::from_data_type_name(name).map(|t| Member::Value(PyValue::Int(t.code() as i128)))
         }
         "onnxscript.function_libs" => (name == "torch_lib").then(|| Member::Object(format!("{path}.{name}"))),
-        "onnxscript.function_libs.torch_lib" => {
-            (name == "_constants").then(|| Member::Object(TORCHLIB_CONSTANTS.into()))
-        }
+        "onnxscript.function_libs.torch_lib" => match name {
+            "_constants" => object(TORCHLIB_CONSTANTS),
+            "ops" => object(TORCHLIB_OPS),
+            _ => None,
+        },
         TORCHLIB_CONSTANTS => (name == "DOMAIN").then(|| Member::Value(PyValue::str("pkg.onnxscript.torch_lib"))),
+        TORCHLIB_OPS => (name == "common").then(|| Member::Object(TORCHLIB_COMMON.into())),
+        TORCHLIB_COMMON => match name {
+            "COMPLEX64_TYPE" => value(PyValue::DType(ElemType::Complex64)),
+            "COMPLEX128_TYPE" => value(PyValue::DType(ElemType::Complex128)),
+            "DOMAIN" => value(PyValue::str("pkg.onnxscript.torch_lib.common")),
+            _ if TORCHLIB_COMMON_FUNCTIONS.contains(&name) => object(&format!("{TORCHLIB_COMMON}.{name}")),
+            _ => None,
+        },
         _ => {
             // `np.finfo(np.float32).max`, `np.iinfo(np.int32).min`.
             let (kind, ty) = path
@@ -406,6 +427,12 @@ pub fn members(path: &str) -> Vec<String> {
         "onnx_ir" => vec!["tensor".into(), "DataType".into(), "Tensor".into()],
         "builtins" => BUILTINS.iter().map(|s| s.to_string()).collect(),
         TORCHLIB_CONSTANTS => vec!["DOMAIN".into()],
+        TORCHLIB_OPS => vec!["common".into()],
+        TORCHLIB_COMMON => ["COMPLEX64_TYPE", "COMPLEX128_TYPE", "DOMAIN"]
+            .into_iter()
+            .chain(TORCHLIB_COMMON_FUNCTIONS)
+            .map(String::from)
+            .collect(),
         _ => Vec::new(),
     };
     out.dedup();

@@ -4,7 +4,7 @@
 //! `reversed`, `all`, `any`) join those of the constant library, which the rest go to.
 
 use super::{Eval, Value, R};
-use crate::sema::constlib::{Args, Member};
+use crate::sema::constlib::{self, Args, Member};
 use crate::sema::env::Global;
 use crate::sema::eval::pyops::compare;
 use crate::sema::value::PyValue;
@@ -205,6 +205,9 @@ impl Eval<'_, '_, '_> {
     /// A builtin onnxsc evaluates at trace time beyond the constant library's, or one of the
     /// library's with a trace-time value among its arguments; `None` for the library to call.
     fn builtin(&mut self, path: &str, e: &Expr, args: &[Arg]) -> R<Option<PyValue>> {
+        if let Some(name) = constlib::torchlib_common_member(path) {
+            return self.torchlib_common(name, e, args);
+        }
         let name = path.strip_prefix("builtins.").unwrap_or("");
         Ok(Some(match name {
             "isinstance" => self.isinstance(e, args)?,

@@ -97,7 +97,13 @@ impl Eval<'_, '_, '_> {
     }
 
     /// Calls an operator of the tensors' opset that has one output.
-    fn single_op(&mut self, name: &str, args: Vec<PyValue>, kwargs: Vec<(String, PyValue)>, span: Span) -> R<PyValue> {
+    pub(super) fn single_op(
+        &mut self,
+        name: &str,
+        args: Vec<PyValue>,
+        kwargs: Vec<(String, PyValue)>,
+        span: Span,
+    ) -> R<PyValue> {
         let opset = tensor_opset();
         let mut outputs = self.record_op(&opset, name, args, kwargs, span)?;
         Ok(outputs.pop().unwrap_or(PyValue::None))
