@@ -85,8 +85,8 @@ class Specializer:
 
     def traced(self, proto, signature: Signature, facts: dict):
         """The trace-only translation ``proto`` specialised to a call's ``facts`` (``_trace``): a
-        callable taking the call's tensors in the order the facts list them. One request to
-        the server per distinct facts."""
+        :class:`TracedVariant` taking the call's tensors in the order the facts list them. One
+        request to the server per distinct facts."""
         key = ("trace", json.dumps(facts, sort_keys=True))
         if key in self.cache:
             return self.cache[key]
@@ -104,25 +104,7 @@ class Specializer:
                 f"{source_of(proto)}: `{proto.name}` calls functions that cannot be expanded "
                 f"({', '.join(f.name for f in linked.functions)}); the exporter needs one body"
             )
-        inputs = [i.name for i in linked.graph.input]
-        outputs = [o.name for o in linked.graph.output]
-        body = onnx.helper.make_function(
-            proto.domain,
-            f"{proto.name}__{next(_VARIANTS)}",
-            inputs,
-            outputs,
-            list(linked.graph.node),
-            [o for o in linked.opset_import if o.domain in _domains(linked.graph.node)],
-        )
-        body.doc_string = proto.doc_string
-        body.metadata_props.extend(e for e in proto.metadata_props if e.key == SOURCE_KEY)
-        variant_signature = Signature(
-            attributes=(),
-            inputs=tuple(Input(name=name, type=None, optional=False) for name in inputs),
-            outputs=tuple(Output(name=name, type=None) for name in outputs),
-            parameters=tuple(inputs),
-        )
-        self.cache[key] = compiled_function(body, variant_signature, len(outputs))
+        self.cache[key] = TracedVariant(proto, linked)
         return self.cache[key]
 
     def linked(self, proto, signature: Signature, given: list, attributes: dict):
@@ -285,3 +267,86 @@ def _unique_imports(imports):
             out.append(o)
     return out
 
+
+
+class TracedVariant:
+    """One call's specialisation of a trace-only translation: the linked graph's nodes, recorded
+    straight into the exporter's graph as its own tracing records torchlib's nodes
+    (:meth:`record`), or, for an evaluator that is not the exporter's, called as a function."""
+
+    def __init__(self, proto, linked):
+        import onnx_ir as ir
+
+        self._proto = proto
+        self._linked = linked
+        self._function = None
+        graph = linked.graph
+        index = {value.name: ("input", k) for k, value in enumerate(graph.input)}
+        self._nodes = []
+        for n, node in enumerate(graph.node):
+            inputs = [index[name] if name else None for name in node.input]
+            attributes = [ir.serde.deserialize_attribute(a) for a in node.attribute]
+            metadata = {e.key: e.value for e in node.metadata_props}
+            self._nodes.append((node.domain, node.op_type, inputs, attributes, len(node.output), metadata))
+            for k, name in enumerate(node.output):
+                index[name] = ("node", n, k)
+        self._outputs = [index[value.name] for value in graph.output]
+        # A graph output that is a graph input needs an Identity, which only the function path
+        # builds; and initializers are not recorded here.
+        self.direct = bool(graph.node) and not graph.initializer and all(o[0] == "node" for o in self._outputs)
+
+    def record(self, recorder, tensors: list):
+        """Appends the nodes to the exporter's ``recorder`` (``OpRecorder.nodes``), reading the
+        call's ``tensors``; the outputs, as the exporter's tracing returns them."""
+        import onnx_ir as ir
+        from torch.onnx._internal.exporter import _tensors
+
+        made: list = []
+        opset = recorder.opset
+        for domain, op_type, inputs, attributes, n_outputs, metadata in self._nodes:
+            values = [None if ref is None else tensors[ref[1]] if ref[0] == "input" else made[ref[1]][ref[2]] for ref in inputs]
+            while values and values[-1] is None:
+                values.pop()
+            outputs = [_tensors.SymbolicTensor(opset) for _ in range(n_outputs)]
+            node = ir.Node(
+                domain,
+                op_type,
+                inputs=values,
+                attributes=[ir.Attr(a.name, a.type, a.value) for a in attributes],
+                outputs=outputs,
+                metadata_props=dict(metadata),
+            )
+            recorder.nodes.append(node)
+            made.append(outputs)
+        results = [made[ref[1]][ref[2]] for ref in self._outputs]
+        return results[0] if len(results) == 1 else results
+
+    def __call__(self, *tensors):
+        """The variant called as a function (added to the model, inlined by the exporter)."""
+        if self._function is None:
+            self._function = _variant_function(self._proto, self._linked)
+        return self._function(*tensors)
+
+
+def _variant_function(proto, linked):
+    import onnx
+
+    inputs = [i.name for i in linked.graph.input]
+    outputs = [o.name for o in linked.graph.output]
+    body = onnx.helper.make_function(
+        proto.domain,
+        f"{proto.name}__{next(_VARIANTS)}",
+        inputs,
+        outputs,
+        list(linked.graph.node),
+        [o for o in linked.opset_import if o.domain in _domains(linked.graph.node)],
+    )
+    body.doc_string = proto.doc_string
+    body.metadata_props.extend(e for e in proto.metadata_props if e.key == SOURCE_KEY)
+    variant_signature = Signature(
+        attributes=(),
+        inputs=tuple(Input(name=name, type=None, optional=False) for name in inputs),
+        outputs=tuple(Output(name=name, type=None) for name in outputs),
+        parameters=tuple(inputs),
+    )
+    return compiled_function(body, variant_signature, len(outputs))

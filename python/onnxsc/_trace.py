@@ -65,9 +65,12 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
             "args": [describe(a, tensors, where) for a in args],
             "kwargs": {k: describe(v, tensors, where) for k, v in kwargs.items()},
         }
-        function = specializer.traced(proto, signature, facts)
+        variant = specializer.traced(proto, signature, facts)
         try:
-            return function(*tensors)
+            recorder = _exporter_recorder()
+            if recorder is not None and variant.direct:
+                return variant.record(recorder, tensors)
+            return variant(*tensors)
         except OnnxscError:
             raise
         except Exception as e:
@@ -78,6 +81,15 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
     translation.calls = 0
     translation.ignored_values = lambda: 0
     return _with_signature(translation, proto, signature, n_outputs)
+
+
+def _exporter_recorder():
+    """The exporter's graph recorder when the exporter is tracing (its ``OpRecorder``, the
+    evaluator torchlib's trace-only functions record into), else None."""
+    from onnxscript import evaluator
+
+    current = evaluator.default()
+    return current if hasattr(current, "nodes") and hasattr(current, "constant_farm") else None
 
 
 def describe(value, tensors: list, where: str):
