@@ -79,6 +79,16 @@ def source(n: int) -> str:
     return HEADER + "".join(TEMPLATE.format(i=i) for i in range(n))
 
 
+def use_release_binary(repo: Path) -> bool:
+    """Points `ONNXSC_BIN` at the release build unless it is set; False (with a message) when
+    the binary is missing."""
+    os.environ.setdefault("ONNXSC_BIN", str(repo / "target" / "release" / "onnxsc"))
+    if not Path(os.environ["ONNXSC_BIN"]).is_file():
+        print(f"{os.environ['ONNXSC_BIN']} not found: run `cargo build --release` first", file=sys.stderr)
+        return False
+    return True
+
+
 def run_timed(cmd: list[str]) -> float:
     """Wall time of one child process, which must succeed."""
     start = time.perf_counter()

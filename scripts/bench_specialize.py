@@ -241,10 +241,7 @@ def main() -> int:
     ap.add_argument("--old-repeat", type=int, default=20, help="links per variant by the old path")
     ap.add_argument("--exports", type=int, default=5, help="exports of each kind")
     args = ap.parse_args()
-    release = REPO / "target" / "release" / "onnxsc"
-    os.environ.setdefault("ONNXSC_BIN", str(release))
-    if not Path(os.environ["ONNXSC_BIN"]).is_file():
-        print(f"{os.environ['ONNXSC_BIN']} not found: run `cargo build --release` first", file=sys.stderr)
+    if not bench_compile.use_release_binary(REPO):
         return 2
     print(f"onnxsc: {os.environ['ONNXSC_BIN']}; per variant: median of {args.repeat} (server) and {args.old_repeat} (old path) links\n")
     with tempfile.TemporaryDirectory(prefix="bench-specialize-") as tmp:

@@ -87,12 +87,15 @@ class Specializer:
         """The trace-only translation ``proto`` specialised to a call's ``facts`` (``_trace``): a
         :class:`TracedVariant` taking the call's tensors in the order the facts list them. One
         request to the server per distinct facts."""
-        key = ("trace", json.dumps(facts, sort_keys=True))
+        # The facts' JSON is the request and the cache's key: the same call describes itself
+        # the same way (its arguments in order), so no sorting is needed.
+        request = json.dumps(facts)
+        key = ("trace", request)
         if key in self.cache:
             return self.cache[key]
         import onnx
 
-        status, payload = self._respond(json.dumps(facts).encode("utf-8"))
+        status, payload = self._respond(request.encode("utf-8"))
         if status != _LINKED:
             raise OnnxscError(
                 f"{source_of(proto)}: `{proto.name}` cannot translate this call:\n"

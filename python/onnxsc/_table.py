@@ -281,6 +281,14 @@ def resolve_overload(qualname: str):
 
     namespace, _, rest = qualname.partition("::")
     name, _, overload = rest.partition(".")
+    # The exporter keys Python's own operators by the function itself (`operator.getitem`,
+    # `math.ceil`), as its registry does when it reads torchlib.
+    if namespace in ("_operator", "math"):
+        module = importlib.import_module("operator" if namespace == "_operator" else "math")
+        function = getattr(module, name, None)
+        if function is None:
+            raise NotInThisTorch(f"{qualname}: Python's `{module.__name__}` has no `{name}`")
+        return function
     packet = getattr(getattr(torch.ops, namespace), name, None) if namespace and name else None
     if packet is None:
         if namespace == "aten":

@@ -134,3 +134,6 @@ pub const TRACED_MAY_BE_NONE: &str = "W0507";
 pub const RETURN_TYPE_MISMATCH: &str = "W0601";
 
 pub const MODEL_FUNCTION_KEPT: &str = "W0801";
+/// An op attribute of trace-time code is computed from a tensor's dimension (`x.shape[i]`):
+/// a call with a dynamic dimension knows it only by name, and fails there (E0904).
+pub const ATTRIBUTE_FROM_DIMENSION: &str = "W0901";

@@ -32,6 +32,7 @@ static EXPLANATIONS: &[(&str, &str)] = explanations![
     "W0501", "W0502", "W0503", "W0504", "W0505", "W0506", "W0507",
     "W0601",
     "W0801",
+    "W0901",
 ];
 
 /// The long explanation of `code` (`"E0402"`; the letter may be lower case), or `None` if no

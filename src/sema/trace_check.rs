@@ -158,8 +158,15 @@ impl<'e> Checker<'_, 'e, '_> {
             return;
         }
         if let Some(s) = schema {
-            if let Err(d) = bind_op_arguments(self.file, &attr.name, Some(s), args, span) {
-                self.diags.push(*d);
+            match bind_op_arguments(self.file, &attr.name, Some(s), args, span) {
+                Ok(bound) => {
+                    for (name, value, _) in &bound.attributes {
+                        if let Some(dim) = dimension_read(value) {
+                            self.diags.push(attribute_from_dimension(self.file, &name.name, dim));
+                        }
+                    }
+                }
+                Err(d) => self.diags.push(*d),
             }
         }
     }
@@ -253,6 +260,40 @@ impl<'e> Checker<'_, 'e, '_> {
             }
         }
     }
+}
+
+/// The first `x.shape[i]` (a dimension, not the rank) that `e` reads outside `len(...)`.
+fn dimension_read(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Subscript { value, index }
+            if matches!(&value.kind, ExprKind::Attribute { attr, .. } if attr.name == "shape")
+                && !matches!(index.kind, ExprKind::Slice { .. }) =>
+        {
+            return Some(e);
+        }
+        ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) if n == "len") => return None,
+        // Names in a lambda or comprehension are read in its own scope: left to the call.
+        ExprKind::Lambda { .. } => return None,
+        _ => {}
+    }
+    let mut found = None;
+    e.for_each_child(&mut |c| {
+        if found.is_none() {
+            found = dimension_read(c);
+        }
+    });
+    found
+}
+
+/// W0901: attribute `name` computed from the dimension read at `dim`.
+fn attribute_from_dimension(file: usize, name: &str, dim: &Expr) -> Diagnostic {
+    Diagnostic::warning(
+        codes::ATTRIBUTE_FROM_DIMENSION,
+        file,
+        format!("attribute `{name}` is computed from a tensor's dimension, which a call with dynamic shapes knows only by name"),
+    )
+    .primary(dim.span, "a number only for calls with a static dimension here")
+    .help("such a call fails at export (E0904): where shapes are dynamic, read the dimension with `op.Shape(x, start=i, end=i + 1)` and pass it to an input")
 }
 
 /// The names `import` statements and nested `def`s bind in `stmts`, at any depth.
