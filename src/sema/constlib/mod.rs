@@ -373,6 +373,15 @@ pub fn member(path: &str, name: &str) -> Option<Member> {
     }
 }
 
+/// `ir.DataType.X.min` and `.max`: a Python int for an integer type, a scalar of the type for a
+/// floating-point one (as onnx_ir gives them); `None` for a type without limits (`BOOL`).
+pub fn dtype_limit(elem: ElemType, name: &str) -> Option<PyValue> {
+    if elem.int_range().is_some() {
+        return info_member("iinfo", elem, name);
+    }
+    info_member("finfo", elem, name)
+}
+
 /// `np.finfo(t).max` and friends, as numpy gives them (values of type `t`).
 fn info_member(kind: &str, elem: ElemType, name: &str) -> Option<PyValue> {
     if kind == "iinfo" {
@@ -388,6 +397,7 @@ fn info_member(kind: &str, elem: ElemType, name: &str) -> Option<PyValue> {
         ElemType::Float16 => (65504.0, 2f64.powi(-10), 2f64.powi(-14)),
         ElemType::Float => (f32::MAX as f64, f32::EPSILON as f64, f32::MIN_POSITIVE as f64),
         ElemType::Double => (f64::MAX, f64::EPSILON, f64::MIN_POSITIVE),
+        ElemType::Bfloat16 => (3.3895313892515355e38, 2f64.powi(-7), 2f64.powi(-126)),
         _ => return None,
     };
     let v = match name {

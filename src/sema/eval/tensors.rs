@@ -7,6 +7,7 @@ use super::{ConstError, Eval, Value, R};
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::onnx::ElemType;
+use crate::sema::constlib;
 use crate::sema::env::Opset;
 use crate::sema::eval::graph::{FunctionCall, OpCall};
 use crate::sema::value::{Dim, GraphValue, PyValue};
@@ -178,12 +179,21 @@ impl Eval<'_, '_, '_> {
             "is_floating_point" | "is_integer" | "is_signed" | "is_string" => {
                 Value::Method(PyValue::DType(t), attr.to_string())
             }
+            "min" | "max" => match constlib::dtype_limit(t, attr) {
+                Some(v) => Value::Py(v),
+                None => {
+                    return Err(self.python_error(
+                        span,
+                        &format!("TypeError: {attr} is not available for ONNX data type: {}", t.script_name()),
+                    ))
+                }
+            },
             other => {
                 return Err(self.trace_error(
                     span,
                     format!("onnxsc does not know the attribute `{other}` of an element type"),
                     "not an attribute onnxsc evaluates",
-                    "use `is_floating_point()`, `is_integer()`, `is_signed()`, `itemsize`, `bitwidth` or compare with `ir.DataType` members",
+                    "use `is_floating_point()`, `is_integer()`, `is_signed()`, `itemsize`, `bitwidth`, `min`, `max` or compare with `ir.DataType` members",
                 ))
             }
         })
