@@ -341,7 +341,10 @@ pub fn trace(data: &[u8]) {
     let parts = split(data, CALL_SEPARATOR.as_bytes());
     let (Some(module), Some(call)) = (parts.first(), parts.get(1)) else { return };
     let input = SourceInput { name: format!("{NOWHERE}/t.onnxs"), bytes: module.to_vec() };
-    let program = driver::trace::TraceProgram::compile(&[input]);
+    driver::trace::TraceProgram::scoped(&[input], |program| check_trace(program, call));
+}
+
+fn check_trace(program: &driver::trace::TraceProgram<'_>, call: &[u8]) {
     for d in &program.diagnostics {
         check_code(d);
     }

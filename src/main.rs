@@ -525,23 +525,24 @@ fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCod
 fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, AppError> {
     let call = onnxsc::trace::CallFacts::from_json(call)
         .map_err(|why| AppError { message: format!("`--call` is not a call: {why}"), help: None })?;
-    let program = driver::trace::TraceProgram::compile_paths(paths)
-        .map_err(|e| AppError { message: e.to_string(), help: None })?;
-    if program.diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        render_to_stderr(&program.sources, &program.diagnostics, color);
-        return Ok(ExitCode::from(1));
-    }
-    let variant = call.function.rsplit("::").next().unwrap_or_default().to_string();
-    match program.specialize(&call, &variant) {
-        Ok(f) => {
-            write_stdout(emit::text::function_to_text(&f).as_bytes())?;
-            Ok(ExitCode::SUCCESS)
+    driver::trace::TraceProgram::scoped_paths(paths, |program| {
+        if program.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            render_to_stderr(&program.sources, &program.diagnostics, color);
+            return Ok(ExitCode::from(1));
         }
-        Err(d) => {
-            render_to_stderr(&program.sources, &[*d], color);
-            Ok(ExitCode::from(1))
+        let variant = call.function.rsplit("::").next().unwrap_or_default().to_string();
+        match program.specialize(&call, &variant) {
+            Ok(f) => {
+                write_stdout(emit::text::function_to_text(&f).as_bytes())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(d) => {
+                render_to_stderr(&program.sources, &[*d], color);
+                Ok(ExitCode::from(1))
+            }
         }
-    }
+    })
+    .map_err(|e| AppError { message: e.to_string(), help: None })?
 }
 
 /// `onnxsc explain CODE`.

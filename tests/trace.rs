@@ -20,22 +20,23 @@ fn traced(path: &Path) -> String {
     let text = std::fs::read_to_string(path).expect("case file is readable");
     let calls: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("# call: ")).collect();
     assert!(!calls.is_empty(), "{} names no `# call:`", path.display());
-    let program = TraceProgram::compile(&[SourceInput { name, bytes: text.clone().into_bytes() }]);
-    let mut out: String = program.diagnostics.iter().map(|d| render_plain(&program.sources, d)).collect();
-    if program.diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        return out;
-    }
-    for call in calls {
-        out.push_str(&format!("── call: {call}\n"));
-        let facts = CallFacts::from_json(call).unwrap_or_else(|why| panic!("{}: bad call: {why}", path.display()));
-        let variant = facts.function.rsplit("::").next().unwrap_or_default().to_string();
-        match program.specialize(&facts, &variant) {
-            Ok(f) => out.push_str(&emit::text::function_to_text(&f)),
-            Err(d) => out.push_str(&render_plain(&program.sources, &d)),
+    TraceProgram::scoped(&[SourceInput { name, bytes: text.clone().into_bytes() }], |program| {
+        let mut out: String = program.diagnostics.iter().map(|d| render_plain(&program.sources, d)).collect();
+        if program.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return out;
         }
-        out.push('\n');
-    }
-    out
+        for call in &calls {
+            out.push_str(&format!("── call: {call}\n"));
+            let facts = CallFacts::from_json(call).unwrap_or_else(|why| panic!("{}: bad call: {why}", path.display()));
+            let variant = facts.function.rsplit("::").next().unwrap_or_default().to_string();
+            match program.specialize(&facts, &variant) {
+                Ok(f) => out.push_str(&emit::text::function_to_text(&f)),
+                Err(d) => out.push_str(&render_plain(&program.sources, &d)),
+            }
+            out.push('\n');
+        }
+        out
+    })
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //! (syntax trees, environments, decorations), then each call of the exporter specialised to the
 //! function of ONNX nodes its facts give (`trace::specialize`), as a `FunctionProto`.
 //!
-//! The program lives as long as the process that serves the exporter's calls: its syntax trees
+//! A program that serves the exporter's calls lives as long as its process: its syntax trees
 //! are kept for the whole process (leaked, which the process's exit frees), so that the
-//! environments borrowing them are built once, not for every call.
+//! environments borrowing them are built once, not for every call. [`TraceProgram::scoped`]
+//! builds one that lives only as long as a closure runs, for one-shot uses (the `trace` command,
+//! tests, the fuzz target), and frees everything after.
 
 use super::inputs::{InputError, SourceInput};
 use super::modules::{identity, Modules, Parsing};
@@ -21,10 +23,11 @@ use crate::trace::{self, CallFacts, TraceContext};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// The trace-only translations of some sources, ready to be specialised call by call.
-pub struct TraceProgram {
+/// The trace-only translations of some sources, ready to be specialised call by call; `'m` is
+/// how long the syntax trees its environments borrow live.
+pub struct TraceProgram<'m> {
     pub sources: SourceMap,
-    envs: Vec<ModuleEnv<'static>>,
+    envs: Vec<ModuleEnv<'m>>,
     /// Each trace-only function by `domain::name`, with its id.
     functions: HashMap<String, usize>,
     /// The functions compiled as scripts, by id: a trace calls them as nodes.
@@ -33,15 +36,19 @@ pub struct TraceProgram {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl TraceProgram {
-    /// Parses the sources (and the modules they import) and reads their functions' heads.
-    pub fn compile(inputs: &[SourceInput]) -> TraceProgram {
-        TraceProgram::compile_with(inputs, Modules::default())
+impl TraceProgram<'static> {
+    /// Parses the sources (and the modules they import) and reads their functions' heads, for
+    /// the rest of the process.
+    pub fn compile(inputs: &[SourceInput]) -> TraceProgram<'static> {
+        let (mods, sources, diags) = parse_modules(inputs, Modules::default());
+        // The environments borrow the trees for as long as the program serves calls.
+        let mods: &'static Modules = Box::leak(Box::new(mods));
+        TraceProgram::from_modules(mods, sources, diags)
     }
 
     /// The program of a library's trace-only translations, from the sources it records. Their
     /// imports of each other resolve among them, whatever the file system holds now.
-    pub fn from_record(record: &TraceRecord) -> TraceProgram {
+    pub fn from_record(record: &TraceRecord) -> TraceProgram<'static> {
         let inputs: Vec<SourceInput> = record
             .sources
             .iter()
@@ -52,20 +59,29 @@ impl TraceProgram {
             let key = mods.key(Path::new(&s.name));
             mods.overlay.insert(key, s.text.clone());
         }
-        TraceProgram::compile_with(&inputs, mods)
+        let (mods, sources, diags) = parse_modules(&inputs, mods);
+        let mods: &'static Modules = Box::leak(Box::new(mods));
+        TraceProgram::from_modules(mods, sources, diags)
+    }
+}
+
+impl<'m> TraceProgram<'m> {
+    /// The program of `inputs`, alive while `run` runs; everything is freed after.
+    pub fn scoped<R>(inputs: &[SourceInput], run: impl FnOnce(&TraceProgram<'_>) -> R) -> R {
+        let (mods, sources, diags) = parse_modules(inputs, Modules::default());
+        run(&TraceProgram::from_modules(&mods, sources, diags))
     }
 
-    fn compile_with(inputs: &[SourceInput], mut mods: Modules) -> TraceProgram {
-        let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
-        let previous = PreviousParses::default();
-        let mut parsing = Parsing { previous: &previous, sources: &mut sources, diags: &mut diags };
-        for input in inputs {
-            let key = identity(Path::new(&input.name));
-            mods.add(input.name.clone(), key, &input.bytes, false, &mut parsing);
-        }
-        mods.discover(&mut parsing);
-        // The environments borrow the trees for as long as the program serves calls.
-        let mods: &'static Modules = Box::leak(Box::new(mods));
+    /// [`TraceProgram::scoped`] for the sources at `paths` (read as `check` reads them).
+    pub fn scoped_paths<R>(
+        paths: &[std::path::PathBuf],
+        run: impl FnOnce(&TraceProgram<'_>) -> R,
+    ) -> Result<R, InputError> {
+        Ok(TraceProgram::scoped(&super::inputs::read_inputs(paths)?, run))
+    }
+
+    /// The environments and functions of parsed modules.
+    fn from_modules(mods: &'m Modules, sources: SourceMap, mut diags: Diagnostics) -> TraceProgram<'m> {
         let envs = build_environments(mods, &mut diags);
         let heads = read_heads(&envs, &sources, &mut diags);
         let mut functions = HashMap::new();
@@ -78,11 +94,6 @@ impl TraceProgram {
             }
         }
         TraceProgram { sources, envs, functions, scripts, diagnostics: diags.into_sorted() }
-    }
-
-    /// Reads the sources at `paths` (as `check` does) and compiles them.
-    pub fn compile_paths(paths: &[std::path::PathBuf]) -> Result<TraceProgram, InputError> {
-        Ok(TraceProgram::compile(&super::inputs::read_inputs(paths)?))
     }
 
     /// Whether the sources define the trace-only translation `domain::name`.
@@ -105,4 +116,17 @@ impl TraceProgram {
         let function = trace::specialize(&cx, id, domain, variant, call)?;
         Ok(emit::proto::function(&function))
     }
+}
+
+/// Parses `inputs` into `mods`, with the modules they import.
+fn parse_modules(inputs: &[SourceInput], mut mods: Modules) -> (Modules, SourceMap, Diagnostics) {
+    let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
+    let previous = PreviousParses::default();
+    let mut parsing = Parsing { previous: &previous, sources: &mut sources, diags: &mut diags };
+    for input in inputs {
+        let key = identity(Path::new(&input.name));
+        mods.add(input.name.clone(), key, &input.bytes, false, &mut parsing);
+    }
+    mods.discover(&mut parsing);
+    (mods, sources, diags)
 }

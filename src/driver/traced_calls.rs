@@ -29,7 +29,7 @@ pub struct TracedLibraries {
 
 struct Entry {
     record: TraceRecord,
-    program: OnceLock<TraceProgram>,
+    program: OnceLock<TraceProgram<'static>>,
 }
 
 /// A trace that failed: the diagnostic, located in the program's sources.
