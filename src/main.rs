@@ -88,6 +88,15 @@ enum Command {
         /// Treat warnings as errors (exit status 1).
         #[arg(long)]
         deny_warnings: bool,
+        /// Apply the machine-applicable fixes (round after round, until none applies), write
+        /// the changed files atomically, and report what remains. A file with a syntax error
+        /// is left as it is.
+        #[arg(long)]
+        fix: bool,
+        /// Print the changes `--fix` would make, as a unified diff, without writing them (exit
+        /// status 1 if there are any).
+        #[arg(long)]
+        diff: bool,
         #[command(flatten)]
         schemas: SchemaArgs,
     },
@@ -300,7 +309,6 @@ fn compile(paths: &[PathBuf], options: &Options, deny_warnings: bool) -> Result<
 fn summary(c: &Compilation) {
     let errors = c.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = c.diagnostics.len() - errors;
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let line = if errors > 0 {
         format!("onnxsc: {}, {}\n", plural(errors, "error"), plural(warnings, "warning"))
     } else {
@@ -321,7 +329,11 @@ fn summary(c: &Compilation) {
 
 fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
-        Command::Check { paths, format, deny_warnings, schemas } => {
+        Command::Check { paths, format, deny_warnings, fix, diff, schemas } if fix || diff => {
+            let options = Options { keep: Keep::Outline, ..schemas.options() };
+            check_fix(&paths, &options, format, deny_warnings, diff, color)
+        }
+        Command::Check { paths, format, deny_warnings, schemas, .. } => {
             let options = Options { keep: Keep::Outline, ..schemas.options() };
             let c = compile(&paths, &options, deny_warnings)?;
             let outcome = report(&c, format, color).map(|()| {
@@ -421,6 +433,58 @@ fn leave_to_exit(c: Compilation) {
 }
 
 /// The diagnostics, as `--format` says.
+/// `check --fix` and `check --diff`.
+fn check_fix(
+    paths: &[PathBuf],
+    options: &Options,
+    format: Format,
+    deny_warnings: bool,
+    diff_only: bool,
+    color: ColorMode,
+) -> Result<ExitCode, AppError> {
+    let mut outcome =
+        driver::fix::fix_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })?;
+    if diff_only {
+        let mut text = String::new();
+        for (name, before, after) in &outcome.changed {
+            let diff = similar::TextDiff::from_lines(before, after);
+            text.push_str(&diff.unified_diff().header(name, name).to_string());
+        }
+        write_stdout(text.as_bytes())?;
+    } else {
+        driver::fix::write_fixed(&outcome).map_err(|e| AppError { message: e.message, help: e.help })?;
+    }
+    if deny_warnings {
+        for d in &mut outcome.compilation.diagnostics {
+            if d.severity == Severity::Warning {
+                d.severity = Severity::Error;
+                d.notes.push("`--deny-warnings` makes this warning an error".into());
+            }
+        }
+    }
+    let c = &outcome.compilation;
+    // With `--diff`, what remains is what the unchanged files would still report once fixed.
+    report(c, format, color)?;
+    let (errors, warnings) = outcome.found;
+    let found = match warnings {
+        0 => plural(errors, "error"),
+        _ => format!("{} and {}", plural(errors, "error"), plural(warnings, "warning")),
+    };
+    let remaining = c.diagnostics.len();
+    let line = if diff_only {
+        format!("Found {found} ({} would be fixed, {remaining} would remain).\n", outcome.fixed)
+    } else {
+        format!("Found {found} ({} fixed, {remaining} remaining).\n", outcome.fixed)
+    };
+    eprint!("{line}");
+    let failed = c.has_errors() || (diff_only && !outcome.changed.is_empty());
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 fn report(c: &Compilation, format: Format, color: ColorMode) -> Result<(), AppError> {
     match format {
         Format::Human => render_to_stderr(&c.sources, &c.diagnostics, color),
@@ -469,7 +533,6 @@ fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppEr
     // The process ends here: freeing a large model node by node would take a tenth of the run.
     let (functions, inlined_calls) = (linked.functions, linked.inlined_calls);
     std::mem::forget(linked);
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let output = request.output.display();
     match request.link.mode {
         link::Mode::Reference => {

@@ -457,3 +457,49 @@ fn special_files_are_not_inputs() {
         assert!(stderr(&o).contains("not a regular"), "{}", stderr(&o));
     }
 }
+
+const FIXABLE: &str = "from onnxscript import opset18 as op\nfrom onnxscript import FLOAT, script\n\n\n@script()\ndef f(x: FLOAT) -> FLOAT:\n    return op.Relu(op.Ad(x, x))\n";
+
+#[test]
+fn check_fix_applies_the_fixes_and_reports_what_remains() {
+    let dir = scratch("fix");
+    let good = write(&dir, "fixable.onnxs", FIXABLE);
+    let broken = "from onnxscript import opset18 as op\n\ndef f(x):\n    return op.Ad(x, x\n";
+    let syntax = write(&dir, "syntax.onnxs", broken);
+    let o = onnxsc(&["check", "--fix", "--color", "never", dir.to_str().unwrap()], &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "the syntax error remains: {err}");
+    assert!(err.contains("Found 2 errors (1 fixed, 1 remaining)."), "{err}");
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), FIXABLE.replace("op.Ad(", "op.Add("));
+    assert_eq!(std::fs::read_to_string(&syntax).unwrap(), broken, "a file with a syntax error is never fixed");
+    std::fs::remove_file(&syntax).unwrap();
+    let again = onnxsc(&["check", "--fix", "--color", "never", dir.to_str().unwrap()], &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stderr(&again).contains("Found 0 errors (0 fixed, 0 remaining)."), "{}", stderr(&again));
+}
+
+#[test]
+fn check_diff_prints_the_fixes_and_writes_nothing() {
+    let dir = scratch("fix-diff");
+    let file = write(&dir, "fixable.onnxs", FIXABLE);
+    let o = onnxsc(&["check", "--diff", "--color", "never", file.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1), "changes to make: {}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("-    return op.Relu(op.Ad(x, x))\n+    return op.Relu(op.Add(x, x))\n"), "{out}");
+    assert!(out.starts_with(&format!("--- {}\n+++ {}\n", file.display(), file.display())), "{out}");
+    assert!(stderr(&o).contains("Found 1 error (1 would be fixed, 0 would remain)."), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), FIXABLE);
+}
+
+#[cfg(unix)]
+#[test]
+fn check_fix_writes_through_a_symbolic_link() {
+    let dir = scratch("fix-link");
+    let target = write(&dir, "real.onnxs", FIXABLE);
+    let link = dir.join("link.onnxs");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = onnxsc(&["check", "--fix", "--color", "never", link.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert!(std::fs::read_to_string(&target).unwrap().contains("op.Add(x, x)"));
+}

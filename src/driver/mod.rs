@@ -13,6 +13,7 @@
 pub mod analysis;
 mod editor;
 pub mod files;
+pub mod fix;
 mod heads;
 mod inputs;
 pub mod link;

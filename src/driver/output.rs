@@ -36,6 +36,13 @@ pub fn write(path: &Path, parts: &[&[u8]], inputs: &[PathBuf]) -> Result<(), Out
     }
 }
 
+/// Replaces the regular file at `path` (a source `check --fix` rewrites) with `bytes`, through
+/// a temporary file renamed into place; a symbolic link is followed and stays a link.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let target = resolve(path)?;
+    write_atomically(path, &target, &[bytes])
+}
+
 /// The error when `path` is the same file as one of `inputs`.
 pub fn refuse_inputs(path: &Path, inputs: &[PathBuf]) -> Result<(), OutputError> {
     let Ok(out) = std::fs::metadata(path) else { return Ok(()) };
