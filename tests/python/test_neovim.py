@@ -1,8 +1,10 @@
-"""A headless Neovim attaches `onnxsc lsp` to a buffer and receives its diagnostics.
+"""A headless Neovim, configured with the README's own `init.lua`, attaches `onnxsc lsp` to a
+buffer and receives its diagnostics.
 
-`scripts/test` installs Debian's `neovim`; the editor runs `tests/python/neovim/smoke.lua`
-(`nvim --headless --clean`), which starts the server the way the README tells Neovim users
-to, waits for the diagnostics of the buffer and writes them out.
+`scripts/test` installs Debian's `neovim` (0.7). The test copies the README's Neovim block as
+it is into `init.lua`, puts the binary under test first on `PATH` as `onnxsc`, opens the file,
+and runs `tests/python/neovim/smoke.lua`, which waits for the diagnostics of the buffer and
+writes them out: the configuration users copy is the one tested.
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ import pytest
 import harness
 
 SMOKE = Path(__file__).parent / "neovim" / "smoke.lua"
+
+
+def readme_init_lua() -> str:
+    """The README's Neovim configuration: the first ```lua block after "**Neovim**"."""
+    text = (harness.REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    after = text[text.index("**Neovim**") :]
+    start = after.index("```lua\n") + len("```lua\n")
+    return after[start : after.index("```", start)]
 
 SOURCE = '''from onnxscript import FLOAT, script
 from onnxscript import opset18 as op
@@ -38,10 +48,14 @@ def test_neovim_receives_the_diagnostics(onnxsc_bin: Path, tmp_path: Path):
     src = tmp_path / "bad.onnxs"
     src.write_text(SOURCE, encoding="utf-8")
     out = tmp_path / "diagnostics.jsonl"
+    init = tmp_path / "init.lua"
+    init.write_text(readme_init_lua(), encoding="utf-8")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "onnxsc").symlink_to(onnxsc_bin)
     env = {
         **os.environ,
-        "ONNXSC_BIN": str(onnxsc_bin),
-        "ONNXSC_FILE": str(src),
+        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
         "ONNXSC_OUT": str(out),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
@@ -49,7 +63,7 @@ def test_neovim_receives_the_diagnostics(onnxsc_bin: Path, tmp_path: Path):
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
     subprocess.run(
-        [nvim, "--headless", "--clean", "-n", "-c", f"luafile {SMOKE}"],
+        [nvim, "--headless", "-n", "-i", "NONE", "-u", str(init), "-c", f"luafile {SMOKE}", str(src)],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

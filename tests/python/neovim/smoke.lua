@@ -1,15 +1,7 @@
--- Headless Neovim attaches `onnxsc lsp` to the buffer of $ONNXSC_FILE and writes the diagnostics
--- it receives, one JSON object per line, to $ONNXSC_OUT. `vim.lsp.start` (Neovim 0.8+) as the
--- README shows; Debian 12's Neovim 0.7 has only `vim.lsp.start_client`.
-local bin, file, out = os.getenv("ONNXSC_BIN"), os.getenv("ONNXSC_FILE"), os.getenv("ONNXSC_OUT")
-vim.cmd("edit " .. vim.fn.fnameescape(file))
-local config = { name = "onnxsc", cmd = { bin, "lsp" }, root_dir = vim.fn.fnamemodify(file, ":h") }
-if vim.lsp.start then
-  vim.lsp.start(config)
-else
-  local id = vim.lsp.start_client(config)
-  vim.lsp.buf_attach_client(0, id)
-end
+-- Run in a headless Neovim whose init.lua is the README's configuration (the test copies it from
+-- the README) and which was started on $ONNXSC_FILE: waits for the diagnostics the server sends
+-- for the buffer and writes them, one JSON object per line, to $ONNXSC_OUT.
+local out = os.getenv("ONNXSC_OUT")
 local received = vim.wait(30000, function()
   return #vim.diagnostic.get(0) > 0
 end, 20)
@@ -28,7 +20,7 @@ for _, d in ipairs(vim.diagnostic.get(0)) do
   }))
 end
 if not received then
-  table.insert(lines, encode({ timeout = true }))
+  table.insert(lines, encode({ timeout = true, clients = #vim.lsp.get_active_clients() }))
 end
 vim.fn.writefile(lines, out)
 for _, client in ipairs(vim.lsp.get_active_clients()) do
