@@ -81,7 +81,10 @@ def test_a_good_file_commits(project: Path):
 def test_the_fix_hook_fixes_the_file(project: Path):
     config = project / ".pre-commit-config.yaml"
     config.write_text(config.read_text(encoding="utf-8").replace("id: onnxsc-check", "id: onnxsc-fix"), encoding="utf-8")
+    git(project, "add", ".pre-commit-config.yaml")
     (project / "fixme.onnxs").write_text(BAD, encoding="utf-8")
+    # Staged, as a commit would have it: pre-commit sees a hook's changes to tracked files only.
+    git(project, "add", "fixme.onnxs")
     done = pre_commit(project, "run", "onnxsc-fix", "--files", "fixme.onnxs")
     output = done.stdout + done.stderr
     # pre-commit fails a hook that changed files, so that the fixed file is looked at.
