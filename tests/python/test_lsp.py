@@ -488,7 +488,7 @@ async def test_document_symbols_include_the_functions_of_a_module_level_if(clien
     versioned = (harness.REPO_ROOT / "tests/cases/errors/module_if_defines_functions.onnxs").read_text(encoding="utf-8")
     r = await document_symbols(client, docs, "versioned.onnxs", versioned)
     assert [s.name for s in r] == ["op", "aten_chunk", "aten_chunk", "g"]
-    assert [s.range.start.line for s in r if s.name == "aten_chunk"] == [9, 15]
+    assert [s.range.start.line for s in r if s.name == "aten_chunk"] == [10, 16]
 
 
 # ---------------------------------------------------------------------------------------------
