@@ -1,8 +1,8 @@
-"""A headless Neovim, configured with the README's own `init.lua`, attaches `onnxsc lsp` to a
+"""A headless Neovim, configured with the documented `init.lua`, attaches `onnxsc lsp` to a
 buffer and receives its diagnostics.
 
-`scripts/test` installs Debian's `neovim` (0.7). The test copies the README's Neovim block as
-it is into `init.lua`, puts the binary under test first on `PATH` as `onnxsc`, opens the file,
+`scripts/test` installs Debian's `neovim` (0.7). The test copies docs/editors.md's Neovim
+block as it is into `init.lua`, puts the binary under test first on `PATH` as `onnxsc`, opens the file,
 and runs `tests/python/neovim/smoke.lua`, which waits for the diagnostics of the buffer and
 writes them out: the configuration users copy is the one tested.
 """
@@ -22,10 +22,10 @@ import harness
 SMOKE = Path(__file__).parent / "neovim" / "smoke.lua"
 
 
-def readme_init_lua() -> str:
-    """The README's Neovim configuration: the first ```lua block after "**Neovim**"."""
-    text = (harness.REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    after = text[text.index("**Neovim**") :]
+def documented_init_lua() -> str:
+    """docs/editors.md's Neovim configuration: the first ```lua block after "## Neovim"."""
+    text = (harness.REPO_ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    after = text[text.index("## Neovim") :]
     start = after.index("```lua\n") + len("```lua\n")
     return after[start : after.index("```", start)]
 
@@ -49,7 +49,7 @@ def test_neovim_receives_the_diagnostics(onnxsc_bin: Path, tmp_path: Path):
     src.write_text(SOURCE, encoding="utf-8")
     out = tmp_path / "diagnostics.jsonl"
     init = tmp_path / "init.lua"
-    init.write_text(readme_init_lua(), encoding="utf-8")
+    init.write_text(documented_init_lua(), encoding="utf-8")
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "onnxsc").symlink_to(onnxsc_bin)

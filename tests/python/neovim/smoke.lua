@@ -1,6 +1,6 @@
--- Run in a headless Neovim whose init.lua is the README's configuration (the test copies it from
--- the README) and which was started on $ONNXSC_FILE: waits for the diagnostics the server sends
--- for the buffer and writes them, one JSON object per line, to $ONNXSC_OUT.
+-- Run in a headless Neovim whose init.lua is the documented configuration (the test copies it
+-- from docs/editors.md) and which was started on $ONNXSC_FILE: waits for the diagnostics the
+-- server sends for the buffer and writes them, one JSON object per line, to $ONNXSC_OUT.
 local out = os.getenv("ONNXSC_OUT")
 local received = vim.wait(30000, function()
   return #vim.diagnostic.get(0) > 0
