@@ -10,7 +10,10 @@
 //!   is certainly a tensor: an op call's result, a comparison with one, a name only ever
 //!   assigned one, a required tensor parameter (E0906; Python would test the object, always
 //!   true, and the graph would silently take one branch);
-//! * an `assert False` or `raise` on the function's straight path fails every call (E0902).
+//! * an `assert False` or `raise` on the function's straight path fails every call (E0902);
+//! * a Python builtin the evaluator does not run, called directly, is E0901;
+//! * an op attribute computed from a dimension (`x.shape[i]`) warns (W0901): a call with
+//!   dynamic shapes knows the dimension only by name.
 //!
 //! What depends on the call (shapes, dtypes, attribute values) is checked when the exporter
 //! calls the function, by `sema::eval` over the call's facts.
