@@ -236,7 +236,7 @@ class _Responses:
     """The server's stdout, read by waiting actively for a short while before sleeping. The
     answer to a request comes within tens of microseconds; a reader that sleeps meanwhile has
     its core go idle, and waking it costs about as much again (more on a virtual machine). Where
-    the pipe cannot be made non-blocking, reads simply block."""
+    the pipe cannot be made non-blocking (or outside POSIX systems), reads simply block."""
 
     # How long a read polls before it blocks: far longer than an answer takes, far shorter
     # than anything a user would notice.
@@ -245,11 +245,15 @@ class _Responses:
     def __init__(self, stream):
         self._stream = stream
         self._buffer = bytearray()
+        self._fd = None
+        if os.name != "posix":  # `select` waits on sockets only, elsewhere
+            return
         try:
-            self._fd = stream.fileno()
-            os.set_blocking(self._fd, False)
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            self._fd = fd
         except (OSError, AttributeError, ValueError):
-            self._fd = None
+            pass
 
     def read(self, n: int) -> bytes:
         if self._fd is None:
