@@ -296,14 +296,19 @@ fn main() -> ExitCode {
 fn compile(paths: &[PathBuf], options: &Options, deny_warnings: bool) -> Result<Compilation, AppError> {
     let mut c = driver::compile_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })?;
     if deny_warnings {
-        for d in &mut c.diagnostics {
-            if d.severity == Severity::Warning {
-                d.severity = Severity::Error;
-                d.notes.push("`--deny-warnings` makes this warning an error".into());
-            }
-        }
+        deny(&mut c);
     }
     Ok(c)
+}
+
+/// `--deny-warnings`: every warning of `c` becomes an error, saying why.
+fn deny(c: &mut Compilation) {
+    for d in &mut c.diagnostics {
+        if d.severity == Severity::Warning {
+            d.severity = Severity::Error;
+            d.notes.push("`--deny-warnings` makes this warning an error".into());
+        }
+    }
 }
 
 fn summary(c: &Compilation) {
@@ -455,12 +460,7 @@ fn check_fix(
         driver::fix::write_fixed(&outcome).map_err(|e| AppError { message: e.message, help: e.help })?;
     }
     if deny_warnings {
-        for d in &mut outcome.compilation.diagnostics {
-            if d.severity == Severity::Warning {
-                d.severity = Severity::Error;
-                d.notes.push("`--deny-warnings` makes this warning an error".into());
-            }
-        }
+        deny(&mut outcome.compilation);
     }
     let c = &outcome.compilation;
     // With `--diff`, what remains is what the unchanged files would still report once fixed.

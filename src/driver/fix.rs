@@ -6,9 +6,9 @@
 use super::inputs::{read_inputs, InputError, SourceInput};
 use super::output::{self, OutputError};
 use super::{compile_inputs, Compilation, Options};
-use crate::diagnostics::{Diagnostic, Edit, Severity};
+use crate::diagnostics::{Edit, Severity};
 use crate::source::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Rounds of fixes at most: each round must apply a fix to go on, and a fix that brought back
@@ -76,12 +76,14 @@ pub fn counts(c: &Compilation) -> (usize, usize) {
 /// in its file, in files without syntax errors; the number applied.
 fn apply_round(c: &Compilation, inputs: &mut [SourceInput]) -> usize {
     let index: BTreeMap<&str, usize> = inputs.iter().enumerate().map(|(i, input)| (input.name.as_str(), i)).collect();
+    let unparsed: HashSet<usize> =
+        c.diagnostics.iter().filter(|d| d.severity == Severity::Error && is_syntax(d.code)).map(|d| d.file).collect();
     let mut edits: BTreeMap<usize, Vec<Edit>> = BTreeMap::new();
     let mut applied = 0;
     for d in &c.diagnostics {
         let Some(fix) = &d.fix else { continue };
         let Some(&i) = index.get(c.sources.name(d.file)) else { continue };
-        if has_syntax_errors(c, d.file) || std::str::from_utf8(&inputs[i].bytes).is_err() {
+        if unparsed.contains(&d.file) || std::str::from_utf8(&inputs[i].bytes).is_err() {
             continue;
         }
         let taken = edits.entry(i).or_default();
@@ -109,10 +111,6 @@ fn apply_round(c: &Compilation, inputs: &mut [SourceInput]) -> usize {
 /// be arbitrary).
 fn overlaps(a: Span, b: Span) -> bool {
     a.start < b.end && b.start < a.end || a.start == b.start
-}
-
-fn has_syntax_errors(c: &Compilation, file: usize) -> bool {
-    c.diagnostics.iter().any(|d: &Diagnostic| d.file == file && d.severity == Severity::Error && is_syntax(d.code))
 }
 
 /// The lexical and syntax errors (E0001–E0009).

@@ -30,7 +30,10 @@ use crate::diagnostics::{codes, suggest::did_you_mean, Diagnostic, Diagnostics, 
 use crate::onnx::DeclaredType;
 use crate::source::Span;
 use crate::syntax::ast::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// Rounds of finding the locals that hold a tensor (each round reads the names found before).
+const MAX_TENSOR_ROUNDS: usize = 8;
 
 /// Checks the body of `sig`'s function, run as Python at trace time. `exporter_bound` says it
 /// is a translation (the exporter builds its ops at its own opset).
@@ -114,15 +117,15 @@ impl<'e> Checker<'_, 'e, '_> {
         }
     }
 
+    /// Whether the function, a scope around the expression, or the module binds `name`.
+    fn is_bound(&self, name: &str) -> bool {
+        self.locals.contains(name) || self.scopes.iter().any(|s| s.contains(&name)) || self.names.get(name).is_some()
+    }
+
     /// E0106 for a name bound nowhere: not in the function, its scopes, the module or Python's
     /// builtins.
     fn name(&mut self, name: &str, span: Span) {
-        if self.locals.contains(name)
-            || self.scopes.iter().any(|s| s.contains(&name))
-            || self.names.get(name).is_some()
-            || constlib::builtin(name).is_some()
-            || constlib::is_python_builtin(name)
-        {
+        if self.is_bound(name) || constlib::builtin(name).is_some() || constlib::is_python_builtin(name) {
             return;
         }
         let candidates = self
@@ -181,16 +184,22 @@ impl<'e> Checker<'_, 'e, '_> {
         let mut assignments: Vec<(&'e str, Option<&'e Expr>)> = Vec::new();
         collect_assignments(&def.body, &mut assignments);
         let params: HashSet<&str> = def.params.iter().map(|p| p.name.name.as_str()).collect();
-        loop {
-            let mut found: Vec<&str> = assignments
+        let mut by_name: HashMap<&'e str, Vec<Option<&'e Expr>>> = HashMap::new();
+        for (name, value) in assignments {
+            if !params.contains(name) {
+                by_name.entry(name).or_default().push(value);
+            }
+        }
+        // A name found in one round may make another a tensor in the next; a few rounds find
+        // what real functions hold, and a longer chain left out is only a check not made.
+        for _ in 0..MAX_TENSOR_ROUNDS {
+            let found: Vec<&str> = by_name
                 .iter()
-                .map(|(name, _)| *name)
-                .filter(|name| !self.tensors.contains(*name) && !params.contains(name))
-                .filter(|name| {
-                    assignments.iter().filter(|(n, _)| n == name).all(|(_, v)| v.is_some_and(|v| self.is_tensor(v)))
+                .filter(|(name, values)| {
+                    !self.tensors.contains(**name) && values.iter().all(|v| v.is_some_and(|v| self.is_tensor(v)))
                 })
+                .map(|(name, _)| *name)
                 .collect();
-            found.dedup();
             if found.is_empty() {
                 return;
             }
@@ -201,9 +210,7 @@ impl<'e> Checker<'_, 'e, '_> {
     /// E0901 for a call of a Python builtin the evaluator does not run (an exception's
     /// constructor, for `raise`, is run).
     fn builtin_call(&mut self, name: &str, span: Span) {
-        let bound = self.locals.contains(name)
-            || self.scopes.iter().any(|s| s.contains(&name))
-            || self.names.get(name).is_some();
+        let bound = self.is_bound(name);
         let exception = ["Error", "Exception", "Warning"].iter().any(|end| name.ends_with(end));
         if !bound && !exception && constlib::builtin(name).is_none() && constlib::is_python_builtin(name) {
             self.diags.push(unevaluated_builtin(self.file, name, span));

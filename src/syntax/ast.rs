@@ -505,6 +505,44 @@ fn for_each_field<'a>(parts: &'a [FStringPart], f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
+/// The expression written at exactly `span` in `stmts` (nested blocks and functions included)
+/// for which `wanted` holds: found when it is needed (a message, a lambda's body), rather than
+/// recorded for every expression. Only expressions whose text contains `span` are searched.
+pub fn expr_at<'a>(stmts: &'a [Stmt], span: Span, wanted: &dyn Fn(&Expr) -> bool) -> Option<&'a Expr> {
+    fn in_expr<'a>(e: &'a Expr, span: Span, wanted: &dyn Fn(&Expr) -> bool) -> Option<&'a Expr> {
+        if e.span == span && wanted(e) {
+            return Some(e);
+        }
+        if !(e.span.start <= span.start && span.end <= e.span.end) {
+            return None;
+        }
+        let mut found = None;
+        e.for_each_child(&mut |c| {
+            if found.is_none() {
+                found = in_expr(c, span, wanted);
+            }
+        });
+        found
+    }
+    let mut found = None;
+    for s in stmts {
+        s.for_each_expr(&mut |e| {
+            if found.is_none() {
+                found = in_expr(e, span, wanted);
+            }
+        });
+        s.for_each_block(&mut |b| {
+            if found.is_none() {
+                found = expr_at(b, span, wanted);
+            }
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    found
+}
+
 impl Stmt {
     /// Calls `f` on each expression of the statement itself (not of nested blocks).
     pub fn for_each_expr<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {

@@ -487,33 +487,8 @@ const ML_DOMAIN: &str = "ai.onnx.ml";
 /// The name written at exactly `span` in `stmts` (nested blocks and functions included), if a
 /// name expression is there: found when a message needs it, rather than recorded at every read.
 fn name_at(stmts: &[Stmt], span: Span) -> Option<&str> {
-    fn in_expr(e: &Expr, span: Span) -> Option<&str> {
-        if let ExprKind::Name(n) = &e.kind {
-            return (e.span == span).then_some(n.as_str());
-        }
-        let mut found = None;
-        e.for_each_child(&mut |c| {
-            if found.is_none() {
-                found = in_expr(c, span);
-            }
-        });
-        found
+    match &expr_at(stmts, span, &|e| matches!(e.kind, ExprKind::Name(_)))?.kind {
+        ExprKind::Name(n) => Some(n),
+        _ => None,
     }
-    let mut found = None;
-    for s in stmts {
-        s.for_each_expr(&mut |e| {
-            if found.is_none() {
-                found = in_expr(e, span);
-            }
-        });
-        s.for_each_block(&mut |b| {
-            if found.is_none() {
-                found = name_at(b, span);
-            }
-        });
-        if found.is_some() {
-            break;
-        }
-    }
-    found
 }

@@ -319,16 +319,7 @@ impl Eval<'_, '_, '_> {
         let mut failed = None;
         indexed.sort_by(|(_, a), (_, b)| {
             let (ka, kb) = (&a.items().unwrap_or_default()[0], &b.items().unwrap_or_default()[0]);
-            if compare(CmpOp::Lt, ka, kb).unwrap_or_else(|e| {
-                failed.get_or_insert(e);
-                false
-            }) {
-                Ordering::Less
-            } else if compare(CmpOp::Lt, kb, ka).unwrap_or(false) {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            }
+            python_order(ka, kb, &mut failed)
         });
         if let Some(err) = failed {
             return Err(self.op_error(span, err));
@@ -358,18 +349,7 @@ impl Eval<'_, '_, '_> {
     /// The items in Python's order (`<`), stable.
     fn sorted(&self, mut items: Vec<PyValue>, reverse: bool, span: Span) -> R<Vec<PyValue>> {
         let mut failed = None;
-        items.sort_by(|a, b| {
-            if compare(CmpOp::Lt, a, b).unwrap_or_else(|e| {
-                failed.get_or_insert(e);
-                false
-            }) {
-                Ordering::Less
-            } else if compare(CmpOp::Lt, b, a).unwrap_or(false) {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            }
-        });
+        items.sort_by(|a, b| python_order(a, b, &mut failed));
         if let Some(err) = failed {
             return Err(self.op_error(span, err));
         }
@@ -440,5 +420,19 @@ impl Eval<'_, '_, '_> {
             bound.keywords.push((k, member(self, v)?));
         }
         Ok(bound)
+    }
+}
+
+/// How Python's `sorted` orders `a` and `b`: by `<` alone. The first comparison Python would
+/// raise for (`1 < "a"`) is kept in `failed`, and the pair then counts as equal.
+fn python_order(a: &PyValue, b: &PyValue, failed: &mut Option<super::pyops::OpError>) -> Ordering {
+    match compare(CmpOp::Lt, a, b) {
+        Ok(true) => Ordering::Less,
+        Ok(false) if compare(CmpOp::Lt, b, a).unwrap_or(false) => Ordering::Greater,
+        Ok(false) => Ordering::Equal,
+        Err(e) => {
+            failed.get_or_insert(e);
+            Ordering::Equal
+        }
     }
 }

@@ -233,7 +233,9 @@ impl Eval<'_, '_, '_> {
         let Some(trace) = self.trace.as_deref_mut() else { return Err(ConstError::NotConstant(span)) };
         let Some((env, k)) = trace.function(closure.function) else { return Err(ConstError::NotConstant(span)) };
         let f = env.functions[k];
-        let Some(ExprKind::Lambda { params, body }) = find_lambda(&f.body, closure.span).map(|e| &e.kind) else {
+        let Some(ExprKind::Lambda { params, body }) =
+            expr_at(&f.body, closure.span, &|e| matches!(e.kind, ExprKind::Lambda { .. })).map(|e| &e.kind)
+        else {
             return Err(ConstError::NotConstant(span));
         };
         if trace.frames.len() >= trace.limits.depth {
@@ -295,40 +297,4 @@ fn distinct(values: impl Iterator<Item = PyValue>) -> PyValue {
         }
     }
     PyValue::list(out)
-}
-
-/// The lambda expression written at `span` in `stmts`.
-fn find_lambda(stmts: &[Stmt], span: Span) -> Option<&Expr> {
-    fn in_expr(e: &Expr, span: Span) -> Option<&Expr> {
-        if e.span == span && matches!(e.kind, ExprKind::Lambda { .. }) {
-            return Some(e);
-        }
-        if !(e.span.start <= span.start && span.end <= e.span.end) {
-            return None;
-        }
-        let mut found = None;
-        e.for_each_child(&mut |c| {
-            if found.is_none() {
-                found = in_expr(c, span);
-            }
-        });
-        found
-    }
-    let mut found = None;
-    for s in stmts {
-        if found.is_some() {
-            break;
-        }
-        s.for_each_expr(&mut |e| {
-            if found.is_none() {
-                found = in_expr(e, span);
-            }
-        });
-        s.for_each_block(&mut |b| {
-            if found.is_none() {
-                found = find_lambda(b, span);
-            }
-        });
-    }
-    found
 }
