@@ -593,6 +593,20 @@ fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, Ap
             render_to_stderr(&program.sources, &program.diagnostics, color);
             return Ok(ExitCode::from(1));
         }
+        if !program.has_function(&call.function) {
+            let known = program.function_names();
+            return Err(AppError {
+                message: format!(
+                    "`--call` names `{}`, which is no trace-only translation of these sources",
+                    call.function
+                ),
+                help: Some(if known.is_empty() {
+                    "the sources define no `@torch_op(..., trace_only=True)` function".into()
+                } else {
+                    format!("name one as `domain::name`: {}", known.join(", "))
+                }),
+            });
+        }
         let variant = call.function.rsplit("::").next().unwrap_or_default().to_string();
         match program.specialize(&call, &variant) {
             Ok(f) => {

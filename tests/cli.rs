@@ -503,3 +503,12 @@ fn check_fix_writes_through_a_symbolic_link() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
     assert!(std::fs::read_to_string(&target).unwrap().contains("op.Add(x, x)"));
 }
+
+#[test]
+fn trace_of_a_function_the_sources_lack_is_a_usage_error_naming_those_they_have() {
+    let call = r#"{"function": "x::y", "args": []}"#;
+    let o = onnxsc(&["trace", "tests/cases/trace/shapes.onnxs", "--call", call], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("`x::y`") && err.contains("pkg.onnxscript.torch_lib::aten_flatten_last"), "{err}");
+}

@@ -101,6 +101,13 @@ impl<'m> TraceProgram<'m> {
         self.functions.contains_key(qualified)
     }
 
+    /// The trace-only translations of the sources, as `domain::name`, sorted.
+    pub fn function_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.functions.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+
     /// The function `call` names, specialised to its facts, as a `FunctionProto` named
     /// `variant`; or the error that stopped the trace (located in [`TraceProgram::sources`]).
     pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<FunctionProto, Box<Diagnostic>> {
