@@ -531,6 +531,27 @@ def model_ir_version(opsets: Mapping[str, int]) -> int:
     return max(10, helper.find_min_ir_version_for(ids, ignore_unknown=True))
 
 
+def model_with_functions(graph: onnx.GraphProto, functions: Sequence[onnx.FunctionProto],
+                         producer: str, default_opsets: Mapping[str, int] | None = None) -> onnx.ModelProto:
+    """A model of ``graph`` carrying ``functions``, importing what they import (the highest
+    version of each domain) and each function's own domain (version 1)."""
+    opsets: dict[str, int] = {}
+    for f in functions:
+        for imp in f.opset_import:
+            opsets[imp.domain] = max(opsets.get(imp.domain, 0), imp.version)
+    for f in functions:
+        opsets.setdefault(f.domain, 1)
+    for domain, version in (default_opsets or {}).items():
+        opsets.setdefault(domain, version)
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())],
+        functions=functions,
+        ir_version=model_ir_version(opsets),
+        producer_name=producer,
+    )
+
+
 def wrap_function(
     fp: onnx.FunctionProto,
     inputs: Sequence[tuple[str, int, Sequence[int | str | None] | None]],

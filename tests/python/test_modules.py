@@ -201,20 +201,7 @@ def call_model(top: onnx.FunctionProto, functions: list[onnx.FunctionProto], dty
         [helper.make_tensor_value_info(i, dtypes[i], [2, 3]) for i in top.input],
         [helper.make_tensor_value_info(f"out{i}", out_type, [None, None]) for i in range(len(top.output))],
     )
-    opsets: dict[str, int] = {}
-    for f in functions:
-        for o in f.opset_import:
-            opsets[o.domain] = max(opsets.get(o.domain, 0), o.version)
-    for f in functions:
-        opsets.setdefault(f.domain, 1)
-    opsets.setdefault("", 18)
-    return helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())],
-        functions=functions,
-        ir_version=harness.model_ir_version(opsets),
-        producer_name="onnxsc-tests",
-    )
+    return harness.model_with_functions(graph, functions, "onnxsc-tests", {"": 18})
 
 
 def feeds_for(case: Case, top: onnx.FunctionProto, seed: int) -> dict[str, np.ndarray]:

@@ -1,0 +1,29 @@
+"""One worker process's share of a run: a long-lived oracle, one program per task.
+
+Separate from `__main__` because worker processes are spawned and must find these functions
+by module name (`-m difftest` runs `__main__` under another name in the workers).
+"""
+
+from __future__ import annotations
+
+import collections
+import tempfile
+from pathlib import Path
+
+from . import coverage, generator
+from .oracle import Oracle, Result
+
+_oracle: Oracle | None = None
+
+
+def init(binary: str) -> None:
+    global _oracle
+    _oracle = Oracle(Path(binary), Path(tempfile.mkdtemp(prefix="difftest-")))
+
+
+def run_one(seed: int) -> tuple[int, str, Result, collections.Counter]:
+    """Program `seed`: its case text, the oracle's result, and what it covered."""
+    program = generator.generate(seed)
+    text = generator.with_header(program)
+    assert _oracle is not None, "batch.init runs first in each worker"
+    return seed, text, _oracle.run_text(text), coverage.of_program(program)

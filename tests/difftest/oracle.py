@@ -1,0 +1,263 @@
+"""The oracle: one program through both compilers and ONNX Runtime.
+
+onnxscript 0.7.2 converts the module (imported as Python, as its users run it); onnxsc builds
+the same file. Each function is then called from a one-node model that holds every function of
+its compiler's output, and both models run in ONNX Runtime on the same random inputs. The
+outcome of a function is one of:
+
+* ``agree``: same outputs (element type, shape, values: exact for integers and booleans, within
+  a tolerance by element type for floats, NaN where the other has NaN);
+* ``disagree``: different outputs, or onnxsc's model fails where onnxscript's runs;
+* ``valid_rejected``: onnxscript's model runs, and onnxsc refuses the module;
+* ``invalid``: onnxscript refuses the program or ONNX Runtime its model. Not a finding: the
+  generator wrote something outside the language, and is fixed instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import harness  # noqa: E402  (tests/python: the suites' shared helpers)
+
+from .generator import read_header  # noqa: E402
+
+# Float comparisons: both compilers feed ONNX Runtime the same operators on the same values,
+# so results are normally bit-identical; a tolerance absorbs a legitimate difference in the
+# order of operations that constant folding could make.
+TOLERANCES = {
+    np.dtype(np.float16): (1e-3, 1e-3),
+    np.dtype(np.float32): (1e-5, 1e-6),
+    np.dtype(np.float64): (1e-12, 1e-12),
+}
+RUN_SECONDS = 5.0
+AGREE, DISAGREE, VALID_REJECTED, INVALID = "agree", "disagree", "valid_rejected", "invalid"
+
+
+@dataclass
+class Outcome:
+    kind: str
+    function: str | None = None
+    detail: str = ""
+
+
+@dataclass
+class Result:
+    """The outcome of a program: its functions' outcomes, and the program's summary."""
+
+    functions: list[Outcome]
+
+    @property
+    def kind(self) -> str:
+        kinds = {o.kind for o in self.functions}
+        for kind in (DISAGREE, VALID_REJECTED, AGREE):
+            if kind in kinds:
+                return kind
+        return INVALID
+
+    def finding(self) -> Outcome | None:
+        for o in self.functions:
+            if o.kind in (DISAGREE, VALID_REJECTED):
+                return o
+        return None
+
+
+def make_inputs(spec: dict[str, str | None], seed: int) -> dict[str, np.ndarray | None]:
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray | None] = {}
+    for name, text in spec.items():
+        if text is None:
+            feeds[name] = None
+            continue
+        dtype, dims = text[:-1].split("[")
+        shape = tuple(int(d) for d in dims.split(",") if d)
+        np_type = np.dtype(dtype)
+        if dtype == "bool":
+            value = rng.random(shape) < 0.5
+        elif np_type.kind == "f":
+            value = rng.uniform(-4.0, 4.0, size=shape).astype(np_type)
+        elif np_type.kind == "u":
+            value = rng.integers(0, 9, size=shape, endpoint=True).astype(np_type)
+        else:
+            value = rng.integers(-9, 9, size=shape, endpoint=True).astype(np_type)
+        feeds[name] = np.asarray(value)
+    return feeds
+
+
+def call_model(functions: list[onnx.FunctionProto], name: str, call: dict,
+               feeds: dict[str, np.ndarray | None]) -> onnx.ModelProto:
+    """A model whose graph is one call of `name`, holding all of `functions`."""
+    (target,) = [f for f in functions if f.name == name]
+    inputs = [n if feeds[n] is not None else "" for n in call["inputs"]]
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    outputs = [f"out{i}" for i in range(len(target.output))]
+    node = helper.make_node(name, inputs, outputs, domain=target.domain)
+    for attr, value in call["attrs"].items():
+        node.attribute.append(harness.make_attribute(attr, value, call["attr_types"][attr]))
+    graph_inputs = [
+        helper.make_tensor_value_info(n, harness.elem_type_of_array(v), list(v.shape))
+        for n, v in feeds.items() if v is not None
+    ]
+    graph_outputs = []
+    for out in outputs:
+        info = onnx.ValueInfoProto()
+        info.name = out
+        graph_outputs.append(info)
+    graph = helper.make_graph([node], f"call_{name}", graph_inputs, graph_outputs)
+    return harness.model_with_functions(graph, functions, "onnxsc-difftest")
+
+
+def run(functions: list[onnx.FunctionProto], name: str, call: dict, feeds) -> list[np.ndarray]:
+    """Run the call in ONNX Runtime (no graph optimisations, one thread), stopped after
+    RUN_SECONDS: a reduced program can loop forever where the generated one did not."""
+    import onnxruntime as ort
+
+    model = call_model(functions, name, call, feeds)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    run_options = ort.RunOptions()
+    timer = threading.Timer(RUN_SECONDS, lambda: setattr(run_options, "terminate", True))
+    timer.start()
+    try:
+        return session.run(None, {n: v for n, v in feeds.items() if v is not None}, run_options)
+    finally:
+        timer.cancel()
+
+
+def compare(ours: list[np.ndarray], theirs: list[np.ndarray]) -> str | None:
+    """None when the outputs agree, else what differs."""
+    if len(ours) != len(theirs):
+        return f"{len(ours)} outputs, onnxscript's function has {len(theirs)}"
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return f"output {i}: {a.dtype}{list(a.shape)}, onnxscript's {b.dtype}{list(b.shape)}"
+        if a.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[a.dtype]
+            same = np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+            if not same.all():
+                return f"output {i}: onnxsc {a.tolist()} vs onnxscript {b.tolist()}"
+        elif not np.array_equal(a, b):
+            return f"output {i}: onnxsc {a.tolist()} vs onnxscript {b.tolist()}"
+    return None
+
+
+def _base(name: str) -> str:
+    """A value's variable: onnxscript names the versions of `v` `v`, `v_3`, `v_12`."""
+    return re.sub(r"_\d+$", "", name)
+
+
+def miswired(fp: onnx.FunctionProto) -> str | None:
+    """An `If` or `Loop` whose outputs onnxscript lists in another order than its bodies'.
+
+    onnxscript 0.7.2 collects a block's outputs in a set and iterates it more than once; the
+    orders can differ (they depend on PYTHONHASHSEED), and then a loop or branch hands each
+    value to the wrong variable. Such a model computes something the source does not say.
+    """
+    for node in harness.iter_nodes(fp.node):
+        graphs = {a.name: a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH}
+        if node.op_type == "Loop" and "body" in graphs:
+            body = [_base(o.name) for o in graphs["body"].output[1:1 + len(node.output)]]
+        elif node.op_type == "If" and graphs:
+            body = [_base(o.name) for o in graphs["then_branch"].output]
+            if body != [_base(o.name) for o in graphs["else_branch"].output]:
+                return f"onnxscript's If {node.name}: its branches list their outputs in different orders"
+        else:
+            continue
+        outer = [_base(o) for o in node.output][:len(body)]
+        if body != outer:
+            return f"onnxscript's {node.op_type} {node.name}: outputs {outer}, its body's {body}"
+    return None
+
+
+def _onnxscript_functions(path: Path, workdir: Path) -> list[onnx.FunctionProto]:
+    """onnxscript's conversion of every function of the module."""
+    module = harness.import_as_module(path, workdir, prefix="difftest_")
+    try:
+        opsets = harness.module_opsets(module)
+        opsets.setdefault("this", {1})  # `@script()`'s own domain, at version 1
+        protos = []
+        for name in harness.top_level_functions(path):
+            proto = getattr(module, name).to_function_proto()
+            harness.repair_opset_imports(proto, opsets)
+            protos.append(proto)
+        return protos
+    finally:
+        sys.modules.pop(module.__name__, None)
+
+
+class Oracle:
+    def __init__(self, binary: Path, workdir: Path):
+        self.onnxsc = harness.Onnxsc(binary, timeout=120)
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.counter = 0
+
+    def run_text(self, text: str) -> Result:
+        """The outcome of the program `text` (a case file: header line, then the module)."""
+        meta = read_header(text)
+        self.counter += 1
+        stem = f"p{os.getpid()}_{self.counter}"
+        path = self.workdir / f"{stem}.onnxs"
+        path.write_text(text, encoding="utf-8")
+        try:
+            return self._run(path, meta)
+        finally:
+            for pattern in (f"{stem}*", f"difftest_{stem}_*"):
+                for leftover in self.workdir.glob(pattern):
+                    leftover.unlink()
+            shutil.rmtree(self.workdir / "__pycache__", ignore_errors=True)
+
+    def _run(self, path: Path, meta: dict) -> Result:
+        calls: dict[str, Any] = meta["calls"]
+        try:
+            reference = _onnxscript_functions(path, self.workdir)
+        except Exception as exc:  # noqa: BLE001 - onnxscript's refusal is the outcome
+            detail = f"onnxscript: {type(exc).__name__}: {exc}"
+            return Result([Outcome(INVALID, name, detail) for name in calls])
+        faults = [fault for fault in map(miswired, reference) if fault]
+        if faults:
+            return Result([Outcome(INVALID, name, faults[0]) for name in calls])
+        expected: dict[str, tuple[dict, list[np.ndarray]]] = {}
+        outcomes: list[Outcome] = []
+        for name, call in calls.items():
+            feeds = make_inputs(call["inputs"], zlib.crc32(f"{meta['seed']}:{name}".encode()))
+            try:
+                expected[name] = (feeds, run(reference, name, call, feeds))
+            except Exception as exc:  # noqa: BLE001
+                outcomes.append(Outcome(INVALID, name, f"ONNX Runtime refuses onnxscript's model: {exc}"))
+        if not expected:
+            return Result(outcomes)
+        built = self.onnxsc.build([path], path.with_suffix(".onnx"))
+        if built.returncode != 0:
+            kind = VALID_REJECTED if built.returncode == 1 else DISAGREE
+            detail = f"onnxsc exit {built.returncode}:\n{built.stdout}{built.stderr}"
+            return Result(outcomes + [Outcome(kind, name, detail) for name in expected])
+        ours = list(built.model.functions)
+        for name, (feeds, theirs) in expected.items():
+            try:
+                got = run(ours, name, calls[name], feeds)
+            except Exception as exc:  # noqa: BLE001
+                outcomes.append(Outcome(DISAGREE, name, f"ONNX Runtime refuses onnxsc's model: {exc}"))
+                continue
+            difference = compare(got, theirs)
+            outcomes.append(Outcome(DISAGREE if difference else AGREE, name, difference or ""))
+        return Result(outcomes)

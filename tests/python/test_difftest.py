@@ -1,0 +1,170 @@
+"""The differential tester (tests/difftest, `scripts/difftest`) and its saved cases.
+
+* the generator's table of ONNX Runtime kernels promises nothing ONNX Runtime lacks;
+* a seed gives the same program in any process;
+* the oracle finds a miscompilation: a compiler that turns every top-level `Add` into `Sub`
+  disagrees, and the reducer shrinks what it finds;
+* the oracle tells onnxscript's miswired loops (a known onnxscript fault) from findings;
+* every saved regression case (tests/difftest/regressions) agrees;
+* a run of `scripts/difftest` ends with its summary line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import harness
+
+sys.path.insert(0, str(harness.REPO_ROOT / "tests"))
+from difftest import generator, oracle, reduce  # noqa: E402
+
+DIFFTEST_DIR = harness.REPO_ROOT / "tests" / "difftest"
+REGRESSIONS = sorted((DIFFTEST_DIR / "regressions").glob("*.onnxs"))
+ONNXSCRIPT_FAULTS = sorted((DIFFTEST_DIR / "onnxscript_faults").glob("*.onnxs"))
+SUMMARY = re.compile(r"^difftest: (\d+) programs, (\d+) agree, (\d+) disagree, (\d+) valid rejected$")
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    return harness.default_onnxsc_binary()
+
+
+def _session_opens(op: str, dtype: str, opset: int) -> bool:
+    import onnxruntime as ort
+
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    arity = 2 if op in ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min", "Less", "Greater",
+                        "LessOrEqual", "GreaterOrEqual", "Equal", "And", "Or", "Xor", "MatMul") else 1
+    inputs = [helper.make_tensor_value_info(f"i{k}", elem, [2, 2]) for k in range(arity)]
+    names = [f"i{k}" for k in range(arity)]
+    attrs = {"keepdims": 0} if op.startswith("Reduce") else {}
+    nodes = [helper.make_node(op, names, ["o"], **attrs)]
+    if op == "Where":
+        inputs.append(helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [2, 2]))
+        nodes = [helper.make_node("Where", ["c", "i0", "i0"], ["o"])]
+    output = onnx.ValueInfoProto()
+    output.name = "o"
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, [output]),
+                              opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=harness.model_ir_version({"": opset}))
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        return True
+    except Exception:  # noqa: BLE001 - a missing kernel is the answer
+        return False
+
+
+@pytest.mark.parametrize("opset", generator.OPSETS)
+def test_kernel_table_matches_onnxruntime(opset):
+    missing = [(op, t) for op, types in generator.KERNELS.items() for t in sorted(types)
+               if not _session_opens(op, t, opset)]
+    assert not missing, f"opset {opset}: ONNX Runtime has no kernel for {missing}"
+
+
+def test_a_seed_gives_the_same_program_in_any_process():
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from difftest import generator; " \
+           "print(generator.with_header(generator.generate(424242)), end='')"
+    texts = {
+        subprocess.run([sys.executable, "-c", code, str(harness.REPO_ROOT / "tests")], check=True,
+                       capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2")
+    }
+    assert texts == {generator.with_header(generator.generate(424242))}
+    assert generator.generate(424243).source != generator.generate(424242).source
+
+
+def _mutant(tmp_path: Path, binary: Path) -> Path:
+    """A compiler that is onnxsc, except that every top-level `Add` of every function it
+    builds becomes a `Sub`."""
+    script = tmp_path / "onnxsc-mutant"
+    script.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import subprocess, sys
+        import onnx
+        code = subprocess.run([{str(binary)!r}, *sys.argv[1:]]).returncode
+        if code == 0 and sys.argv[1] == "build":
+            out = sys.argv[sys.argv.index("-o") + 1]
+            model = onnx.load(out)
+            for f in model.functions:
+                for node in f.node:
+                    if node.op_type == "Add":
+                        node.op_type = "Sub"
+            onnx.save(model, out)
+        sys.exit(code)
+    """))
+    script.chmod(0o755)
+    return script
+
+
+def test_the_oracle_finds_a_miscompilation_and_the_reducer_shrinks_it(tmp_path, binary):
+    honest = oracle.Oracle(binary, tmp_path / "honest")
+    mutant = oracle.Oracle(_mutant(tmp_path, binary), tmp_path / "mutant")
+    found = None
+    for seed in range(7000, 7040):
+        text = generator.with_header(generator.generate(seed))
+        assert honest.run_text(text).finding() is None, f"program {seed}"
+        result = mutant.run_text(text)
+        if result.finding() and found is None and text.count("\ndef ") > 1:
+            found = (text, result.finding())
+    assert found is not None, "turning Add into Sub went unnoticed over 40 programs"
+    text, finding = found
+    assert finding.kind == oracle.DISAGREE
+    small = reduce.reduce(mutant, text, finding, max_tests=400)
+    assert mutant.run_text(small).finding().kind == oracle.DISAGREE
+    # Smaller, and without the functions the finding does not need.
+    assert len(small.splitlines()) < len(text.splitlines()) and small.count("\ndef ") < text.count("\ndef "), small
+    assert honest.run_text(small).finding() is None
+
+
+def test_outputs_compare_by_element_type():
+    same = [np.array([1.0, np.nan], np.float32)]
+    assert oracle.compare(same, [np.array([1.0, np.nan], np.float32)]) is None
+    assert oracle.compare(same, [np.array([1.0, 2.0], np.float32)]) is not None
+    assert oracle.compare([np.array([1.0 + 1e-7], np.float32)], [np.array([1.0], np.float32)]) is None
+    assert oracle.compare([np.array([3], np.int32)], [np.array([3], np.int64)]) is not None
+    assert oracle.compare([np.array([2], np.int8)], [np.array([3], np.int8)]) is not None
+
+
+@pytest.mark.parametrize("case", ONNXSCRIPT_FAULTS, ids=lambda p: p.stem)
+def test_onnxscript_faults_are_not_findings(case, binary, tmp_path):
+    """Each case, run with the PYTHONHASHSEED its name gives, makes onnxscript wire a loop's
+    outputs to the wrong variables: the oracle calls the program invalid, not a finding."""
+    seed = re.search(r"hash(\d+)", case.stem).group(1)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
+            "from difftest import oracle; "
+            "r = oracle.Oracle(Path(sys.argv[2]), Path(sys.argv[3])).run_text(Path(sys.argv[4]).read_text()); "
+            "print(r.kind, r.functions[0].detail)")
+    out = subprocess.run([sys.executable, "-c", code, str(harness.REPO_ROOT / "tests"), str(binary),
+                          str(tmp_path), str(case)], check=True, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+    assert out.startswith("invalid onnxscript's Loop"), out
+
+
+@pytest.mark.parametrize("case", REGRESSIONS, ids=lambda p: p.stem)
+def test_regression_cases_agree(case, binary, tmp_path):
+    result = oracle.Oracle(binary, tmp_path).run_text(case.read_text(encoding="utf-8"))
+    assert result.kind == oracle.AGREE, [o for o in result.functions if o.kind != oracle.AGREE]
+
+
+def test_scripts_difftest_prints_its_summary_last(binary, tmp_path):
+    env = {**os.environ, "ONNXSC_BIN": str(binary)}
+    run = subprocess.run([str(harness.REPO_ROOT / "scripts" / "difftest"), "--seed", "3", "--count", "12",
+                          "--jobs", "1", "--out", str(tmp_path)], capture_output=True, text=True, env=env)
+    last = run.stdout.strip().splitlines()[-1]
+    match = SUMMARY.match(last)
+    assert match, run.stdout + run.stderr
+    assert match.group(1) == "12"
+    assert run.returncode == (1 if int(match.group(3)) or int(match.group(4)) else 0)
+    assert run.returncode == 0, run.stdout
