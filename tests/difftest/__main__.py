@@ -1,9 +1,10 @@
 """scripts/difftest: generated programs through onnxsc and onnxscript, compared in ONNX Runtime.
 
-    scripts/difftest --seed N --count K [--jobs J] [--out DIR] [--coverage]
+    scripts/difftest --seed N --count K [--kind script|trace|both] [--jobs J] [--out DIR] [--coverage]
     scripts/difftest --replay CASE.onnxs...
 
-Program i of a run is `generator.generate((N << 32) + i)`: a run is reproducible from its seed,
+Program i of a run is `generator.generate((N << 32) + i)` (even i) or
+`trace_generator.generate_trace((N << 32) + i)` (odd i): a run is reproducible from its seed,
 and each finding is also saved as a case file (header line, then the module) that `--replay`
 and the test suite run again. Findings are reduced first (`reduce`). The last line is the
 summary, `difftest: K programs, A agree, D disagree, R valid rejected`; the exit status is 1
@@ -69,6 +70,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--kind", choices=["script", "trace", "both"], default="both",
+                        help="scripted functions, trace-time translations, or both in turn (default)")
     parser.add_argument("--out", type=Path, default=REPO / "target" / "difftest",
                         help="where reduced findings are saved")
     parser.add_argument("--reduce", type=int, default=3, metavar="N",
@@ -84,13 +87,17 @@ def main() -> int:
         return _replay(args.replay, binary)
 
     start = time.monotonic()
-    seeds = [(args.seed << 32) + i for i in range(args.count)]
+    kinds = ["script", "trace"] if args.kind == "both" else [args.kind]
+    seeds = [((args.seed << 32) + i, kinds[i % len(kinds)]) for i in range(args.count)]
     counts: collections.Counter = collections.Counter()
     functions: collections.Counter = collections.Counter()
     covered: collections.Counter = collections.Counter()
     findings: list[tuple[int, str, Result]] = []
     with multiprocessing.get_context("spawn").Pool(args.jobs, batch.init, (str(binary),)) as pool:
-        for seed, text, result, seen in pool.imap_unordered(batch.run_one, seeds, chunksize=4):
+        for done, (seed, text, result, seen) in enumerate(pool.imap_unordered(batch.run_one, seeds, chunksize=4), 1):
+            if done % 1000 == 0:
+                print(f"difftest: {done} programs, {sum(functions.values())} functions, "
+                      f"{time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
             counts[result.kind] += 1
             for outcome in result.functions:
                 functions[outcome.kind] += 1
@@ -109,9 +116,11 @@ def main() -> int:
         print(f"{path}: {finding.kind} in {finding.function}: {finding.detail.splitlines()[0] if finding.detail else ''}")
     if args.coverage:
         coverage.report(covered)
+    scripted, traced = covered[("functions",)], covered[("trace functions",)]
     compared = sum(functions.values()) - functions[INVALID]
-    print(f"difftest: seed {args.seed}, {sum(functions.values())} functions ({compared} compared: "
-          f"{functions[AGREE]} agree) in {time.monotonic() - start:.0f} s on {args.jobs} jobs")
+    print(f"difftest: seed {args.seed}: {scripted + traced} functions ({scripted} scripted, {traced} "
+          f"trace-time called {covered[('trace calls',)]} times); {compared} functions and calls "
+          f"compared, {functions[AGREE]} agree; {time.monotonic() - start:.0f} s on {args.jobs} jobs")
     return _summary(args.count, counts)
 
 

@@ -10,7 +10,7 @@ import collections
 import tempfile
 from pathlib import Path
 
-from . import coverage, generator
+from . import coverage, generator, trace_generator
 from .oracle import Oracle, Result
 
 _oracle: Oracle | None = None
@@ -21,9 +21,11 @@ def init(binary: str) -> None:
     _oracle = Oracle(Path(binary), Path(tempfile.mkdtemp(prefix="difftest-")))
 
 
-def run_one(seed: int) -> tuple[int, str, Result, collections.Counter]:
-    """Program `seed`: its case text, the oracle's result, and what it covered."""
-    program = generator.generate(seed)
+def run_one(task: tuple[int, str]) -> tuple[int, str, Result, collections.Counter]:
+    """Program `seed` of `kind` ("script" or "trace"): its case text, the oracle's result, and
+    what it covered."""
+    seed, kind = task
+    program = generator.generate(seed) if kind == "script" else trace_generator.generate_trace(seed)
     text = generator.with_header(program)
     assert _oracle is not None, "batch.init runs first in each worker"
     return seed, text, _oracle.run_text(text), coverage.of_program(program)

@@ -110,8 +110,51 @@ def _element_types(fn: ast.FunctionDef) -> set[str]:
     return types
 
 
+TRACE_CONSTRUCTS = [
+    "trace: branch on a fact", "trace: is None", "trace: element type", "trace: rank or dimension",
+    "trace: attribute value", "trace: unrolled for", "trace: call of a translation",
+    "trace: shape as a list", "trace: ir.tensor constant",
+]
+
+
+def _trace_constructs(fn: ast.FunctionDef) -> set[str]:
+    text = ast.unparse(fn)
+    found = {name for name, needle in [
+        ("trace: is None", " is None"), ("trace: element type", "x.dtype =="),
+        ("trace: rank or dimension", "x.shape"), ("trace: unrolled for", "for "),
+        ("trace: shape as a list", "list(x.shape)"), ("trace: ir.tensor constant", "ir.tensor("),
+    ] if needle in text}
+    attrs = {a.arg for a in fn.args.args if a.arg.startswith("a")}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If):
+            found.add("trace: branch on a fact")
+        if isinstance(node, ast.Name) and node.id in attrs:
+            found.add("trace: attribute value")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("f"):
+            found.add("trace: call of a translation")
+    return found
+
+
+def _of_trace_program(program: Program) -> collections.Counter:
+    counts: collections.Counter = collections.Counter()
+    for fn in ast.parse(program.source).body:
+        if isinstance(fn, ast.FunctionDef):
+            counts[("trace functions",)] += 1
+            counts[("opset", program.opset)] += 1
+            types = {_TYPE_NAMES.get(a["tensor"]["dtype"], a["tensor"]["dtype"]) for call in program.trace_calls[fn.name]
+                     for a in call["args"] if "tensor" in a}
+            for construct in _trace_constructs(fn):
+                counts[("construct", construct)] += 1
+                for t in types:
+                    counts[("cell", construct, t)] += 1
+            counts[("trace calls",)] += len(program.trace_calls[fn.name])
+    return counts
+
+
 def of_program(program: Program) -> collections.Counter:
     """Counts of (what, ...) keys over the program's functions."""
+    if program.kind == "trace":
+        return _of_trace_program(program)
     tree = ast.parse(program.source)
     constants = {t.id for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
     counts: collections.Counter = collections.Counter()
@@ -139,5 +182,11 @@ def report(counts: collections.Counter) -> None:
         met = [t for t in types if counts[("cell", construct, t)]]
         print(f"  {construct:28} {counts[('construct', construct)]:8}  {len(met):2}  "
               f"{'all' if len(met) == len(types) else ', '.join(met)}")
+    traced = counts[("trace functions",)]
+    if traced:
+        print(f"trace-time translations: {traced}, called {counts[('trace calls',)]} times")
+        for construct in TRACE_CONSTRUCTS:
+            met = [t for t in types if counts[("cell", construct, t)]]
+            print(f"  {construct:34} {counts[('construct', construct)]:8}  {', '.join(met)}")
     opsets = sorted(k[1] for k in counts if k[0] == "opset")
     print("  opsets: " + ", ".join(f"{v}: {counts[('opset', v)]}" for v in opsets))

@@ -130,9 +130,13 @@ class Program:
     opset: int
     source: str
     functions: list[FunctionSpec] = field(default_factory=list)
+    kind: str = "script"  # or "trace": trace-time translations (trace_generator)
+    trace_calls: dict | None = None  # a trace program's calls, as the exporter describes them
 
     def calls(self) -> dict:
         """The calls the oracle makes, as saved in a case file's header."""
+        if self.trace_calls is not None:
+            return self.trace_calls
         return {
             f.name: {
                 "inputs": {
@@ -152,6 +156,8 @@ HEADER = "# difftest: "
 def with_header(program: Program) -> str:
     """The program's text with its calls in a header comment (what case files store)."""
     meta = {"seed": program.seed, "calls": program.calls()}
+    if program.kind != "script":
+        meta["kind"] = program.kind
     return HEADER + json.dumps(meta, sort_keys=True) + "\n" + program.source
 
 
@@ -385,7 +391,7 @@ class FunctionWriter:
     # -- statements -----------------------------------------------------------------------
 
     def statements(self, count: int) -> None:
-        kinds = ["assign"] * 6 + ["reshape", "sequence", "call"]
+        kinds = ["assign"] * 6 + ["reshape", "sequence", "call", "call"]
         if self.nesting < 2:
             kinds += ["if", "for", "while", "scan"]
         for _ in range(count):

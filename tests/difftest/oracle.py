@@ -122,11 +122,14 @@ def call_model(functions: list[onnx.FunctionProto], name: str, call: dict,
 
 
 def run(functions: list[onnx.FunctionProto], name: str, call: dict, feeds) -> list[np.ndarray]:
-    """Run the call in ONNX Runtime (no graph optimisations, one thread), stopped after
+    return run_model(call_model(functions, name, call, feeds), feeds)
+
+
+def run_model(model: onnx.ModelProto, feeds) -> list[np.ndarray]:
+    """Run a model in ONNX Runtime (no graph optimisations, one thread), stopped after
     RUN_SECONDS: a reduced program can loop forever where the generated one did not."""
     import onnxruntime as ort
 
-    model = call_model(functions, name, call, feeds)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
@@ -227,6 +230,10 @@ class Oracle:
             shutil.rmtree(self.workdir / "__pycache__", ignore_errors=True)
 
     def _run(self, path: Path, meta: dict) -> Result:
+        if meta.get("kind") == "trace":
+            from .trace_oracle import run_trace
+
+            return run_trace(self, path, meta)
         calls: dict[str, Any] = meta["calls"]
         try:
             reference = _onnxscript_functions(path, self.workdir)

@@ -3,7 +3,8 @@
 * the generator's table of ONNX Runtime kernels promises nothing ONNX Runtime lacks;
 * a seed gives the same program in any process;
 * the oracle finds a miscompilation: a compiler that turns every top-level `Add` into `Sub`
-  disagrees, and the reducer shrinks what it finds;
+  disagrees, in scripted functions and in trace-time translations, and the reducer shrinks
+  what it finds;
 * the oracle tells onnxscript's miswired loops (a known onnxscript fault) from findings;
 * every saved regression case (tests/difftest/regressions) agrees;
 * a run of `scripts/difftest` ends with its summary line.
@@ -26,7 +27,7 @@ from onnx import helper
 import harness
 
 sys.path.insert(0, str(harness.REPO_ROOT / "tests"))
-from difftest import generator, oracle, reduce  # noqa: E402
+from difftest import generator, oracle, reduce, trace_generator  # noqa: E402
 
 DIFFTEST_DIR = harness.REPO_ROOT / "tests" / "difftest"
 REGRESSIONS = sorted((DIFFTEST_DIR / "regressions").glob("*.onnxs"))
@@ -87,12 +88,17 @@ def test_a_seed_gives_the_same_program_in_any_process():
 
 def _mutant(tmp_path: Path, binary: Path) -> Path:
     """A compiler that is onnxsc, except that every top-level `Add` of every function it
-    builds becomes a `Sub`."""
+    builds or specialises becomes a `Sub`."""
     script = tmp_path / "onnxsc-mutant"
     script.write_text(textwrap.dedent(f"""\
         #!{sys.executable}
         import subprocess, sys
         import onnx
+        if sys.argv[1] == "trace":
+            run = subprocess.run([{str(binary)!r}, *sys.argv[1:]], capture_output=True, text=True)
+            sys.stdout.write(run.stdout.replace(" = Add (", " = Sub ("))
+            sys.stderr.write(run.stderr)
+            sys.exit(run.returncode)
         code = subprocess.run([{str(binary)!r}, *sys.argv[1:]]).returncode
         if code == 0 and sys.argv[1] == "build":
             out = sys.argv[sys.argv.index("-o") + 1]
@@ -126,6 +132,20 @@ def test_the_oracle_finds_a_miscompilation_and_the_reducer_shrinks_it(tmp_path, 
     # Smaller, and without the functions the finding does not need.
     assert len(small.splitlines()) < len(text.splitlines()) and small.count("\ndef ") < text.count("\ndef "), small
     assert honest.run_text(small).finding() is None
+
+
+def test_the_oracle_finds_a_miscompiled_trace_time_translation(tmp_path, binary):
+    honest = oracle.Oracle(binary, tmp_path / "honest")
+    mutant = oracle.Oracle(_mutant(tmp_path, binary), tmp_path / "mutant")
+    found = []
+    for seed in range(7000, 7015):
+        text = generator.with_header(trace_generator.generate_trace(seed))
+        assert honest.run_text(text).finding() is None, f"program {seed}"
+        finding = mutant.run_text(text).finding()
+        if finding:
+            found.append(finding)
+    assert found, "turning Add into Sub in specialised translations went unnoticed over 15 programs"
+    assert all(f.kind == oracle.DISAGREE for f in found)
 
 
 def test_outputs_compare_by_element_type():

@@ -1,0 +1,138 @@
+"""The oracle for trace-time translations: each call traced as the exporter traces it.
+
+The reference is PyTorch's exporter's own machinery: the translation, imported as Python with
+onnxscript's `torch_op`, is called on symbolic tensors of the call's element types and shapes
+(`_tensors.SymbolicTensor`) with an `OpRecorder` as onnxscript's evaluator, as
+`torch/onnx/_internal/exporter/_core.py` calls torchlib; the nodes it records make a model.
+onnxsc specialises the same call (`onnxsc trace FILE --call JSON`). Both run in ONNX Runtime
+on the same inputs. A call the reference cannot trace is not compared.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.parser
+from onnx import helper
+
+from . import oracle
+from .oracle import AGREE, DISAGREE, INVALID, VALID_REJECTED, Outcome, Result
+
+NUMPY_TYPES = {"FLOAT": "float32", "DOUBLE": "float64", "INT32": "int32", "INT64": "int64"}
+
+
+def _argument(fact: dict, make_tensor):
+    (tag, value), = fact.items()
+    if tag == "tensor":
+        return make_tensor(value["dtype"], value["shape"])
+    if tag == "none":
+        return None
+    return value
+
+
+def reference_model(function, call: dict, opset_version: int) -> tuple[onnx.ModelProto, list[str]]:
+    """The call traced by the exporter's recorder: a model, and its inputs' element types."""
+    import onnx_ir as ir
+    import onnxscript
+    from onnxscript import onnx_opset
+    from torch.onnx._internal.exporter import _building, _tensors
+
+    opset = getattr(onnx_opset, f"opset{opset_version}")
+    inputs: list = []
+    types: list[str] = []
+
+    def make_tensor(dtype: str, shape: list[int]):
+        value = _tensors.SymbolicTensor(opset, name=f"in{len(inputs)}", shape=ir.Shape(shape),
+                                        type=ir.TensorType(ir.DataType[dtype]))
+        inputs.append(value)
+        types.append(NUMPY_TYPES[dtype])
+        return value
+
+    args = [_argument(a, make_tensor) for a in call["args"]]
+    kwargs = {k: _argument(v, make_tensor) for k, v in call.get("kwargs", {}).items()}
+    tracer = _building.OpRecorder(opset, {})
+    with onnxscript.evaluator.default_as(tracer):
+        result = function(*args, **kwargs)
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    nodes = list(tracer.nodes)
+    for i, out in enumerate(outputs):
+        if out in inputs:  # a graph output cannot be a graph input
+            node = ir.Node("", "Identity", [out], num_outputs=1)
+            nodes.append(node)
+            outputs[i] = node.outputs[0]
+    for i, out in enumerate(outputs):
+        out.name = f"out{i}"
+    graph = ir.Graph(inputs, outputs, nodes=nodes, opset_imports={"": opset_version})
+    model = ir.serde.serialize_model(ir.Model(graph, ir_version=10))
+    model.ir_version = oracle.harness.model_ir_version({"": opset_version})
+    return model, types
+
+
+def onnxsc_model(binary_run, path: Path, call: dict, inputs) -> tuple[onnx.ModelProto | None, str]:
+    """onnxsc's specialisation of the call, as a model whose graph calls the function with
+    `inputs` (the reference's graph inputs: the same tensors, in the same order)."""
+    proc = binary_run("trace", str(path), "--call", json.dumps(call))
+    if proc.returncode != 0:
+        return None, f"onnxsc trace exit {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+    fp = onnx.parser.parse_function(proc.stdout)
+    node = helper.make_node(fp.name, list(fp.input), [f"out{i}" for i in range(len(fp.output))], domain=fp.domain)
+    if len(fp.input) != len(inputs):
+        return None, f"onnxsc's function takes {len(fp.input)} tensors, the call passes {len(inputs)}"
+    graph = helper.make_graph([node], "call", [], [])
+    for value, name in zip(inputs, fp.input):
+        graph.input.add().CopyFrom(value)
+        graph.input[-1].name = name
+    for i in range(len(fp.output)):
+        graph.output.add().name = f"out{i}"
+    return oracle.harness.model_with_functions(graph, [fp], "onnxsc-difftest"), ""
+
+
+def _feeds(model: onnx.ModelProto, types: list[str], seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for value, dtype in zip(model.graph.input, types):
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        if np.dtype(dtype).kind == "f":
+            feeds[value.name] = rng.uniform(-4, 4, size=shape).astype(dtype)
+        else:
+            feeds[value.name] = rng.integers(-9, 9, size=shape, endpoint=True).astype(dtype)
+    return feeds
+
+
+def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
+    try:
+        with warnings.catch_warnings():  # each program registers its f0 again
+            warnings.simplefilter("ignore")
+            module = oracle.harness.import_as_module(path, the_oracle.workdir, prefix="difftest_")
+    except Exception as exc:  # noqa: BLE001
+        return Result([Outcome(INVALID, name, f"import: {type(exc).__name__}: {exc}") for name in meta["calls"]])
+    opset_version = next(v.version for v in vars(module).values()
+                         if type(v).__name__.startswith("Opset") and getattr(v, "domain", None) == "")
+    outcomes = []
+    for name, calls in meta["calls"].items():
+        for n, call in enumerate(calls):
+            label = f"{name}#{n}"
+            try:
+                reference, types = reference_model(getattr(module, name), call, opset_version)
+                feeds = _feeds(reference, types, zlib.crc32(f"{meta['seed']}:{label}".encode()))
+                expected = oracle.run_model(reference, feeds)
+            except Exception as exc:  # noqa: BLE001 - the reference cannot trace or run it
+                outcomes.append(Outcome(INVALID, label, f"reference: {type(exc).__name__}: {exc}"))
+                continue
+            ours, error = onnxsc_model(the_oracle.onnxsc.run, path, call, reference.graph.input)
+            if ours is None:
+                outcomes.append(Outcome(VALID_REJECTED if "exit 1" in error else DISAGREE, label, error))
+                continue
+            try:
+                got = oracle.run_model(ours, {o.name: v for o, v in zip(ours.graph.input, feeds.values())})
+            except Exception as exc:  # noqa: BLE001
+                outcomes.append(Outcome(DISAGREE, label, f"ONNX Runtime refuses onnxsc's model: {exc}"))
+                continue
+            difference = oracle.compare(got, expected)
+            outcomes.append(Outcome(DISAGREE if difference else AGREE, label, difference or ""))
+    return Result(outcomes)
