@@ -189,7 +189,6 @@ class FunctionWriter:
         self.env: list[Var] = []
         self.counter = 0
         self.attrs: list[Attr] = []
-        self.params: list[Param] = []
         self.loop_index: Var | None = None
         self.nesting = 0
         # The element types this function computes in: two or three, to keep values flowing.
@@ -669,7 +668,6 @@ class ProgramWriter:
             default = self.attr_literal(kind, rng) if rng.random() < 0.6 else None
             call = self.attr_literal(kind, rng) if default is None or rng.random() < 0.5 else None
             writer.attrs.append(Attr(writer.fresh("a"), kind, default, call))
-        writer.params = params
         # Optional inputs are in the signature, passed or not by the call, and never read:
         # onnxscript 0.7.2 does not take `is None`, and onnxsc refuses on purpose (E0602)
         # to read one where it may be None.
