@@ -5,7 +5,8 @@
 //! E05xx: translations against their PyTorch operator schema; E06xx: element types;
 //! E07xx: schema files given on the command line; E08xx: linking models (`onnxsc link`);
 //! E09xx: trace-only translations, at check time and for a call of the exporter;
-//! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); W0xxx: warnings.
+//! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); E11xx: decompiling ONNX
+//! functions into `.onnxs` (`onnxsc decompile`); W0xxx: warnings.
 //!
 //! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
 
@@ -118,6 +119,9 @@ pub const SYNTAX_TOO_DEEP: &str = "E1002";
 pub const TOO_MANY_FUNCTIONS: &str = "E1003";
 /// Was the warning W0401 until onnx.checker was found to refuse such models.
 pub const DEPRECATED_OP: &str = "E1004";
+
+/// A function to decompile holds something `.onnxs` cannot write (docs/decompile.md).
+pub const CANNOT_DECOMPILE: &str = "E1101";
 
 pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";

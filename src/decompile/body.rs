@@ -1,0 +1,382 @@
+//! One function's text: the signature (inputs, then attributes without and with defaults), the
+//! nodes as statements, `If` as Python's `if`/`else` where onnxsc lowers that back to the same
+//! node, every other subgraph as a nested `@graph()` function, and the `return`.
+
+use super::literal;
+use super::names::{is_identifier, is_plain, Idents, Scopes};
+use super::{Module, Unsupported};
+use crate::onnx::{attribute_kind, AttrType};
+use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
+use crate::schema::normalize_domain;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+/// What writing a function learned that the module header must provide.
+#[derive(Default)]
+pub struct Needs {
+    pub graph: bool,
+    pub make_tensor: bool,
+}
+
+/// Writes one function.
+pub struct FunctionWriter<'m> {
+    module: &'m Module,
+    /// The function's own opset versions, by domain.
+    imports: HashMap<String, i64>,
+    idents: Idents,
+    scopes: Scopes,
+    attributes: HashMap<String, String>,
+    out: String,
+    pub needs: Needs,
+}
+
+const INDENT: &str = "    ";
+
+impl<'m> FunctionWriter<'m> {
+    pub fn new(module: &'m Module, f: &FunctionProto) -> Self {
+        let imports = f.opset_import.iter().map(|o| (normalize_domain(o.domain()).to_string(), o.version())).collect();
+        FunctionWriter {
+            module,
+            imports,
+            idents: module.idents.clone(),
+            scopes: Scopes::default(),
+            attributes: HashMap::new(),
+            out: String::new(),
+            needs: Needs::default(),
+        }
+    }
+
+    /// The function, from its decorator to its `return`.
+    pub fn function(
+        mut self,
+        f: &FunctionProto,
+        python_name: &str,
+        decorator: &str,
+    ) -> Result<(String, Needs), Unsupported> {
+        self.scopes.push();
+        let mut params: Vec<String> = f.input.iter().map(|i| self.scopes.define(&mut self.idents, i)).collect();
+        let referenced = referenced_attribute_types(&f.node, &self.imports);
+        for name in &f.attribute {
+            let ident = self.attribute_ident(name);
+            let ty = referenced.get(name.as_str()).copied().unwrap_or(AttrType::Int);
+            params.push(format!("{ident}: {}", annotation(ty)?));
+        }
+        for a in &f.attribute_proto {
+            let ident = self.attribute_ident(a.name());
+            let ty =
+                attribute_kind(a).ok_or_else(|| Unsupported::new(format!("attribute `{}` has no type", a.name())))?;
+            let default = self.attribute_value(a, false)?;
+            params.push(format!("{ident}: {} = {default}", annotation(ty)?));
+        }
+        let _ = writeln!(self.out, "{decorator}\ndef {python_name}({}):", params.join(", "));
+        if let Some(doc) = f.doc_string.as_deref().filter(|d| !d.trim().is_empty()) {
+            let _ = writeln!(self.out, "{INDENT}{}", docstring(doc)?);
+        }
+        let live: HashSet<&str> = f.output.iter().map(String::as_str).collect();
+        self.nodes(&f.node, 1, &live)?;
+        let outputs = f.output.iter().map(|o| self.value(o)).collect::<Result<Vec<_>, _>>()?;
+        if outputs.is_empty() {
+            return Err(Unsupported::new("the function has no outputs"));
+        }
+        let _ = writeln!(self.out, "{INDENT}return {}", outputs.join(", "));
+        Ok((self.out, self.needs))
+    }
+
+    fn attribute_ident(&mut self, name: &str) -> String {
+        let ident = self.idents.fresh(name, "attribute");
+        self.attributes.insert(name.to_string(), ident.clone());
+        ident
+    }
+
+    /// The identifier of a value in scope.
+    fn value(&self, name: &str) -> Result<String, Unsupported> {
+        self.scopes
+            .lookup(name)
+            .map(str::to_string)
+            .ok_or_else(|| Unsupported::new(format!("the value `{name}` is used where it is not defined")))
+    }
+
+    /// The statements of `nodes` at `depth`; `live` holds the names read after them.
+    fn nodes(&mut self, nodes: &[NodeProto], depth: usize, live: &HashSet<&str>) -> Result<(), Unsupported> {
+        // What each node's successors read, for `If`'s outputs (onnxsc keeps the live ones).
+        let mut read_after: Vec<HashSet<&str>> = vec![HashSet::new(); nodes.len()];
+        let mut acc: HashSet<&str> = live.clone();
+        for (i, n) in nodes.iter().enumerate().rev() {
+            read_after[i] = acc.clone();
+            reads(n, &mut acc);
+        }
+        for (n, after) in nodes.iter().zip(&read_after) {
+            match python_if(n, after) {
+                Some((then_g, else_g)) => self.if_statement(n, then_g, else_g, depth)?,
+                None => self.node(n, depth)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// `if cond:` with each branch's nodes, then its outputs assigned to the `If`'s, in order.
+    fn if_statement(
+        &mut self,
+        n: &NodeProto,
+        then_g: &GraphProto,
+        else_g: &GraphProto,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        let pad = INDENT.repeat(depth);
+        let cond = self.value(&n.input[0])?;
+        let _ = writeln!(self.out, "{pad}if {cond}:");
+        let outer: Vec<String> = n.output.iter().map(|o| self.idents.fresh(o, "value")).collect();
+        for (i, g) in [then_g, else_g].into_iter().enumerate() {
+            if i == 1 {
+                let _ = writeln!(self.out, "{pad}else:");
+            }
+            self.scopes.push();
+            let live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
+            self.nodes(&g.node, depth + 1, &live)?;
+            for (target, out) in outer.iter().zip(&g.output) {
+                let inner = self.value(out.name())?;
+                let _ = writeln!(self.out, "{pad}{INDENT}{target} = {inner}");
+            }
+            self.scopes.pop();
+        }
+        for (name, ident) in n.output.iter().zip(outer) {
+            self.scopes.bind(name, ident);
+        }
+        Ok(())
+    }
+
+    /// One node: its graph attributes as `@graph()` functions, then the call.
+    fn node(&mut self, n: &NodeProto, depth: usize) -> Result<(), Unsupported> {
+        let mut graphs = HashMap::new();
+        for a in &n.attribute {
+            if a.ref_attr_name.is_none() && attribute_kind(a) == Some(AttrType::Graph) {
+                if let Some(g) = &a.g {
+                    let name = self.graph_function(g, a.name(), depth)?;
+                    graphs.insert(a.name().to_string(), name);
+                }
+            }
+        }
+        let callee = self.callee(n)?;
+        let mut inputs = n.input.as_slice();
+        while let Some((last, rest)) = inputs.split_last() {
+            if !last.is_empty() {
+                break;
+            }
+            inputs = rest;
+        }
+        let mut args = Vec::new();
+        for i in inputs {
+            args.push(if i.is_empty() { "None".to_string() } else { self.value(i)? });
+        }
+        for a in &n.attribute {
+            if !is_plain(a.name()) {
+                return Err(Unsupported::new(format!("the attribute `{}` is not a Python name", a.name())));
+            }
+            let value = match graphs.get(a.name()) {
+                Some(g) => g.clone(),
+                None => self.attribute_value(a, n.op_type() == "Constant" && a.name() == "value")?,
+            };
+            args.push(format!("{}={value}", a.name()));
+        }
+        let mut outputs = n.output.as_slice();
+        while let Some((last, rest)) = outputs.split_last() {
+            if !last.is_empty() {
+                break;
+            }
+            outputs = rest;
+        }
+        if outputs.is_empty() {
+            return Err(Unsupported::new(format!("a `{}` node without outputs", n.op_type())));
+        }
+        let targets: Vec<String> = outputs
+            .iter()
+            .map(|o| {
+                if o.is_empty() {
+                    self.idents.fresh("unused", "unused")
+                } else {
+                    self.scopes.define(&mut self.idents, o)
+                }
+            })
+            .collect();
+        let pad = INDENT.repeat(depth);
+        let _ = writeln!(self.out, "{pad}{} = {callee}({})", targets.join(", "), args.join(", "));
+        Ok(())
+    }
+
+    /// `alias.Op` for an operator, the Python name of a function of the module.
+    fn callee(&self, n: &NodeProto) -> Result<String, Unsupported> {
+        let domain = normalize_domain(n.domain());
+        if let Some(name) = self.module.functions.get(&(domain.to_string(), n.op_type().to_string())) {
+            return Ok(name.clone());
+        }
+        if !is_identifier(n.op_type()) {
+            return Err(Unsupported::new(format!("the operator `{}` is not a Python name", n.op_type())));
+        }
+        let version = self.imports.get(domain).copied();
+        Ok(format!("{}.{}", self.module.alias(domain, version), n.op_type()))
+    }
+
+    /// A nested `@graph()` function for a subgraph; returns its name.
+    fn graph_function(&mut self, g: &GraphProto, attribute: &str, depth: usize) -> Result<String, Unsupported> {
+        if !g.sparse_initializer.is_empty() {
+            return Err(Unsupported::new("a subgraph with sparse initializers"));
+        }
+        self.needs.graph = true;
+        let name = self.idents.fresh(g.name.as_deref().unwrap_or(attribute), attribute);
+        let pad = INDENT.repeat(depth);
+        self.scopes.push();
+        let params: Vec<String> = g.input.iter().map(|i| self.scopes.define(&mut self.idents, i.name())).collect();
+        let _ = writeln!(self.out, "{pad}@graph()\n{pad}def {name}({}):", params.join(", "));
+        for t in &g.initializer {
+            let value = literal::constant_value(t)?;
+            self.needs.make_tensor |= value.starts_with("helper.");
+            let ident = self.scopes.define(&mut self.idents, t.name());
+            let _ = writeln!(
+                self.out,
+                "{pad}{INDENT}{ident} = {}.Constant(value={value})",
+                self.module.alias("", self.imports.get("").copied())
+            );
+        }
+        let live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
+        self.nodes(&g.node, depth + 1, &live)?;
+        let outputs = g.output.iter().map(|o| self.value(o.name())).collect::<Result<Vec<_>, _>>()?;
+        let _ = writeln!(self.out, "{pad}{INDENT}return {}", outputs.join(", "));
+        self.scopes.pop();
+        Ok(name)
+    }
+
+    /// An attribute's value as a Python expression (a reference: the parameter's name).
+    fn attribute_value(&mut self, a: &AttributeProto, constant_value: bool) -> Result<String, Unsupported> {
+        if let Some(r) = &a.ref_attr_name {
+            return self
+                .attributes
+                .get(r)
+                .cloned()
+                .ok_or_else(|| Unsupported::new(format!("a reference to `{r}`, which the function does not declare")));
+        }
+        let kind =
+            attribute_kind(a).ok_or_else(|| Unsupported::new(format!("the attribute `{}` has no value", a.name())))?;
+        let text = match kind {
+            AttrType::Float => literal::float32(a.f()),
+            AttrType::Int => a.i().to_string(),
+            AttrType::String => literal::string(a.s())?,
+            AttrType::Floats => literal::list(&a.floats, |v| literal::float32(*v)),
+            AttrType::Ints => literal::list(&a.ints, i64::to_string),
+            AttrType::Strings => literal::strings(&a.strings)?,
+            AttrType::Tensor => {
+                let t = a.t.as_ref().ok_or_else(|| Unsupported::new("a tensor attribute without a tensor"))?;
+                if constant_value {
+                    literal::constant_value(t)?
+                } else {
+                    literal::make_tensor(t)?
+                }
+            }
+            other => return Err(Unsupported::new(format!("a {} attribute (`{}`)", other.proto_name(), a.name()))),
+        };
+        self.needs.make_tensor |= text.starts_with("helper.");
+        Ok(text)
+    }
+}
+
+/// The Python annotation of an attribute parameter.
+fn annotation(ty: AttrType) -> Result<&'static str, Unsupported> {
+    Ok(match ty {
+        AttrType::Float => "float",
+        AttrType::Int => "int",
+        AttrType::String => "str",
+        AttrType::Floats => "list[float]",
+        AttrType::Ints => "list[int]",
+        AttrType::Strings => "list[str]",
+        other => return Err(Unsupported::new(format!("a {} attribute parameter", other.proto_name()))),
+    })
+}
+
+/// The type of each attribute the nodes refer to (first reference wins), subgraphs included:
+/// the reference's own type, else the type the operator's schema gives the attribute set.
+fn referenced_attribute_types<'a>(
+    nodes: &'a [NodeProto],
+    imports: &HashMap<String, i64>,
+) -> HashMap<&'a str, AttrType> {
+    let mut out = HashMap::new();
+    let mut stack: Vec<&[NodeProto]> = vec![nodes];
+    while let Some(nodes) = stack.pop() {
+        for n in nodes {
+            for a in &n.attribute {
+                let Some(r) = a.ref_attr_name.as_deref() else { continue };
+                let declared = a.r#type.and_then(AttrType::from_proto_code);
+                if let Some(ty) = declared.or_else(|| schema_attribute_type(n, a.name(), imports)) {
+                    out.entry(r).or_insert(ty);
+                }
+            }
+            for a in &n.attribute {
+                stack.extend(a.g.iter().chain(&a.graphs).map(|g| g.node.as_slice()));
+            }
+        }
+    }
+    out
+}
+
+/// The type the schema of `n`'s operator (at the function's import of its domain) gives its
+/// attribute `name`.
+fn schema_attribute_type(n: &NodeProto, name: &str, imports: &HashMap<String, i64>) -> Option<AttrType> {
+    let domain = normalize_domain(n.domain());
+    let version = imports.get(domain).copied()?;
+    match crate::schema::registry().resolve(domain, n.op_type(), version) {
+        crate::schema::Resolution::Found(s) => s.attribute(name).map(|a| a.ty),
+        _ => None,
+    }
+}
+
+/// Adds every name `n` reads, in its subgraphs too.
+fn reads<'a>(n: &'a NodeProto, acc: &mut HashSet<&'a str>) {
+    acc.extend(n.input.iter().map(String::as_str));
+    for a in &n.attribute {
+        for g in a.g.iter().chain(&a.graphs) {
+            acc.extend(g.output.iter().map(|o| o.name()));
+            for inner in &g.node {
+                reads(inner, acc);
+            }
+        }
+    }
+}
+
+/// The branches of an `If` that Python's `if` gives back: each branch without inputs computes
+/// its outputs itself (distinct values), and every output of the node is read afterwards
+/// (onnxsc makes an `If` output of each variable assigned in a branch and used later).
+fn python_if<'a>(n: &'a NodeProto, read_after: &HashSet<&str>) -> Option<(&'a GraphProto, &'a GraphProto)> {
+    if n.op_type() != "If" || !normalize_domain(n.domain()).is_empty() || n.input.len() != 1 || n.input[0].is_empty() {
+        return None;
+    }
+    let branch = |name: &str| n.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none())?.g.as_ref();
+    let (then_g, else_g) = (branch("then_branch")?, branch("else_branch")?);
+    if n.attribute.len() != 2 || n.output.is_empty() {
+        return None;
+    }
+    let distinct: HashSet<&str> = n.output.iter().map(String::as_str).collect();
+    if distinct.len() != n.output.len() || n.output.iter().any(|o| o.is_empty() || !read_after.contains(o.as_str())) {
+        return None;
+    }
+    for g in [then_g, else_g] {
+        let made: HashSet<&str> = g.node.iter().flat_map(|m| m.output.iter().map(String::as_str)).collect();
+        let outs: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
+        if !g.input.is_empty()
+            || !g.initializer.is_empty()
+            || !g.sparse_initializer.is_empty()
+            || g.output.len() != n.output.len()
+            || outs.len() != g.output.len()
+            || !outs.iter().all(|o| made.contains(o))
+        {
+            return None;
+        }
+    }
+    Some((then_g, else_g))
+}
+
+/// A docstring: triple-quoted when the text allows, else an escaped one-line literal.
+fn docstring(doc: &str) -> Result<String, Unsupported> {
+    if !doc.contains("\"\"\"") && !doc.contains('\\') && !doc.ends_with('"') && !doc.contains('\r') {
+        let body = doc.replace('\n', &format!("\n{INDENT}"));
+        return Ok(format!("\"\"\"{body}\"\"\""));
+    }
+    literal::string(doc.as_bytes())
+}
