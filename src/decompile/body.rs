@@ -5,7 +5,7 @@
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
 use super::{Module, Unsupported};
-use crate::onnx::{attribute_kind, AttrType};
+use crate::onnx::{attribute_kind, AttrType, ElemType};
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 use crate::schema::normalize_domain;
 use std::collections::{HashMap, HashSet};
@@ -15,7 +15,10 @@ use std::fmt::Write;
 #[derive(Default)]
 pub struct Needs {
     pub graph: bool,
+    /// `helper.make_tensor` (which names `TensorProto` too).
     pub make_tensor: bool,
+    /// `TensorProto.FLOAT` as a data type.
+    pub tensor_proto: bool,
 }
 
 /// Writes one function.
@@ -26,6 +29,8 @@ pub struct FunctionWriter<'m> {
     idents: Idents,
     scopes: Scopes,
     attributes: HashMap<String, String>,
+    /// Branch outputs written as the `If`'s output variable (`if_statement`).
+    renames: HashMap<String, String>,
     out: String,
     pub needs: Needs,
 }
@@ -41,6 +46,7 @@ impl<'m> FunctionWriter<'m> {
             idents: module.idents.clone(),
             scopes: Scopes::default(),
             attributes: HashMap::new(),
+            renames: HashMap::new(),
             out: String::new(),
             needs: Needs::default(),
         }
@@ -125,20 +131,39 @@ impl<'m> FunctionWriter<'m> {
         let pad = INDENT.repeat(depth);
         let cond = self.value(&n.input[0])?;
         let _ = writeln!(self.out, "{pad}if {cond}:");
-        let outer: Vec<String> = n.output.iter().map(|o| self.idents.fresh(o, "value")).collect();
+        // When both branches compute the outputs in the `If`'s order, each output is one
+        // variable assigned in both branches; else each branch assigns them at its end, in order.
+        let direct = in_output_order(then_g) && in_output_order(else_g);
+        // An output that is itself an enclosing branch's output keeps that branch's variable.
+        let mut pending = std::mem::take(&mut self.renames);
+        let outer: Vec<String> = n
+            .output
+            .iter()
+            .zip(&then_g.output)
+            .map(|(o, t)| match pending.remove(o.as_str()) {
+                Some(ident) => ident,
+                None => self.idents.fresh(if direct { t.name() } else { o }, "value"),
+            })
+            .collect();
         for (i, g) in [then_g, else_g].into_iter().enumerate() {
             if i == 1 {
                 let _ = writeln!(self.out, "{pad}else:");
             }
             self.scopes.push();
+            if direct {
+                self.renames = g.output.iter().map(|o| o.name().to_string()).zip(outer.iter().cloned()).collect();
+            }
             let live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
             self.nodes(&g.node, depth + 1, &live)?;
-            for (target, out) in outer.iter().zip(&g.output) {
-                let inner = self.value(out.name())?;
-                let _ = writeln!(self.out, "{pad}{INDENT}{target} = {inner}");
+            if !direct {
+                for (target, out) in outer.iter().zip(&g.output) {
+                    let inner = self.value(out.name())?;
+                    let _ = writeln!(self.out, "{pad}{INDENT}{target} = {inner}");
+                }
             }
             self.scopes.pop();
         }
+        self.renames = pending;
         for (name, ident) in n.output.iter().zip(outer) {
             self.scopes.bind(name, ident);
         }
@@ -172,9 +197,13 @@ impl<'m> FunctionWriter<'m> {
             if !is_plain(a.name()) {
                 return Err(Unsupported::new(format!("the attribute `{}` is not a Python name", a.name())));
             }
-            let value = match graphs.get(a.name()) {
-                Some(g) => g.clone(),
-                None => self.attribute_value(a, n.op_type() == "Constant" && a.name() == "value")?,
+            let value = match (graphs.get(a.name()), data_type(n, a)) {
+                (Some(g), _) => g.clone(),
+                (None, Some(elem)) => {
+                    self.needs.tensor_proto = true;
+                    format!("TensorProto.{}", elem.script_name())
+                }
+                (None, None) => self.attribute_value(a, n.op_type() == "Constant" && a.name() == "value")?,
             };
             args.push(format!("{}={value}", a.name()));
         }
@@ -188,16 +217,17 @@ impl<'m> FunctionWriter<'m> {
         if outputs.is_empty() {
             return Err(Unsupported::new(format!("a `{}` node without outputs", n.op_type())));
         }
-        let targets: Vec<String> = outputs
-            .iter()
-            .map(|o| {
-                if o.is_empty() {
-                    self.idents.fresh("unused", "unused")
-                } else {
-                    self.scopes.define(&mut self.idents, o)
-                }
-            })
-            .collect();
+        let mut targets = Vec::new();
+        for o in outputs {
+            targets.push(if o.is_empty() {
+                self.idents.fresh("unused", "unused")
+            } else if let Some(ident) = self.renames.remove(o.as_str()) {
+                self.scopes.bind(o, ident.clone());
+                ident
+            } else {
+                self.scopes.define(&mut self.idents, o)
+            });
+        }
         let pad = INDENT.repeat(depth);
         let _ = writeln!(self.out, "{pad}{} = {callee}({})", targets.join(", "), args.join(", "));
         Ok(())
@@ -222,11 +252,13 @@ impl<'m> FunctionWriter<'m> {
             return Err(Unsupported::new("a subgraph with sparse initializers"));
         }
         self.needs.graph = true;
+        // The enclosing branch's outputs are not the subgraph's.
+        let pending = std::mem::take(&mut self.renames);
         let name = self.idents.fresh(g.name.as_deref().unwrap_or(attribute), attribute);
         let pad = INDENT.repeat(depth);
         self.scopes.push();
         let params: Vec<String> = g.input.iter().map(|i| self.scopes.define(&mut self.idents, i.name())).collect();
-        let _ = writeln!(self.out, "{pad}@graph()\n{pad}def {name}({}):", params.join(", "));
+        let _ = writeln!(self.out, "\n{pad}@graph()\n{pad}def {name}({}):", params.join(", "));
         for t in &g.initializer {
             let value = literal::constant_value(t)?;
             self.needs.make_tensor |= value.starts_with("helper.");
@@ -240,8 +272,9 @@ impl<'m> FunctionWriter<'m> {
         let live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
         self.nodes(&g.node, depth + 1, &live)?;
         let outputs = g.output.iter().map(|o| self.value(o.name())).collect::<Result<Vec<_>, _>>()?;
-        let _ = writeln!(self.out, "{pad}{INDENT}return {}", outputs.join(", "));
+        let _ = writeln!(self.out, "{pad}{INDENT}return {}\n", outputs.join(", "));
         self.scopes.pop();
+        self.renames = pending;
         Ok(name)
     }
 
@@ -276,6 +309,20 @@ impl<'m> FunctionWriter<'m> {
         self.needs.make_tensor |= text.starts_with("helper.");
         Ok(text)
     }
+}
+
+/// The element type an ONNX operator's `to` or `dtype` attribute names (`Cast`'s `to=1` is
+/// written `to=TensorProto.FLOAT`).
+fn data_type(n: &NodeProto, a: &AttributeProto) -> Option<ElemType> {
+    let named = matches!(a.name(), "to" | "dtype");
+    if !named
+        || a.ref_attr_name.is_some()
+        || !normalize_domain(n.domain()).is_empty()
+        || attribute_kind(a) != Some(AttrType::Int)
+    {
+        return None;
+    }
+    ElemType::from_code(a.i())
 }
 
 /// The Python annotation of an attribute parameter.
@@ -370,6 +417,18 @@ fn python_if<'a>(n: &'a NodeProto, read_after: &HashSet<&str>) -> Option<(&'a Gr
         }
     }
     Some((then_g, else_g))
+}
+
+/// Whether a branch computes its outputs in their order, each by a node of its own top level.
+fn in_output_order(g: &GraphProto) -> bool {
+    let mut position = HashMap::new();
+    for (i, n) in g.node.iter().enumerate() {
+        for (j, o) in n.output.iter().enumerate() {
+            position.insert(o.as_str(), (i, j));
+        }
+    }
+    let positions: Option<Vec<(usize, usize)>> = g.output.iter().map(|o| position.get(o.name()).copied()).collect();
+    positions.is_some_and(|p| p.windows(2).all(|w| w[0] < w[1]))
 }
 
 /// A docstring: triple-quoted when the text allows, else an escaped one-line literal.

@@ -162,6 +162,7 @@ pub fn module(
         })?;
         needs.graph |= function_needs.graph;
         needs.make_tensor |= function_needs.make_tensor;
+        needs.tensor_proto |= function_needs.tensor_proto;
         text.push_str("\n\n");
         text.push_str(&function_text);
     }
@@ -182,6 +183,8 @@ fn header(module: &Module, needs: &body::Needs, origin: &str) -> String {
     }
     if needs.make_tensor {
         out.push_str("from onnx import TensorProto, helper\n");
+    } else if needs.tensor_proto {
+        out.push_str("from onnx import TensorProto\n");
     }
     out.push_str(if needs.graph {
         "from onnxscript import graph, script\n"

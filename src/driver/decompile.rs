@@ -48,7 +48,11 @@ pub enum DecompileOutcome {
 
 /// Runs one decompilation.
 pub fn decompile(request: &DecompileRequest) -> Result<DecompileOutcome, DecompileError> {
-    output::check_dir(request.output).map_err(|e| DecompileError { message: e.message, help: e.help })?;
+    let io = |e: output::OutputError| DecompileError { message: e.message, help: e.help };
+    output::check_dir(request.output).map_err(io)?;
+    if let Source::File { path, .. } = request.source {
+        output::refuse_inputs(request.output, &[path.to_path_buf()]).map_err(io)?;
+    }
     let (functions, imports, origin, inputs) = match request.source {
         Source::File { path, function } => {
             let bytes = files::read(path, Kind::Model).map_err(|e| DecompileError {
@@ -139,7 +143,8 @@ fn select(
                     "it has no functions and no graph nodes".to_string()
                 } else {
                     let hint = crate::diagnostics::suggest::did_you_mean(name, known.iter().copied());
-                    format!("{}name one of: {}", hint.map(|h| format!("{h}; ")).unwrap_or_default(), known.join(", "))
+                    let hint = hint.map(|h| format!("did you mean `{h}`? ")).unwrap_or_default();
+                    format!("{hint}name one of: {}", known.join(", "))
                 };
                 return Err(usage(format!("{} has no function or graph named `{name}`", path.display()), help));
             }
@@ -253,7 +258,7 @@ fn no_body(name: &str, opset: i64, why: bodies::NoBody) -> DecompileError {
     match why {
         bodies::NoBody::Unknown => {
             let hint = crate::diagnostics::suggest::did_you_mean(name, bodies::operators().iter().map(|(_, n)| n.as_str()));
-            usage(format!("ONNX has no operator `{name}`"), hint.unwrap_or_else(listed))
+            usage(format!("ONNX has no operator `{name}`"), hint.map_or_else(listed, |h| format!("did you mean `{h}`?")))
         }
         bodies::NoBody::NotYet { first_version } => usage(
             format!("ONNX's `{name}` does not exist at opset {opset}"),
