@@ -1,0 +1,357 @@
+//! `onnxsc decompile`: snapshots of the text it writes for small functions (`If`, loops,
+//! constants, attributes with defaults, a custom domain, a model's graph, an operator's body),
+//! each compiled back and compared with the function it came from, names aside; and the
+//! command's errors, exit codes and output rules.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
+
+use onnxsc::proto::onnx::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
+    TensorProto, ValueInfoProto,
+};
+use prost::Message;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn onnxsc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_onnxsc"))
+        .args(args)
+        .arg("--color=never")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+/// Standard error with miette's line wrapping undone: words separated by single spaces.
+fn stderr(o: &Output) -> String {
+    let text = String::from_utf8_lossy(&o.stderr);
+    text.split(|c: char| c.is_whitespace() || c == '│').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("onnxsc-decompile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn build(src: &Path, out: &Path) -> Vec<FunctionProto> {
+    let o = onnxsc(&["build", s(src), "-o", s(out)]);
+    assert_eq!(o.status.code(), Some(0), "build {}: {}", src.display(), stderr(&o));
+    ModelProto::decode(std::fs::read(out).unwrap().as_slice()).unwrap().functions
+}
+
+fn decompile(args: &[&str], out: &Path) -> String {
+    let mut all = vec!["decompile"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", s(out)]);
+    let o = onnxsc(&all);
+    assert_eq!(o.status.code(), Some(0), "decompile {args:?}: {}", stderr(&o));
+    std::fs::read_to_string(out).unwrap()
+}
+
+// A function with its values and attribute parameters named by their order of definition.
+
+struct Canon {
+    scopes: Vec<HashMap<String, String>>,
+    next: usize,
+    attributes: HashMap<String, String>,
+}
+
+impl Canon {
+    fn define(&mut self, name: &str) -> String {
+        if name.is_empty() {
+            return String::new();
+        }
+        self.next += 1;
+        let id = format!("v{}", self.next);
+        self.scopes.last_mut().unwrap().insert(name.to_string(), id.clone());
+        id
+    }
+
+    fn lookup(&self, name: &str) -> String {
+        if name.is_empty() {
+            return String::new();
+        }
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned()).unwrap_or_else(|| format!("?{name}"))
+    }
+
+    fn attribute(&mut self, a: &AttributeProto) -> String {
+        if let Some(r) = &a.ref_attr_name {
+            return format!("{}:{:?}=@{}", a.name(), a.r#type, self.attributes.get(r).cloned().unwrap_or_default());
+        }
+        let value = match &a.g {
+            Some(g) => self.graph(g),
+            None => {
+                let mut plain = a.clone();
+                if let Some(t) = &mut plain.t {
+                    t.name = None;
+                }
+                format!("{plain:?}")
+            }
+        };
+        format!("{}={value}", a.name())
+    }
+
+    fn graph(&mut self, g: &GraphProto) -> String {
+        self.scopes.push(HashMap::new());
+        let inputs: Vec<String> = g.input.iter().map(|i| self.define(i.name())).collect();
+        let nodes: Vec<String> = g.node.iter().map(|n| self.node(n)).collect();
+        let outputs: Vec<String> = g.output.iter().map(|o| self.lookup(o.name())).collect();
+        self.scopes.pop();
+        format!("graph({inputs:?}) {{ {} }} => {outputs:?}", nodes.join("; "))
+    }
+
+    fn node(&mut self, n: &NodeProto) -> String {
+        let mut attributes: Vec<&AttributeProto> = n.attribute.iter().collect();
+        attributes.sort_by_key(|a| a.name().to_string());
+        let attributes: Vec<String> = attributes.into_iter().map(|a| self.attribute(a)).collect();
+        let inputs: Vec<String> = n.input.iter().map(|i| self.lookup(i)).collect();
+        let outputs: Vec<String> = n.output.iter().map(|o| self.define(o)).collect();
+        format!("{outputs:?} = {}.{}({inputs:?}, {attributes:?})", n.domain(), n.op_type())
+    }
+}
+
+fn canonical(f: &FunctionProto) -> String {
+    let names = f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(AttributeProto::name));
+    let attributes = names.enumerate().map(|(i, a)| (a.to_string(), format!("a{i}"))).collect();
+    let mut c = Canon { scopes: vec![HashMap::new()], next: 0, attributes };
+    let inputs: Vec<String> = f.input.iter().map(|i| c.define(i)).collect();
+    let protos: Vec<String> =
+        f.attribute_proto.iter().map(|a| c.attribute(&AttributeProto { name: None, ..a.clone() })).collect();
+    let nodes: Vec<String> = f.node.iter().map(|n| c.node(n)).collect();
+    let outputs: Vec<String> = f.output.iter().map(|o| c.lookup(o)).collect();
+    let mut imports: Vec<(String, i64)> =
+        f.opset_import.iter().map(|o| (o.domain().to_string(), o.version())).collect();
+    imports.sort();
+    format!(
+        "{} {imports:?} ({inputs:?}) <{} {protos:?}> {{\n{}\n}} => {outputs:?}",
+        f.domain(),
+        f.attribute.len(),
+        nodes.join("\n")
+    )
+}
+
+fn assert_same_functions(expected: &[FunctionProto], actual: &[FunctionProto]) {
+    assert_eq!(expected.len(), actual.len());
+    for (e, a) in expected.iter().zip(actual) {
+        assert_eq!(canonical(e), canonical(a), "{} came back different", e.name());
+    }
+}
+
+#[test]
+fn the_canonical_form_tells_functions_apart() {
+    let node = |alpha: f32| NodeProto {
+        input: vec!["x".into()],
+        output: vec!["y".into()],
+        op_type: Some("LeakyRelu".into()),
+        attribute: vec![AttributeProto {
+            name: Some("alpha".into()),
+            f: Some(alpha),
+            r#type: Some(1),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let f = |alpha, out: &str| FunctionProto {
+        input: vec!["x".into()],
+        output: vec![out.into()],
+        node: vec![NodeProto { output: vec![out.into()], ..node(alpha) }],
+        ..Default::default()
+    };
+    assert_eq!(canonical(&f(0.5, "y")), canonical(&f(0.5, "z")));
+    assert_ne!(canonical(&f(0.5, "y")), canonical(&f(0.25, "y")));
+}
+
+/// Each case: built, decompiled (snapshot), built again: the same functions, names aside.
+#[test]
+fn cases_round_trip() {
+    let dir = scratch("cases");
+    let mut cases: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/decompile"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "onnxs"))
+            .collect();
+    cases.sort();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let stem = case.file_stem().unwrap().to_str().unwrap().to_string();
+        let library = dir.join(format!("{stem}.onnx"));
+        let original = build(&case, &library);
+        let text = decompile(&[s(&library)], &dir.join(format!("{stem}.onnxs")));
+        insta::with_settings!({ snapshot_suffix => stem.clone() }, {
+            insta::assert_snapshot!("decompiled", text);
+        });
+        let again = build(&dir.join(format!("{stem}.onnxs")), &dir.join(format!("{stem}_again.onnx")));
+        assert_same_functions(&original, &again);
+    }
+}
+
+#[test]
+fn an_operator_body_round_trips_with_the_schema_defaults() {
+    let dir = scratch("op");
+    let out = dir.join("layer_norm.onnxs");
+    let text = decompile(&["--op", "LayerNormalization", "--opset", "18"], &out);
+    insta::assert_snapshot!("layer_normalization_18", text);
+    let f = build(&out, &dir.join("layer_norm.onnx"));
+    assert_eq!(f.len(), 1);
+    let defaults: Vec<&str> = f[0].attribute_proto.iter().map(AttributeProto::name).collect();
+    assert_eq!(defaults, ["stash_type", "epsilon", "axis"]);
+    assert!(f[0].node.iter().any(|n| n.op_type() == "ReduceMean"));
+}
+
+fn tensor(name: &str, values: &[f32]) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        data_type: Some(1),
+        dims: vec![values.len() as i64],
+        float_data: values.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn value(name: &str) -> ValueInfoProto {
+    ValueInfoProto { name: Some(name.into()), ..Default::default() }
+}
+
+/// An exported model's graph: names that are not identifiers, an initializer.
+fn exported_model() -> ModelProto {
+    let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        op_type: Some(op.into()),
+        name: Some(format!("/{op}")),
+        ..Default::default()
+    };
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }],
+        graph: Some(GraphProto {
+            name: Some("main_graph".into()),
+            node: vec![
+                node("Add", &["input.1", "/w"], "/add/Add_output_0"),
+                node("Relu", &["/add/Add_output_0"], "class"),
+            ],
+            initializer: vec![tensor("/w", &[0.5, -1.5])],
+            input: vec![value("input.1")],
+            output: vec![value("class")],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_models_graph_becomes_a_function_of_its_inputs() {
+    let dir = scratch("graph");
+    let model = dir.join("model.onnx");
+    std::fs::write(&model, exported_model().encode_to_vec()).unwrap();
+    let out = dir.join("model.onnxs");
+    let text = decompile(&[s(&model)], &out);
+    insta::assert_snapshot!("exported_graph", text);
+    let f = build(&out, &dir.join("rebuilt.onnx"));
+    let ops: Vec<&str> = f[0].node.iter().map(NodeProto::op_type).collect();
+    assert_eq!(ops, ["Constant", "Add", "Relu"]);
+    // Byte-identical on a second run.
+    let second = dir.join("second.onnxs");
+    assert_eq!(decompile(&[s(&model)], &second), text);
+}
+
+#[test]
+fn a_named_function_comes_with_the_functions_it_calls() {
+    let dir = scratch("function");
+    let lib = dir.join("lib.onnx");
+    build(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/decompile/custom_domain.onnxs"), &lib);
+    let text = decompile(&[s(&lib), "--function", "gelu_of_scaled"], &dir.join("one.onnxs"));
+    assert!(text.contains("def gelu_of_scaled(") && text.contains("def scaled("), "{text}");
+    let text = decompile(&[s(&lib), "--function", "scaled"], &dir.join("two.onnxs"));
+    assert!(!text.contains("gelu_of_scaled"), "{text}");
+
+    let o = onnxsc(&["decompile", s(&lib), "--function", "scaledd", "-o", s(&dir.join("x.onnxs"))]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no function or graph named `scaledd`")
+            && err.contains("did you mean `scaled`? name one of: scaled, gelu_of_scaled"),
+        "{err}"
+    );
+    assert!(!dir.join("x.onnxs").exists());
+}
+
+#[test]
+fn operators_without_a_body_are_usage_errors() {
+    let dir = scratch("no-body");
+    let out = dir.join("x.onnxs");
+    for (args, expected) in [
+        (vec!["--op", "Add", "--opset", "18"], "has no function body: it is a primitive operator"),
+        (vec!["--op", "LayerNormalisation", "--opset", "18"], "did you mean `LayerNormalization`?"),
+        (vec!["--op", "Gelu", "--opset", "18"], "exists from opset 20 on"),
+        (vec!["--op", "GroupNormalization", "--opset", "18"], "per call, and onnxsc does not embed it"),
+    ] {
+        let mut all = vec!["decompile"];
+        all.extend(args.iter().copied());
+        all.extend(["-o", s(&out)]);
+        let o = onnxsc(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists());
+    }
+    for args in [vec!["decompile", "-o", s(&out)], vec!["decompile", "--op", "Celu", "-o", s(&out)]] {
+        assert_eq!(onnxsc(&args).status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn what_cannot_be_written_is_e1101_and_nothing_is_written() {
+    let dir = scratch("unsupported");
+    let sparse = NodeProto {
+        output: vec!["y".into()],
+        op_type: Some("Constant".into()),
+        attribute: vec![AttributeProto {
+            name: Some("sparse_value".into()),
+            r#type: Some(11),
+            sparse_tensor: Some(SparseTensorProto::default()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }],
+        functions: vec![FunctionProto {
+            name: Some("f".into()),
+            domain: Some("d".into()),
+            output: vec!["y".into()],
+            node: vec![sparse],
+            opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let path = dir.join("sparse.onnx");
+    std::fs::write(&path, model.encode_to_vec()).unwrap();
+    let out = dir.join("out.onnxs");
+    std::fs::write(&out, "previous").unwrap();
+    let o = onnxsc(&["decompile", s(&path), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E1101]") && stderr(&o).contains("SPARSE_TENSOR"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+
+    let garbage = dir.join("garbage.onnx");
+    std::fs::write(&garbage, b"\xff\xff\xff not a model").unwrap();
+    let o = onnxsc(&["decompile", s(&garbage), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0802]"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+
+    let o = onnxsc(&["decompile", s(&path), "-o", s(&path)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = onnxsc(&["decompile", s(&dir.join("missing.onnx")), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
