@@ -76,7 +76,7 @@ impl<'m> FunctionWriter<'m> {
         }
         let _ = writeln!(self.out, "{decorator}\ndef {python_name}({}):", params.join(", "));
         if let Some(doc) = f.doc_string.as_deref().filter(|d| !d.trim().is_empty()) {
-            let _ = writeln!(self.out, "{INDENT}{}", docstring(doc)?);
+            let _ = writeln!(self.out, "{INDENT}{}", docstring(doc));
         }
         let live: HashSet<&str> = f.output.iter().map(String::as_str).collect();
         self.nodes(&f.node, 1, &live)?;
@@ -431,11 +431,51 @@ fn in_output_order(g: &GraphProto) -> bool {
     positions.is_some_and(|p| p.windows(2).all(|w| w[0] < w[1]))
 }
 
-/// A docstring: triple-quoted when the text allows, else an escaped one-line literal.
-fn docstring(doc: &str) -> Result<String, Unsupported> {
-    if !doc.contains("\"\"\"") && !doc.contains('\\') && !doc.ends_with('"') && !doc.contains('\r') {
-        let body = doc.replace('\n', &format!("\n{INDENT}"));
-        return Ok(format!("\"\"\"{body}\"\"\""));
+/// A docstring: triple-quoted, dedented, with what would end or escape it escaped.
+fn docstring(doc: &str) -> String {
+    let text = dedent(doc);
+    let mut escaped = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            // A quote that could close the string: one before another, or the last.
+            '"' if chars.peek().is_none_or(|n| *n == '"') => escaped.push_str("\\\""),
+            '\n' | '\t' => escaped.push(c),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(escaped, "\\x{:02x}", c as u32);
+            }
+            c => escaped.push(c),
+        }
     }
-    literal::string(doc.as_bytes())
+    if !escaped.contains('\n') {
+        return format!("\"\"\"{escaped}\"\"\"");
+    }
+    let body: Vec<String> =
+        escaped.lines().map(|l| if l.is_empty() { String::new() } else { format!("{INDENT}{l}") }).collect();
+    format!("\"\"\"\n{}\n{INDENT}\"\"\"", body.join("\n"))
+}
+
+/// The text without its blank first and last lines and without the indentation all its other
+/// lines share (as `inspect.cleandoc` does).
+fn dedent(doc: &str) -> String {
+    let lines: Vec<&str> = doc.lines().map(str::trim_end).collect();
+    let indent = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0);
+    let mut out: Vec<&str> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        out.push(if i == 0 { l.trim_start() } else { l.get(indent..).unwrap_or("") });
+    }
+    while out.first().is_some_and(|l| l.is_empty()) {
+        out.remove(0);
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out.join("\n")
 }

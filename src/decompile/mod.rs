@@ -113,11 +113,12 @@ fn alias_base(domain: &str, version: i64, several: bool) -> String {
 }
 
 /// One module holding `functions`; `model_imports` gives the versions of domains no function
-/// imports (a model's or library's own imports). `origin` is named in the first line.
+/// imports (a model's or library's own imports). `comment` opens the module, one `#` line per
+/// line.
 pub fn module(
     functions: &[FunctionProto],
     model_imports: &[OperatorSetIdProto],
-    origin: &str,
+    comment: &str,
 ) -> Result<String, Box<Diagnostic>> {
     let mut idents = names::Idents::default();
     for reserved in ["onnxscript", "script", "graph", "helper", "TensorProto"] {
@@ -166,7 +167,7 @@ pub fn module(
         text.push_str("\n\n");
         text.push_str(&function_text);
     }
-    Ok(header(&module, &needs, origin) + &text)
+    Ok(header(&module, &needs, comment) + &text)
 }
 
 /// The newest ONNX opset onnxscript exports (`onnxscript.onnx_opset`); newer ones are declared
@@ -174,8 +175,8 @@ pub fn module(
 const MAX_ONNXSCRIPT_OPSET: i64 = 27;
 
 /// The imports and opset declarations.
-fn header(module: &Module, needs: &body::Needs, origin: &str) -> String {
-    let mut out = format!("# Decompiled by onnxsc from {origin}.\n");
+fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
+    let mut out: String = comment.lines().map(|l| format!("# {l}\n")).collect();
     let declared_opset = |d: &str, v: i64| (!d.is_empty() && d != "ai.onnx.ml") || v > MAX_ONNXSCRIPT_OPSET;
     let custom = module.aliases.keys().any(|(d, v)| declared_opset(d, *v));
     if custom {

@@ -69,8 +69,8 @@ pub fn decompile(request: &DecompileRequest) -> Result<DecompileOutcome, Decompi
                 Err(e) => return Err(e),
             };
             let origin = match function {
-                Some(name) => format!("`{name}` of {}", file_name(path)),
-                None => file_name(path),
+                Some(name) => format!("Decompiled by onnxsc from `{name}` of {}.", file_name(path)),
+                None => format!("Decompiled by onnxsc from {}.", file_name(path)),
             };
             (functions, model.opset_import, origin, vec![path.to_path_buf()])
         }
@@ -201,16 +201,19 @@ fn operator(name: &str, opset: i64) -> Result<(FunctionProto, String), Decompile
         }
         f.attribute = without;
     }
-    let built_for = match &body.built_for {
-        Some(types) => format!(", built by onnx for inputs of {}", types.join(", ")),
-        None => String::new(),
-    };
-    let origin = format!(
-        "the function body of ONNX's {name}-{} at opset {} (onnx {}{built_for})",
+    let mut origin = format!(
+        "Decompiled by onnxsc from the function body of ONNX's {name}-{} at opset {} (onnx {}).",
         body.since_version,
         body.opset,
         bodies::onnx_version()
     );
+    if let Some(types) = &body.built_for {
+        origin.push_str(&format!(
+            "\nonnx builds this body per call; this one is for inputs of {},\n\
+             with every attribute at its default, built in: the attribute parameters are not read.",
+            types.join(", ")
+        ));
+    }
     Ok((f, origin))
 }
 
