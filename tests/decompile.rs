@@ -193,6 +193,32 @@ fn cases_round_trip() {
     }
 }
 
+/// Every function the compiler's own cases and the examples compile to comes back the same.
+#[test]
+fn every_compiled_case_and_example_round_trips() {
+    let dir = scratch("ok");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for folder in ["tests/cases/ok", "examples"] {
+        for e in std::fs::read_dir(root.join(folder)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|e| e == "onnxs") {
+                sources.push(p);
+            }
+        }
+    }
+    sources.sort();
+    let mut functions = 0;
+    for (i, src) in sources.iter().enumerate() {
+        let original = build(src, &dir.join(format!("{i}.onnx")));
+        decompile(&[s(&dir.join(format!("{i}.onnx")))], &dir.join(format!("{i}.onnxs")));
+        let again = build(&dir.join(format!("{i}.onnxs")), &dir.join(format!("{i}_again.onnx")));
+        assert_same_functions(&original, &again);
+        functions += original.len();
+    }
+    assert!(functions >= 90, "{functions} functions");
+}
+
 #[test]
 fn an_operator_body_round_trips_with_the_schema_defaults() {
     let dir = scratch("op");

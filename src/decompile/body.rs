@@ -2,11 +2,12 @@
 //! nodes as statements, `If` as Python's `if`/`else` where onnxsc lowers that back to the same
 //! node, every other subgraph as a nested `@graph()` function, and the `return`.
 
+use super::control::{self, After, Reads};
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
 use super::{Module, Unsupported};
 use crate::onnx::{attribute_kind, AttrType, ElemType};
-use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
+use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto, ValueInfoProto};
 use crate::schema::normalize_domain;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -104,17 +105,14 @@ impl<'m> FunctionWriter<'m> {
 
     /// The statements of `nodes` at `depth`; `live` holds the names read after them.
     fn nodes(&mut self, nodes: &[NodeProto], depth: usize, live: &HashSet<&str>) -> Result<(), Unsupported> {
-        // What each node's successors read, for `If`'s outputs (onnxsc keeps the live ones).
-        let mut read_after: Vec<HashSet<&str>> = vec![HashSet::new(); nodes.len()];
-        let mut acc: HashSet<&str> = live.clone();
-        for (i, n) in nodes.iter().enumerate().rev() {
-            read_after[i] = acc.clone();
-            reads(n, &mut acc);
-        }
-        for (n, after) in nodes.iter().zip(&read_after) {
-            match python_if(n, after) {
-                Some((then_g, else_g)) => self.if_statement(n, then_g, else_g, depth)?,
-                None => self.node(n, depth)?,
+        let reads = Reads::of(nodes, live);
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some((then_g, else_g)) = control::python_if(n, &reads.after(i)) {
+                self.if_statement(n, then_g, else_g, depth)?;
+            } else if let Some(body) = control::python_for(n, &reads.after(i)) {
+                self.for_statement(n, body, &reads.after(i), depth)?;
+            } else {
+                self.node(n, depth)?;
             }
         }
         Ok(())
@@ -133,7 +131,7 @@ impl<'m> FunctionWriter<'m> {
         let _ = writeln!(self.out, "{pad}if {cond}:");
         // When both branches compute the outputs in the `If`'s order, each output is one
         // variable assigned in both branches; else each branch assigns them at its end, in order.
-        let direct = in_output_order(then_g) && in_output_order(else_g);
+        let direct = control::in_output_order(then_g) && control::in_output_order(else_g);
         // An output that is itself an enclosing branch's output keeps that branch's variable.
         let mut pending = std::mem::take(&mut self.renames);
         let outer: Vec<String> = n
@@ -150,23 +148,91 @@ impl<'m> FunctionWriter<'m> {
                 let _ = writeln!(self.out, "{pad}else:");
             }
             self.scopes.push();
-            if direct {
-                self.renames = g.output.iter().map(|o| o.name().to_string()).zip(outer.iter().cloned()).collect();
-            }
-            let live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
-            self.nodes(&g.node, depth + 1, &live)?;
-            if !direct {
-                for (target, out) in outer.iter().zip(&g.output) {
-                    let inner = self.value(out.name())?;
-                    let _ = writeln!(self.out, "{pad}{INDENT}{target} = {inner}");
-                }
-            }
+            self.block(&g.node, &g.output, &outer, direct, depth)?;
             self.scopes.pop();
         }
         self.renames = pending;
-        for (name, ident) in n.output.iter().zip(outer) {
+        self.bind_outputs(&n.output, outer);
+        Ok(())
+    }
+
+    /// The statements of a branch or loop body whose `outputs` end in the variables `targets`:
+    /// computed straight into them when `direct`, else assigned at the block's end, in order.
+    fn block(
+        &mut self,
+        nodes: &[NodeProto],
+        outputs: &[ValueInfoProto],
+        targets: &[String],
+        direct: bool,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        if direct {
+            self.renames = outputs.iter().map(|o| o.name().to_string()).zip(targets.iter().cloned()).collect();
+        }
+        let live: HashSet<&str> = outputs.iter().map(|o| o.name()).collect();
+        self.nodes(nodes, depth + 1, &live)?;
+        if !direct {
+            let pad = INDENT.repeat(depth + 1);
+            for (target, out) in targets.iter().zip(outputs) {
+                let inner = self.value(out.name())?;
+                let _ = writeln!(self.out, "{pad}{target} = {inner}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds a node's outputs to the variables that hold them after its statement.
+    fn bind_outputs(&mut self, names: &[String], idents: Vec<String>) {
+        for (name, ident) in names.iter().zip(idents) {
             self.scopes.bind(name, ident);
         }
+    }
+
+    /// `for i in range(n):` for a `Loop` that onnxsc lowers that back to (`control::python_for`):
+    /// each carried value is one variable, given its first value before the loop (unless the
+    /// variable holding it can be reused) and its next value in the body: by the node that
+    /// computes it when the body allows (`control::in_carried_order`), else at the body's end.
+    fn for_statement(
+        &mut self,
+        n: &NodeProto,
+        body: &GraphProto,
+        after: &After,
+        depth: usize,
+    ) -> Result<(), Unsupported> {
+        let pad = INDENT.repeat(depth);
+        let count = self.value(&n.input[0])?;
+        let (inits, params, nexts) = (&n.input[2..], &body.input[2..], &body.output[1..]);
+        // An output that is an enclosing branch's output is carried in that branch's variable.
+        let mut pending = std::mem::take(&mut self.renames);
+        let mut carried = Vec::new();
+        for (j, init) in inits.iter().enumerate() {
+            // A variable of an enclosing scope is not reassigned: an `if` would make it an output.
+            let reusable = control::reusable_init(n, body, j, after) && self.scopes.defined_here(init);
+            let ident = match (pending.remove(n.output[j].as_str()), self.scopes.lookup(init)) {
+                (None, Some(ident)) if reusable => ident.to_string(),
+                (renamed, _) => {
+                    let ident = renamed.unwrap_or_else(|| self.idents.fresh(params[j].name(), "state"));
+                    let value = self.value(init)?;
+                    if value != ident {
+                        let _ = writeln!(self.out, "{pad}{ident} = {value}");
+                    }
+                    ident
+                }
+            };
+            carried.push(ident);
+        }
+        self.scopes.push();
+        let index = self.scopes.define(&mut self.idents, body.input[0].name());
+        let _ = writeln!(self.out, "{pad}for {index} in range({count}):");
+        for (p, ident) in params.iter().zip(&carried) {
+            self.scopes.bind(p.name(), ident.clone());
+        }
+        let steps = &body.node[..body.node.len() - 1];
+        let direct = control::in_carried_order(body);
+        self.block(steps, nexts, &carried, direct, depth)?;
+        self.scopes.pop();
+        self.renames = pending;
+        self.bind_outputs(&n.output, carried);
         Ok(())
     }
 
@@ -372,63 +438,6 @@ fn schema_attribute_type(n: &NodeProto, name: &str, imports: &HashMap<String, i6
         crate::schema::Resolution::Found(s) => s.attribute(name).map(|a| a.ty),
         _ => None,
     }
-}
-
-/// Adds every name `n` reads, in its subgraphs too.
-fn reads<'a>(n: &'a NodeProto, acc: &mut HashSet<&'a str>) {
-    acc.extend(n.input.iter().map(String::as_str));
-    for a in &n.attribute {
-        for g in a.g.iter().chain(&a.graphs) {
-            acc.extend(g.output.iter().map(|o| o.name()));
-            for inner in &g.node {
-                reads(inner, acc);
-            }
-        }
-    }
-}
-
-/// The branches of an `If` that Python's `if` gives back: each branch without inputs computes
-/// its outputs itself (distinct values), and every output of the node is read afterwards
-/// (onnxsc makes an `If` output of each variable assigned in a branch and used later).
-fn python_if<'a>(n: &'a NodeProto, read_after: &HashSet<&str>) -> Option<(&'a GraphProto, &'a GraphProto)> {
-    if n.op_type() != "If" || !normalize_domain(n.domain()).is_empty() || n.input.len() != 1 || n.input[0].is_empty() {
-        return None;
-    }
-    let branch = |name: &str| n.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none())?.g.as_ref();
-    let (then_g, else_g) = (branch("then_branch")?, branch("else_branch")?);
-    if n.attribute.len() != 2 || n.output.is_empty() {
-        return None;
-    }
-    let distinct: HashSet<&str> = n.output.iter().map(String::as_str).collect();
-    if distinct.len() != n.output.len() || n.output.iter().any(|o| o.is_empty() || !read_after.contains(o.as_str())) {
-        return None;
-    }
-    for g in [then_g, else_g] {
-        let made: HashSet<&str> = g.node.iter().flat_map(|m| m.output.iter().map(String::as_str)).collect();
-        let outs: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
-        if !g.input.is_empty()
-            || !g.initializer.is_empty()
-            || !g.sparse_initializer.is_empty()
-            || g.output.len() != n.output.len()
-            || outs.len() != g.output.len()
-            || !outs.iter().all(|o| made.contains(o))
-        {
-            return None;
-        }
-    }
-    Some((then_g, else_g))
-}
-
-/// Whether a branch computes its outputs in their order, each by a node of its own top level.
-fn in_output_order(g: &GraphProto) -> bool {
-    let mut position = HashMap::new();
-    for (i, n) in g.node.iter().enumerate() {
-        for (j, o) in n.output.iter().enumerate() {
-            position.insert(o.as_str(), (i, j));
-        }
-    }
-    let positions: Option<Vec<(usize, usize)>> = g.output.iter().map(|o| position.get(o.name()).copied()).collect();
-    positions.is_some_and(|p| p.windows(2).all(|w| w[0] < w[1]))
 }
 
 /// A docstring: triple-quoted, dedented, with what would end or escape it escaped.

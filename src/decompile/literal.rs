@@ -8,6 +8,10 @@ use crate::onnx::ElemType;
 use crate::proto::onnx::TensorProto;
 use std::fmt::Write;
 
+/// The most elements a constant may hold in `.onnxs` (`sema::value::MAX_CONSTANT_ELEMENTS`, E0115):
+/// a larger tensor would be written, and then refused when compiled.
+const MAX_ELEMENTS: usize = 1 << 20;
+
 /// A float32 as a Python float literal that converts back to the same float32: the shortest
 /// decimal when the double it denotes rounds to it, else the double's own digits.
 pub fn float32(v: f32) -> String {
@@ -84,6 +88,12 @@ fn values(t: &TensorProto, elem: ElemType) -> Result<Vec<String>, Unsupported> {
     let Some(elems) = elements(t) else {
         return Err(Unsupported::new("a tensor whose data does not decode"));
     };
+    if elems.len() > MAX_ELEMENTS {
+        return Err(Unsupported::new(format!(
+            "a tensor of {} elements, more than the {MAX_ELEMENTS} a constant of the language may hold",
+            elems.len()
+        )));
+    }
     let bits = |v: u64| u16::try_from(v).ok();
     Ok(match (elem, elems) {
         (ElemType::String, Elements::Bytes(b)) => b.iter().map(|s| string(s)).collect::<Result<_, _>>()?,

@@ -11,6 +11,7 @@
 //! ([`graph_function`]). docs/decompile.md says what the output relies on.
 
 mod body;
+mod control;
 mod literal;
 mod names;
 

@@ -102,6 +102,11 @@ impl Scopes {
         }
     }
 
+    /// Whether `name` is bound in the innermost scope (not only in an enclosing one).
+    pub fn defined_here(&self, name: &str) -> bool {
+        self.stack.last().is_some_and(|s| s.contains_key(name))
+    }
+
     /// The identifier of a name in scope, innermost first.
     pub fn lookup(&self, name: &str) -> Option<&str> {
         self.stack.iter().rev().find_map(|s| s.get(name)).map(String::as_str)

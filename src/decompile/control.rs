@@ -1,0 +1,215 @@
+//! When a control-flow node is written as Python control flow: the shapes of `If` and `Loop`
+//! that onnxsc lowers `if`/`else` and `for i in range(n):` back into, node for node
+//! (docs/decompile.md). Any other shape is written as an explicit call with `@graph()` bodies.
+
+use crate::proto::onnx::{GraphProto, NodeProto};
+use crate::schema::normalize_domain;
+use std::collections::{HashMap, HashSet};
+
+/// For a list of nodes, the last node reading each name (subgraphs included); the names read
+/// after the list count as read after every node.
+pub struct Reads<'a> {
+    last: HashMap<&'a str, usize>,
+}
+
+impl<'a> Reads<'a> {
+    pub fn of(nodes: &'a [NodeProto], live: &HashSet<&'a str>) -> Self {
+        let mut last = HashMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let mut names = HashSet::new();
+            reads(n, &mut names);
+            for name in names {
+                last.insert(name, i);
+            }
+        }
+        for name in live {
+            last.insert(*name, usize::MAX);
+        }
+        Reads { last }
+    }
+
+    /// What is read after node `i`.
+    pub fn after(&self, i: usize) -> After<'_, 'a> {
+        After { reads: self, index: i }
+    }
+}
+
+/// The names read after one node.
+pub struct After<'r, 'a> {
+    reads: &'r Reads<'a>,
+    index: usize,
+}
+
+impl After<'_, '_> {
+    pub fn contains(&self, name: &str) -> bool {
+        self.reads.last.get(name).is_some_and(|last| *last > self.index)
+    }
+}
+
+/// Adds every name `n` reads, in its subgraphs too (a subgraph's outputs included).
+pub fn reads<'a>(n: &'a NodeProto, acc: &mut HashSet<&'a str>) {
+    acc.extend(n.input.iter().map(String::as_str));
+    for a in &n.attribute {
+        for g in a.g.iter().chain(&a.graphs) {
+            acc.extend(g.output.iter().map(|o| o.name()));
+            for inner in &g.node {
+                reads(inner, acc);
+            }
+        }
+    }
+}
+
+/// Every name the nodes of `g` read, nested subgraphs included.
+fn graph_reads(g: &GraphProto) -> HashSet<&str> {
+    let mut acc = HashSet::new();
+    for n in &g.node {
+        reads(n, &mut acc);
+    }
+    acc
+}
+
+/// The names the top-level nodes of `nodes` compute.
+fn computed(nodes: &[NodeProto]) -> HashSet<&str> {
+    nodes.iter().flat_map(|m| m.output.iter().map(String::as_str)).collect()
+}
+
+/// The graph attribute `name` of `n`, when `n` has only graph attributes named in `names`.
+fn graph_attribute<'a>(n: &'a NodeProto, name: &str) -> Option<&'a GraphProto> {
+    n.attribute.iter().find(|a| a.name() == name && a.ref_attr_name.is_none())?.g.as_ref()
+}
+
+/// Whether `n`'s outputs are distinct, named, and each read after it.
+fn outputs_all_read(n: &NodeProto, after: &After) -> bool {
+    let distinct: HashSet<&str> = n.output.iter().map(String::as_str).collect();
+    !n.output.is_empty()
+        && distinct.len() == n.output.len()
+        && n.output.iter().all(|o| !o.is_empty() && after.contains(o))
+}
+
+/// The branches of an `If` that Python's `if` gives back: each branch without inputs computes
+/// its outputs itself (distinct values), and every output of the node is read afterwards
+/// (onnxsc makes an `If` output of each variable assigned in a branch and used later).
+pub fn python_if<'a>(n: &'a NodeProto, after: &After) -> Option<(&'a GraphProto, &'a GraphProto)> {
+    if n.op_type() != "If" || !normalize_domain(n.domain()).is_empty() || n.input.len() != 1 || n.input[0].is_empty() {
+        return None;
+    }
+    let (then_g, else_g) = (graph_attribute(n, "then_branch")?, graph_attribute(n, "else_branch")?);
+    if n.attribute.len() != 2 || !outputs_all_read(n, after) {
+        return None;
+    }
+    for g in [then_g, else_g] {
+        let made = computed(&g.node);
+        let outs: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
+        if !g.input.is_empty()
+            || !g.initializer.is_empty()
+            || !g.sparse_initializer.is_empty()
+            || g.output.len() != n.output.len()
+            || outs.len() != g.output.len()
+            || !outs.iter().all(|o| made.contains(o))
+        {
+            return None;
+        }
+    }
+    Some((then_g, else_g))
+}
+
+/// Whether a branch computes its outputs in their order, each by a node of its own top level.
+pub fn in_output_order(g: &GraphProto) -> bool {
+    let mut position = HashMap::new();
+    for (i, n) in g.node.iter().enumerate() {
+        for (j, o) in n.output.iter().enumerate() {
+            position.insert(o.as_str(), (i, j));
+        }
+    }
+    let positions: Option<Vec<(usize, usize)>> = g.output.iter().map(|o| position.get(o.name()).copied()).collect();
+    positions.is_some_and(|p| p.windows(2).all(|w| w[0] < w[1]))
+}
+
+/// The body of a `Loop` that `for i in range(n):` gives back: a trip count and no condition,
+/// no scan outputs, a body whose last node is `cond_out = Identity(cond_in)` (where onnxsc puts
+/// it) and whose other nodes neither read the condition nor leave a carried value unchanged,
+/// every carried value computed by the body (distinct values) and either read in the body or
+/// after the loop (onnxsc carries the variables read before they are assigned, or used after).
+pub fn python_for<'a>(n: &'a NodeProto, after: &After) -> Option<&'a GraphProto> {
+    if n.op_type() != "Loop" || !normalize_domain(n.domain()).is_empty() || n.input.len() < 3 {
+        return None;
+    }
+    if n.input[0].is_empty() || !n.input[1].is_empty() || n.attribute.len() != 1 {
+        return None;
+    }
+    let body = graph_attribute(n, "body")?;
+    let k = n.input.len() - 2;
+    if n.output.len() != k || body.input.len() != k + 2 || body.output.len() != k + 1 {
+        return None;
+    }
+    if !body.initializer.is_empty() || !body.sparse_initializer.is_empty() {
+        return None;
+    }
+    let (last, steps) = body.node.split_last()?;
+    let (cond_in, cond_out) = (body.input[1].name(), body.output[0].name());
+    let is_cond = last.op_type() == "Identity"
+        && normalize_domain(last.domain()).is_empty()
+        && last.input.len() == 1
+        && last.input[0] == cond_in
+        && last.output.len() == 1
+        && last.output[0] == cond_out
+        && last.attribute.is_empty();
+    if !is_cond {
+        return None;
+    }
+    let mut read = HashSet::new();
+    for s in steps {
+        reads(s, &mut read);
+    }
+    let nexts: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
+    let made = computed(steps);
+    let distinct: HashSet<&str> = nexts.iter().copied().collect();
+    if read.contains(cond_in) || distinct.len() != k || !nexts.iter().all(|q| made.contains(q)) {
+        return None;
+    }
+    let names: Vec<&str> = n.output.iter().map(String::as_str).collect();
+    let distinct_out: HashSet<&str> = names.iter().copied().collect();
+    if distinct_out.len() != k || names.iter().any(|o| o.is_empty()) {
+        return None;
+    }
+    let carried = body.input[2..].iter().zip(&names).all(|(p, o)| read.contains(p.name()) || after.contains(o));
+    carried.then_some(body)
+}
+
+/// Whether a `for` body can compute each carried value straight into its variable: the nodes
+/// computing them come in the carried order (onnxsc orders carried variables by first
+/// assignment), and no node after the one computing a value reads the value it replaces.
+pub fn in_carried_order(body: &GraphProto) -> bool {
+    let steps = &body.node[..body.node.len().saturating_sub(1)];
+    let mut position = HashMap::new();
+    for (i, n) in steps.iter().enumerate() {
+        for (j, o) in n.output.iter().enumerate() {
+            position.insert(o.as_str(), (i, j));
+        }
+    }
+    let mut previous = None;
+    for (p, q) in body.input.iter().skip(2).zip(body.output.iter().skip(1)) {
+        let Some(&at) = position.get(q.name()) else { return false };
+        if previous.is_some_and(|before| before >= at) {
+            return false;
+        }
+        previous = Some(at);
+        let mut later = HashSet::new();
+        for n in &steps[at.0 + 1..] {
+            reads(n, &mut later);
+        }
+        if later.contains(p.name()) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the variable holding carried value `j`'s first value may carry it: nothing reads
+/// that value after the loop or inside it, and no other carried value or the trip count starts
+/// from it.
+pub fn reusable_init(n: &NodeProto, body: &GraphProto, j: usize, after: &After) -> bool {
+    let init = n.input[2 + j].as_str();
+    let uses = n.input.iter().filter(|i| i.as_str() == init).count();
+    !init.is_empty() && uses == 1 && !after.contains(init) && !graph_reads(body).contains(init)
+}
