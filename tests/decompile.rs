@@ -85,15 +85,11 @@ impl Canon {
         if let Some(r) = &a.ref_attr_name {
             return format!("{}:{:?}=@{}", a.name(), a.r#type, self.attributes.get(r).cloned().unwrap_or_default());
         }
-        let value = match &a.g {
-            Some(g) => self.graph(g),
-            None => {
-                let mut plain = a.clone();
-                if let Some(t) = &mut plain.t {
-                    t.name = None;
-                }
-                format!("{plain:?}")
-            }
+        let value = match (&a.g, &a.t) {
+            (Some(g), _) => self.graph(g),
+            // A tensor by its values: the encoding (raw or typed fields) and name aside.
+            (None, Some(t)) => format!("{:?} {:?} {}", t.data_type, t.dims, elements(t)),
+            (None, None) => format!("{a:?}"),
         };
         format!("{}={value}", a.name())
     }
@@ -114,6 +110,16 @@ impl Canon {
         let inputs: Vec<String> = n.input.iter().map(|i| self.lookup(i)).collect();
         let outputs: Vec<String> = n.output.iter().map(|o| self.define(o)).collect();
         format!("{outputs:?} = {}.{}({inputs:?}, {attributes:?})", n.domain(), n.op_type())
+    }
+}
+
+/// A tensor's elements, integers whichever field holds them.
+fn elements(t: &TensorProto) -> String {
+    use onnxsc::onnx::tensor::Elements;
+    match onnxsc::onnx::tensor::elements(t) {
+        Some(Elements::Signed(v)) => format!("{:?}", v.iter().map(|x| i128::from(*x)).collect::<Vec<_>>()),
+        Some(Elements::Unsigned(v)) => format!("{:?}", v.iter().map(|x| i128::from(*x)).collect::<Vec<_>>()),
+        other => format!("{other:?}"),
     }
 }
 
@@ -380,4 +386,183 @@ fn what_cannot_be_written_is_e1101_and_nothing_is_written() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = onnxsc(&["decompile", s(&dir.join("missing.onnx")), "-o", s(&out)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+// Hostile and unusual functions, straight through the library.
+
+fn attr(name: &str, ty: i32, set: impl FnOnce(&mut AttributeProto)) -> AttributeProto {
+    let mut a = AttributeProto { name: Some(name.into()), r#type: Some(ty), ..Default::default() };
+    set(&mut a);
+    a
+}
+
+fn call(domain: &str, op: &str, inputs: &[&str], outputs: &[&str], attribute: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        op_type: Some(op.into()),
+        domain: Some(domain.into()),
+        attribute,
+        ..Default::default()
+    }
+}
+
+fn function(name: &str, inputs: &[&str], outputs: &[&str], node: Vec<NodeProto>) -> FunctionProto {
+    FunctionProto {
+        name: Some(name.into()),
+        domain: Some("my.lib".into()),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        node,
+        opset_import: vec![
+            OperatorSetIdProto { domain: Some(String::new()), version: Some(18) },
+            OperatorSetIdProto { domain: Some("my.ops".into()), version: Some(1) },
+        ],
+        ..Default::default()
+    }
+}
+
+fn typed(data_type: i32, dims: &[i64], set: impl FnOnce(&mut TensorProto)) -> TensorProto {
+    let mut t =
+        TensorProto { data_type: Some(data_type), dims: dims.to_vec(), name: Some("t".into()), ..Default::default() };
+    set(&mut t);
+    t
+}
+
+fn tensor_attr(name: &str, t: TensorProto) -> AttributeProto {
+    attr(name, 4, |a| a.t = Some(t))
+}
+
+/// Every attribute type the language writes, with values at the edges, on an operator of a
+/// domain without schemas (so the values' own types decide), and names that are not
+/// identifiers: compiled back to the same function.
+#[test]
+fn edge_values_and_names_round_trip() {
+    let values = call(
+        "my.ops",
+        "Op",
+        &["in.put"],
+        &["1st", ""],
+        vec![
+            attr("f", 1, |a| a.f = Some(f32::MIN_POSITIVE / 4.0)),
+            attr("g", 1, |a| a.f = Some(f32::MAX)),
+            attr("h", 1, |a| a.f = Some(f32::NEG_INFINITY)),
+            attr("z", 1, |a| a.f = Some(-0.0)),
+            attr("i", 2, |a| a.i = Some(i64::MIN)),
+            attr("s", 3, |a| a.s = Some("quote \" back\\slash\nline\ttab \u{7f} é".as_bytes().to_vec())),
+            attr("fs", 6, |a| a.floats = vec![0.1, 1e-30, 3.0]),
+            attr("ints", 7, |a| a.ints = vec![i64::MAX, -1]),
+            attr("ss", 8, |a| a.strings = vec![Vec::new(), b"a".to_vec()]),
+            tensor_attr(
+                "t_raw",
+                typed(1, &[2], |t| t.raw_data = Some([1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat())),
+            ),
+            tensor_attr("t_f16", typed(10, &[3], |t| t.int32_data = vec![0x3c00, 0x0001, 0xfbff])),
+            tensor_attr("t_bf16", typed(16, &[1], |t| t.raw_data = Some(0x3f80u16.to_le_bytes().to_vec()))),
+            tensor_attr("t_f64", typed(11, &[2], |t| t.double_data = vec![0.1, -1e300])),
+            tensor_attr("t_i8", typed(3, &[2, 1], |t| t.int32_data = vec![-128, 127])),
+            tensor_attr("t_u64", typed(13, &[1], |t| t.uint64_data = vec![u64::MAX])),
+            tensor_attr("t_bool", typed(9, &[2], |t| t.int32_data = vec![1, 0])),
+            tensor_attr("t_str", typed(8, &[], |t| t.string_data = vec![b"x\"y".to_vec()])),
+            tensor_attr("t_empty", typed(7, &[0], |_| {})),
+        ],
+    );
+    let constants = [
+        typed(7, &[], |t| t.int64_data = vec![-3]),
+        typed(1, &[2], |t| t.float_data = vec![0.25, 1e-9]),
+        typed(8, &[], |t| t.string_data = vec![b"s".to_vec()]),
+        typed(9, &[], |t| t.int32_data = vec![1]),
+        typed(1, &[1, 1], |t| t.float_data = vec![2.0]),
+    ];
+    let mut node = vec![values];
+    for (i, t) in constants.into_iter().enumerate() {
+        node.push(call("", "Constant", &[], &[&format!("lambda.{i}")], vec![tensor_attr("value", t)]));
+    }
+    node.push(call("", "Identity", &["1st"], &["range"], vec![]));
+    node.push(call("", "Identity", &["range"], &["op"], vec![]));
+    let f =
+        function("value-edges", &["in.put"], &["op", "lambda.0", "lambda.1", "lambda.2", "lambda.3", "lambda.4"], node);
+    let dir = scratch("edges");
+    let model = ModelProto { ir_version: Some(10), functions: vec![f.clone()], ..Default::default() };
+    std::fs::write(dir.join("edges.onnx"), model.encode_to_vec()).unwrap();
+    let text = decompile(&[s(&dir.join("edges.onnx"))], &dir.join("edges.onnxs"));
+    let again = build(&dir.join("edges.onnxs"), &dir.join("again.onnx"));
+    assert_eq!(again.len(), 1, "{text}");
+    // The empty output name between outputs cannot come back: the node is compared without it.
+    let mut expected = f;
+    expected.node[0].output.pop();
+    let mut actual = again[0].clone();
+    actual.node[0].output.truncate(1);
+    actual.domain.clone_from(&expected.domain);
+    assert_same_functions(&[expected], &[actual]);
+}
+
+#[test]
+fn broken_functions_are_e1101_never_a_panic() {
+    let ok = |node: Vec<NodeProto>| function("f", &["x"], &["y"], node);
+    let cases = [
+        ("undefined", ok(vec![call("", "Neg", &["nowhere"], &["y"], vec![])]), "a use of `nowhere`"),
+        ("no outputs", ok(vec![call("", "Neg", &["x"], &[], vec![])]), "node without outputs"),
+        ("op name", ok(vec![call("my.ops", "a-b", &["x"], &["y"], vec![])]), "operator named `a-b`"),
+        (
+            "keyword attribute",
+            ok(vec![call("my.ops", "Op", &["x"], &["y"], vec![attr("is", 2, |a| a.i = Some(1))])]),
+            "attribute named `is`",
+        ),
+        (
+            "reference",
+            ok(vec![call(
+                "",
+                "Elu",
+                &["x"],
+                &["y"],
+                vec![attr("alpha", 1, |a| a.ref_attr_name = Some("nope".into()))],
+            )]),
+            "a reference to `nope`",
+        ),
+        (
+            "raw data",
+            ok(vec![call(
+                "",
+                "Constant",
+                &[],
+                &["y"],
+                vec![tensor_attr("value", typed(1, &[1], |t| t.raw_data = Some(vec![0; 3])))],
+            )]),
+            "data does not decode",
+        ),
+        (
+            "float8",
+            ok(vec![call(
+                "",
+                "Constant",
+                &[],
+                &["y"],
+                vec![tensor_attr("value", typed(17, &[1], |t| t.raw_data = Some(vec![0])))],
+            )]),
+            "FLOAT8E4M3FN",
+        ),
+        (
+            "string",
+            ok(vec![call("", "Constant", &[], &["y"], vec![attr("value_string", 3, |a| a.s = Some(vec![0xff]))])]),
+            "not UTF-8",
+        ),
+        ("no output", function("f", &["x"], &[], vec![]), "no outputs"),
+    ];
+    for (what, f, expected) in cases {
+        match onnxsc::decompile::module(&[f], &[], "test") {
+            Ok(text) => panic!("{what}: decompiled\n{text}"),
+            Err(d) => {
+                assert_eq!(d.code, "E1101", "{what}");
+                assert!(d.message.contains(expected), "{what}: {}", d.message);
+            }
+        }
+    }
+    // Deep nesting decompiles (the compiler's limit, E1001, is the compiler's to report).
+    let mut inner = call("", "Neg", &["x"], &["y"], vec![]);
+    for _ in 0..60 {
+        let g = GraphProto { node: vec![inner], output: vec![value("y")], ..Default::default() };
+        inner = call("", "Loop", &["x", "", "x"], &["y"], vec![attr("body", 5, |a| a.g = Some(g))]);
+    }
+    assert!(onnxsc::decompile::module(&[ok(vec![inner])], &[], "test").is_ok());
 }

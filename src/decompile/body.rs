@@ -70,8 +70,8 @@ impl<'m> FunctionWriter<'m> {
         }
         for a in &f.attribute_proto {
             let ident = self.attribute_ident(a.name());
-            let ty =
-                attribute_kind(a).ok_or_else(|| Unsupported::new(format!("attribute `{}` has no type", a.name())))?;
+            let ty = attribute_kind(a)
+                .ok_or_else(|| Unsupported::new(format!("an attribute `{}` without a type", a.name())))?;
             let default = self.attribute_value(a, false)?;
             params.push(format!("{ident}: {} = {default}", annotation(ty)?));
         }
@@ -83,7 +83,7 @@ impl<'m> FunctionWriter<'m> {
         self.nodes(&f.node, 1, &live)?;
         let outputs = f.output.iter().map(|o| self.value(o)).collect::<Result<Vec<_>, _>>()?;
         if outputs.is_empty() {
-            return Err(Unsupported::new("the function has no outputs"));
+            return Err(Unsupported::new("no outputs"));
         }
         let _ = writeln!(self.out, "{INDENT}return {}", outputs.join(", "));
         Ok((self.out, self.needs))
@@ -100,7 +100,7 @@ impl<'m> FunctionWriter<'m> {
         self.scopes
             .lookup(name)
             .map(str::to_string)
-            .ok_or_else(|| Unsupported::new(format!("the value `{name}` is used where it is not defined")))
+            .ok_or_else(|| Unsupported::new(format!("a use of `{name}` where nothing defines it")))
     }
 
     /// The statements of `nodes` at `depth`; `live` holds the names read after them.
@@ -261,7 +261,7 @@ impl<'m> FunctionWriter<'m> {
         }
         for a in &n.attribute {
             if !is_plain(a.name()) {
-                return Err(Unsupported::new(format!("the attribute `{}` is not a Python name", a.name())));
+                return Err(Unsupported::new(format!("an attribute named `{}`, which is not a Python name", a.name())));
             }
             let value = match (graphs.get(a.name()), data_type(n, a)) {
                 (Some(g), _) => g.clone(),
@@ -306,7 +306,7 @@ impl<'m> FunctionWriter<'m> {
             return Ok(name.clone());
         }
         if !is_identifier(n.op_type()) {
-            return Err(Unsupported::new(format!("the operator `{}` is not a Python name", n.op_type())));
+            return Err(Unsupported::new(format!("an operator named `{}`, which is not a Python name", n.op_type())));
         }
         let version = self.imports.get(domain).copied();
         Ok(format!("{}.{}", self.module.alias(domain, version), n.op_type()))
@@ -353,8 +353,8 @@ impl<'m> FunctionWriter<'m> {
                 .cloned()
                 .ok_or_else(|| Unsupported::new(format!("a reference to `{r}`, which the function does not declare")));
         }
-        let kind =
-            attribute_kind(a).ok_or_else(|| Unsupported::new(format!("the attribute `{}` has no value", a.name())))?;
+        let kind = attribute_kind(a)
+            .ok_or_else(|| Unsupported::new(format!("an attribute `{}` without a value", a.name())))?;
         let text = match kind {
             AttrType::Float => literal::float32(a.f()),
             AttrType::Int => a.i().to_string(),

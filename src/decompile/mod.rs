@@ -152,15 +152,14 @@ pub fn module(
         };
         let writer = body::FunctionWriter::new(&module, f);
         let (function_text, function_needs) = writer.function(f, name, &decorator).map_err(|u| {
-            Box::new(Diagnostic::error(
-                codes::CANNOT_DECOMPILE,
-                0,
-                format!(
-                    "cannot decompile the function `{}`: it has {}, which `.onnxs` cannot write",
-                    f.name(),
-                    u.message
-                ),
-            ))
+            Box::new(
+                Diagnostic::error(
+                    codes::CANNOT_DECOMPILE,
+                    0,
+                    format!("cannot decompile the function `{}`: it has {}", f.name(), u.message),
+                )
+                .help(HELP),
+            )
         })?;
         needs.graph |= function_needs.graph;
         needs.make_tensor |= function_needs.make_tensor;
@@ -170,6 +169,10 @@ pub fn module(
     }
     Ok(header(&module, &needs, comment) + &text)
 }
+
+/// E1101's help.
+const HELP: &str = "`.onnxs` cannot write this (docs/decompile.md lists what it cannot); decompile the other \
+functions one by one with `--function NAME`";
 
 /// The newest ONNX opset onnxscript exports (`onnxscript.onnx_opset`); newer ones are declared
 /// with `Opset("", VERSION)`.
@@ -224,11 +227,14 @@ fn quoted(s: &str) -> String {
 /// become `Constant` nodes first; the function imports the model's opsets.
 pub fn graph_function(g: &GraphProto, imports: &[OperatorSetIdProto]) -> Result<FunctionProto, Box<Diagnostic>> {
     if !g.sparse_initializer.is_empty() {
-        return Err(Box::new(Diagnostic::error(
-            codes::CANNOT_DECOMPILE,
-            0,
-            "cannot decompile the main graph: it has sparse initializers, which `.onnxs` cannot write",
-        )));
+        return Err(Box::new(
+            Diagnostic::error(
+                codes::CANNOT_DECOMPILE,
+                0,
+                "cannot decompile the main graph: it has sparse initializers",
+            )
+            .help(HELP),
+        ));
     }
     let inputs: Vec<String> = g.input.iter().map(|i| i.name().to_string()).collect();
     let mut node = Vec::new();

@@ -1,21 +1,27 @@
 //! Python identifiers for ONNX names: a name is kept when it is a valid identifier that means
-//! nothing else in the module (not a keyword, not a builtin the language gives a meaning, not a
-//! module-level name the output declares); otherwise its invalid characters become `_`, and a
+//! nothing else in the module (not a keyword, not a builtin the output uses, not a module-level
+//! name the output declares); otherwise its invalid characters become `_`, and a
 //! suffix makes it unique. Every identifier of a function is unique in the whole function,
 //! subgraphs included: Python's `if` branches and nested `@graph()` functions share or capture
 //! the function's scope, where ONNX lets sibling subgraphs reuse a name.
 
 use std::collections::{HashMap, HashSet};
 
-/// Python's keywords (soft ones included) and the builtins `.onnxs` code may call: never
-/// written as a variable.
-const RESERVED: &[&str] = &[
+/// Python's keywords: never a name.
+const KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
     "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
-    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield", "match", "case", "type", "_", "print",
-    "range", "len", "abs", "min", "max", "round", "list", "tuple", "pow", "sum", "int", "float", "bool", "str",
-    "Optional", "Sequence", "Union", "TypeVar",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
 ];
+
+/// The builtins the output itself uses (`range` in loops, `float("inf")`, annotations): never
+/// a variable, which would shadow them. Other builtins (`min`, `max`, `len`, ...) are names
+/// like any other, as attributes of ONNX operators and functions often are.
+const USED_BUILTINS: &[&str] = &["range", "float", "int", "str", "list", "bool"];
+
+fn reserved(s: &str) -> bool {
+    KEYWORDS.contains(&s) || USED_BUILTINS.contains(&s)
+}
 
 /// Whether `s` is an ASCII Python identifier (the output stays ASCII: Python normalises other
 /// identifiers, onnxsc compares them as written).
@@ -25,9 +31,9 @@ pub fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Whether `s` may be written as an identifier of its own (a keyword argument, an op name).
+/// Whether `s` may name a keyword argument (an attribute at a call).
 pub fn is_plain(s: &str) -> bool {
-    is_identifier(s) && !RESERVED.contains(&s)
+    is_identifier(s) && !KEYWORDS.contains(&s)
 }
 
 /// `s` made an identifier: invalid characters become `_`, a leading digit gets a `v_` prefix.
@@ -61,7 +67,7 @@ impl Idents {
         let base = if is_identifier(name) { name.to_string() } else { sanitize(name, fallback) };
         let mut candidate = base.clone();
         let mut n = 1usize;
-        while self.used.contains(&candidate) || RESERVED.contains(&candidate.as_str()) {
+        while self.used.contains(&candidate) || reserved(&candidate) {
             candidate = format!("{base}_{n}");
             n += 1;
         }
