@@ -5,7 +5,9 @@
 use super::control::{self, After, Reads};
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
+use super::signature;
 use super::{Module, Unsupported};
+use crate::onnx::metadata::SignatureRecord;
 use crate::onnx::{attribute_kind, AttrType, ElemType};
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto, ValueInfoProto};
 use crate::schema::normalize_domain;
@@ -16,6 +18,8 @@ use std::fmt::Write;
 #[derive(Default)]
 pub struct Needs {
     pub graph: bool,
+    /// Annotations and `@torch_op`.
+    pub types: signature::TypeNeeds,
     /// `helper.make_tensor` (which names `TensorProto` too).
     pub make_tensor: bool,
     /// `TensorProto.FLOAT` as a data type.
@@ -61,23 +65,29 @@ impl<'m> FunctionWriter<'m> {
         decorator: &str,
     ) -> Result<(String, Needs), Unsupported> {
         self.scopes.push();
-        let mut params: Vec<String> = f.input.iter().map(|i| self.scopes.define(&mut self.idents, i)).collect();
-        let referenced = referenced_attribute_types(&f.node, &self.imports);
-        for name in &f.attribute {
-            let ident = self.attribute_ident(name);
-            let ty = referenced.get(name.as_str()).copied().unwrap_or(AttrType::Int);
-            params.push(format!("{ident}: {}", annotation(ty)?));
-        }
-        for a in &f.attribute_proto {
-            let ident = self.attribute_ident(a.name());
-            let ty = attribute_kind(a)
-                .ok_or_else(|| Unsupported::new(format!("an attribute `{}` without a type", a.name())))?;
-            let default = self.attribute_value(a, false)?;
-            params.push(format!("{ident}: {} = {default}", annotation(ty)?));
-        }
+        let inputs: Vec<String> = f.input.iter().map(|i| self.scopes.define(&mut self.idents, i)).collect();
+        let names: Vec<&str> =
+            f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();
+        let attributes: Vec<String> = names.iter().map(|n| self.attribute_ident(n)).collect();
+        let record = signature::recorded(f).filter(|r| !r.parameters.is_empty());
+        let recorded = match &record {
+            Some(r) => self.recorded_parameters(r)?,
+            None => None,
+        };
+        let (params, decorator) = match (recorded, &record) {
+            (Some(params), Some(r)) => {
+                let torch_op = signature::torch_op_decorator(r, f.domain(), &mut self.needs.types);
+                (params, torch_op.unwrap_or_else(|| decorator.to_string()))
+            }
+            _ => (self.parameters(f, inputs, &attributes)?, decorator.to_string()),
+        };
         let _ = writeln!(self.out, "{decorator}\ndef {python_name}({}):", params.join(", "));
         if let Some(doc) = f.doc_string.as_deref().filter(|d| !d.trim().is_empty()) {
             let _ = writeln!(self.out, "{INDENT}{}", docstring(doc));
+        }
+        if let Some(r) = record.as_ref().filter(|r| !r.ignored.is_empty()) {
+            let deleted = r.ignored.iter().map(|n| self.parameter_ident(n)).collect::<Result<Vec<_>, _>>()?;
+            let _ = writeln!(self.out, "{INDENT}del {}", deleted.join(", "));
         }
         let live: HashSet<&str> = f.output.iter().map(String::as_str).collect();
         self.nodes(&f.node, 1, &live)?;
@@ -87,6 +97,76 @@ impl<'m> FunctionWriter<'m> {
         }
         let _ = writeln!(self.out, "{INDENT}return {}", outputs.join(", "));
         Ok((self.out, self.needs))
+    }
+
+    /// The parameters from the FunctionProto alone: the inputs, then the attributes without a
+    /// default (typed as the references to them say), then those with one.
+    fn parameters(
+        &mut self,
+        f: &FunctionProto,
+        inputs: Vec<String>,
+        attributes: &[String],
+    ) -> Result<Vec<String>, Unsupported> {
+        let mut params = inputs;
+        let referenced = referenced_attribute_types(&f.node, &self.imports);
+        for (name, ident) in f.attribute.iter().zip(attributes) {
+            let ty = referenced.get(name.as_str()).copied().unwrap_or(AttrType::Int);
+            params.push(format!("{ident}: {}", annotation(ty)?));
+        }
+        for (a, ident) in f.attribute_proto.iter().zip(&attributes[f.attribute.len()..]) {
+            let ty = attribute_kind(a)
+                .ok_or_else(|| Unsupported::new(format!("an attribute `{}` without a type", a.name())))?;
+            let default = self.attribute_value(a, false)?;
+            params.push(format!("{ident}: {} = {default}", annotation(ty)?));
+        }
+        Ok(params)
+    }
+
+    /// The parameters as the recorded signature has them, in source order, with their types and
+    /// defaults; `None` when that order is not valid Python once the `= None` defaults are left
+    /// out. Inputs and attributes that may be None are written as plain ones: the uses the
+    /// source guarded with `if x is not None:` come back as an `If` on `OptionalHasElement`,
+    /// which does not tell the compiler that the value is there.
+    fn recorded_parameters(&mut self, r: &SignatureRecord) -> Result<Option<Vec<String>>, Unsupported> {
+        let mut params = Vec::new();
+        let mut defaults_started = false;
+        for name in &r.parameters {
+            let ident = self.parameter_ident(name)?;
+            let needs = &mut self.needs.types;
+            let (text, has_default) = if let Some(input) = r.inputs.iter().find(|i| &i.name == name) {
+                match signature::input_annotation(input.ty.as_deref(), r, &self.module.type_vars, needs) {
+                    Some(a) => (format!("{ident}: {a}"), false),
+                    None => (ident, false),
+                }
+            } else if let Some(a) = r.attributes.iter().find(|a| &a.name == name) {
+                let ann = a.ty.python_name();
+                match a.default.as_ref().filter(|v| !v.is_null()) {
+                    Some(v) => {
+                        let literal = signature::default_literal(v).ok_or_else(|| {
+                            Unsupported::new(format!("a default of `{name}` that is not a Python value"))
+                        })?;
+                        (format!("{ident}: {ann} = {literal}"), true)
+                    }
+                    None => (format!("{ident}: {ann}"), false),
+                }
+            } else {
+                continue;
+            };
+            if defaults_started && !has_default {
+                return Ok(None);
+            }
+            defaults_started |= has_default;
+            params.push(text);
+        }
+        Ok(Some(params))
+    }
+
+    /// The identifier of a parameter, input or attribute.
+    fn parameter_ident(&self, name: &str) -> Result<String, Unsupported> {
+        match self.attributes.get(name) {
+            Some(ident) => Ok(ident.clone()),
+            None => self.value(name),
+        }
     }
 
     fn attribute_ident(&mut self, name: &str) -> String {

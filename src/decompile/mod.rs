@@ -14,6 +14,7 @@ mod body;
 mod control;
 mod literal;
 mod names;
+mod signature;
 
 use crate::diagnostics::{codes, Diagnostic};
 use crate::proto::onnx::{FunctionProto, GraphProto, NodeProto, OperatorSetIdProto};
@@ -44,6 +45,8 @@ pub struct Module {
     functions: HashMap<(String, String), String>,
     /// The names the module binds, which no function may rebind.
     idents: names::Idents,
+    /// The TypeVars the module declares, from the functions' recorded signatures.
+    type_vars: signature::TypeVars,
 }
 
 impl Module {
@@ -122,8 +125,15 @@ pub fn module(
     comment: &str,
 ) -> Result<String, Box<Diagnostic>> {
     let mut idents = names::Idents::default();
-    for reserved in ["onnxscript", "script", "graph", "helper", "TensorProto"] {
+    for reserved in ["onnxscript", "script", "graph", "helper", "TensorProto", "Optional", "Sequence", "torch_op"] {
         idents.reserve(reserved);
+    }
+    for elem in crate::onnx::ElemType::ALL {
+        idents.reserve(elem.script_name());
+    }
+    let type_vars = signature::type_vars(functions);
+    for name in type_vars.keys() {
+        idents.reserve(name);
     }
     let versions = versions(functions, model_imports);
     let mut aliases = BTreeMap::new();
@@ -140,7 +150,7 @@ pub fn module(
         python_names.insert((normalize_domain(f.domain()).to_string(), f.name().to_string()), name.clone());
         ordered.push(name);
     }
-    let module = Module { aliases, functions: python_names, idents };
+    let module = Module { aliases, functions: python_names, idents, type_vars };
     let mut needs = body::Needs::default();
     let mut text = String::new();
     for (f, name) in functions.iter().zip(&ordered) {
@@ -162,6 +172,9 @@ pub fn module(
             )
         })?;
         needs.graph |= function_needs.graph;
+        needs.types.elements.extend(function_needs.types.elements);
+        needs.types.sequence |= function_needs.types.sequence;
+        needs.types.torch_op |= function_needs.types.torch_op;
         needs.make_tensor |= function_needs.make_tensor;
         needs.tensor_proto |= function_needs.tensor_proto;
         text.push_str("\n\n");
@@ -181,6 +194,20 @@ const MAX_ONNXSCRIPT_OPSET: i64 = 27;
 /// The imports and opset declarations.
 fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
     let mut out: String = comment.lines().map(|l| format!("# {l}\n")).collect();
+    let types = &needs.types;
+    let mut typing: Vec<&str> = Vec::new();
+    if types.sequence {
+        typing.push("Sequence");
+    }
+    if !module.type_vars.is_empty() {
+        typing.push("TypeVar");
+    }
+    if module.type_vars.values().any(|m| m.len() > 1) {
+        typing.push("Union");
+    }
+    if !typing.is_empty() {
+        let _ = writeln!(out, "from typing import {}", typing.join(", "));
+    }
     let declared_opset = |d: &str, v: i64| (!d.is_empty() && d != "ai.onnx.ml") || v > MAX_ONNXSCRIPT_OPSET;
     let custom = module.aliases.keys().any(|(d, v)| declared_opset(d, *v));
     if custom {
@@ -196,6 +223,18 @@ fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
     } else {
         "from onnxscript import script\n"
     });
+    if types.torch_op {
+        out.push_str("from onnxscript.function_libs.torch_lib.registration import torch_op\n");
+    }
+    let mut elements = types.elements.clone();
+    for members in module.type_vars.values() {
+        elements
+            .extend(members.iter().filter_map(|m| crate::onnx::ElemType::from_script_name(m)).map(|e| e.script_name()));
+    }
+    if !elements.is_empty() {
+        let names: Vec<&str> = elements.iter().copied().collect();
+        let _ = writeln!(out, "from onnxscript.onnx_types import {}", names.join(", "));
+    }
     for ((domain, version), alias) in &module.aliases {
         let _ = match domain.as_str() {
             "" if *version <= 23 => writeln!(out, "from onnxscript import opset{version} as {alias}"),
@@ -215,6 +254,10 @@ fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
             }
             let _ = writeln!(out, "{alias} = onnxscript.values.Opset({}, {version})", quoted(domain));
         }
+    }
+    if !module.type_vars.is_empty() {
+        out.push('\n');
+        out.push_str(&signature::type_var_declarations(&module.type_vars));
     }
     out
 }

@@ -231,6 +231,29 @@ def test_onnxsc_torchlib_round_trips(onnxsc: harness.Onnxsc, tmp_path: Path):
     lib = library(expected, tmp_path / "onnxsc_torchlib.onnx")
     rebuilt, _ = round_trip_library(onnxsc, lib, tmp_path)
     assert_floor("onnxsc's torchlib functions", len(expected), compare_all(expected, rebuilt))
+    # The recorded signatures come back too, but for what may be None (docs/decompile.md).
+    changed = [
+        f"{fp.name}: {interface(fp)} became {interface(rebuilt[fp.name])}"
+        for fp in expected
+        if fp.name in rebuilt and interface(fp) != interface(rebuilt[fp.name])
+    ]
+    assert_floor("onnxsc's torchlib signatures", len(expected), changed)
+
+
+def interface(fp: onnx.FunctionProto) -> dict:
+    """What the recorded signature says a caller needs, but for what may be None (which
+    decompile writes as plain parameters) and the output names."""
+    sig = harness.metadata_signature(fp) or {}
+    optional = any(p.get("optional") for p in [*sig.get("inputs", []), *sig.get("attributes", [])])
+    return {
+        "parameters": sig.get("parameters"),
+        "inputs": [(i["name"], i.get("type")) for i in sig.get("inputs", [])],
+        "attributes": [
+            (a["name"], a["type"], a.get("default")) for a in sig.get("attributes", []) if not a.get("optional")
+        ],
+        "ignored": sig.get("ignored", []),
+        "torch_ops": None if optional else sig.get("torch_ops", []),
+    }
 
 
 # --------------------------------------------------------------------------------------
