@@ -225,6 +225,18 @@ fn every_compiled_case_and_example_round_trips() {
     assert!(functions >= 90, "{functions} functions");
 }
 
+/// The README's example is what the command writes.
+#[test]
+fn the_readme_example_is_real_output() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let command = "onnxsc decompile --op Shrink --opset 18 -o shrink.onnxs";
+    let after = &readme[readme.find(command).expect("the README shows the command")..];
+    let block = after.split("```python\n").nth(1).and_then(|b| b.split("\n```").next()).expect("an example block");
+    let dir = scratch("readme");
+    let text = decompile(&["--op", "Shrink", "--opset", "18"], &dir.join("shrink.onnxs"));
+    assert_eq!(block, text.trim_end(), "the README's decompile example is out of date");
+}
+
 #[test]
 fn an_operator_body_round_trips_with_the_schema_defaults() {
     let dir = scratch("op");
