@@ -666,8 +666,17 @@ fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, Ap
 /// `onnxsc decompile`.
 fn decompile(request: &DecompileRequest, color: ColorMode) -> Result<ExitCode, AppError> {
     match driver::decompile::decompile(request).map_err(|e| AppError { message: e.message, help: e.help })? {
-        DecompileOutcome::Written { functions } => {
-            eprintln!("onnxsc: decompiled {}; wrote {}", plural(functions, "function"), request.output.display());
+        DecompileOutcome::Written { functions, warnings } => {
+            render_to_stderr(&onnxsc::source::SourceMap::new(), &warnings, color);
+            let differ = match warnings.len() {
+                0 => String::new(),
+                n => format!(" ({})", plural(n, "warning")),
+            };
+            eprintln!(
+                "onnxsc: decompiled {}{differ}; wrote {}",
+                plural(functions, "function"),
+                request.output.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
         DecompileOutcome::Refused(d) => {

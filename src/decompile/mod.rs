@@ -11,6 +11,7 @@
 //! ([`graph_function`]). docs/decompile.md says what the output relies on.
 
 mod body;
+pub mod compare;
 mod control;
 mod literal;
 mod names;

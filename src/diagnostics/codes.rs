@@ -141,3 +141,6 @@ pub const MODEL_FUNCTION_KEPT: &str = "W0801";
 /// An op attribute of trace-time code is computed from a tensor's dimension (`x.shape[i]`):
 /// a call with a dynamic dimension knows it only by name, and fails there (E0904).
 pub const ATTRIBUTE_FROM_DIMENSION: &str = "W0901";
+
+/// A decompiled function does not compile back to the same function (docs/decompile.md).
+pub const DECOMPILED_DIFFERS: &str = "W1101";

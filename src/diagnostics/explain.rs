@@ -34,6 +34,7 @@ static EXPLANATIONS: &[(&str, &str)] = explanations![
     "W0601",
     "W0801",
     "W0901",
+    "W1101",
 ];
 
 /// The long explanation of `code` (`"E0402"`; the letter may be lower case), or `None` if no

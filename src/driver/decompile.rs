@@ -40,8 +40,9 @@ fn usage(message: impl Into<String>, help: impl Into<String>) -> DecompileError 
 
 /// What a decompilation did.
 pub enum DecompileOutcome {
-    /// The module was written; it holds this many functions.
-    Written { functions: usize },
+    /// The module was written; it holds this many functions. `warnings` says which of them do
+    /// not compile back the same (W1101).
+    Written { functions: usize, warnings: Vec<Diagnostic> },
     /// Nothing was written.
     Refused(Box<Diagnostic>),
 }
@@ -85,7 +86,43 @@ pub fn decompile(request: &DecompileRequest) -> Result<DecompileOutcome, Decompi
     };
     output::write(request.output, &[text.as_bytes()], &inputs)
         .map_err(|e| DecompileError { message: e.message, help: e.help })?;
-    Ok(DecompileOutcome::Written { functions: functions.len() })
+    let warnings = verify(&functions, &text, &file_name(request.output));
+    Ok(DecompileOutcome::Written { functions: functions.len(), warnings })
+}
+
+/// Compiles the written module and compares each function with the one it came from, names
+/// aside: W1101 for each that does not come back the same (docs/decompile.md says what
+/// cannot), or once when the module does not compile.
+fn verify(functions: &[FunctionProto], text: &str, name: &str) -> Vec<Diagnostic> {
+    let warn = |message: String, help: &str| Diagnostic::warning(codes::DECOMPILED_DIFFERS, 0, message).help(help);
+    let c = super::compile_sources(vec![(name.to_string(), text.to_string())]);
+    let errors = c.diagnostics.iter().filter(|d| d.severity == crate::diagnostics::Severity::Error).count();
+    if errors > 0 {
+        return vec![warn(
+            format!(
+                "{name} was written, but it does not compile: {errors} error{}",
+                if errors == 1 { "" } else { "s" }
+            ),
+            "`onnxsc check` on it shows them; please report the function that decompiles so",
+        )];
+    }
+    let compiled: Vec<FunctionProto> = c.functions.iter().map(crate::emit::proto::function).collect();
+    if compiled.len() != functions.len() {
+        return vec![warn(
+            format!("{name} compiles to {} functions, not {}", compiled.len(), functions.len()),
+            "please report the model that decompiles so",
+        )];
+    }
+    let mut out = Vec::new();
+    for (f, g) in functions.iter().zip(&compiled) {
+        if let Some(why) = decompile::compare::difference(f, g) {
+            out.push(warn(
+                format!("the function `{}` does not compile back the same: {why}", f.name()),
+                "docs/decompile.md lists what cannot come back exactly; the written function may still compute the same",
+            ));
+        }
+    }
+    out
 }
 
 fn file_name(path: &Path) -> String {

@@ -174,13 +174,14 @@ def library(functions: list[onnx.FunctionProto], path: Path) -> Path:
 
 
 def round_trip_library(onnxsc: harness.Onnxsc, lib: Path, tmp: Path) -> tuple[dict, str]:
-    """Decompiles a library in one call and builds the result: name -> rebuilt function."""
+    """Decompiles a library in one call and builds the result: name -> rebuilt function, and
+    the command's standard error (where W1101 names the functions it finds changed)."""
     out = tmp / (lib.stem + "_decompiled.onnxs")
     proc = onnxsc.run("--color", "never", "decompile", lib, "-o", out)
     assert proc.returncode == 0, proc.stderr
     built = onnxsc.build([out], tmp / (lib.stem + "_rebuilt.onnx"))
     model = built.require_model()
-    return {f.name: f for f in model.functions}, out.read_text(encoding="utf-8")
+    return {f.name: f for f in model.functions}, proc.stderr
 
 
 def compare_all(expected: list[onnx.FunctionProto], rebuilt: dict, **kw) -> list[str]:
@@ -212,8 +213,11 @@ def torchlib_protos() -> list[onnx.FunctionProto]:
 
 def test_onnxscript_torchlib_round_trips(torchlib_protos, onnxsc: harness.Onnxsc, tmp_path: Path):
     lib = library(torchlib_protos, tmp_path / "onnxscript_torchlib.onnx")
-    rebuilt, _ = round_trip_library(onnxsc, lib, tmp_path)
-    assert_floor("onnxscript's torchlib functions", len(torchlib_protos), compare_all(torchlib_protos, rebuilt))
+    rebuilt, stderr = round_trip_library(onnxsc, lib, tmp_path)
+    failures = compare_all(torchlib_protos, rebuilt)
+    assert_floor("onnxscript's torchlib functions", len(torchlib_protos), failures)
+    # The command's own check (W1101) finds the same functions changed as this test.
+    assert stderr.count("warning[W1101]") == len(failures), stderr
 
 
 def test_onnxsc_torchlib_round_trips(onnxsc: harness.Onnxsc, tmp_path: Path):
@@ -331,6 +335,8 @@ def test_operator_bodies_round_trip(onnxsc: harness.Onnxsc, tmp_path: Path):
         diff = difference(canonical(with_schema_defaults(name, opset, fp)), canonical(got))
         if diff:
             failures.append(f"{name}@{opset}: {diff}")
+        # The command's own check (W1101) agrees.
+        assert ("warning[W1101]" in proc.stderr) == bool(diff), f"{name}@{opset}: {proc.stderr}"
     assert_floor("ONNX operator bodies", len(BODIES), failures)
 
 
