@@ -266,7 +266,8 @@ fn value(name: &str) -> ValueInfoProto {
     ValueInfoProto { name: Some(name.into()), ..Default::default() }
 }
 
-/// An exported model's graph: names that are not identifiers, an initializer.
+/// An exported model's graph: names that are not identifiers, an initializer, an ai.onnx.ml
+/// operator.
 fn exported_model() -> ModelProto {
     let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
         input: inputs.iter().map(|s| s.to_string()).collect(),
@@ -277,12 +278,16 @@ fn exported_model() -> ModelProto {
     };
     ModelProto {
         ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(18) }],
+        opset_import: vec![
+            OperatorSetIdProto { domain: Some(String::new()), version: Some(18) },
+            OperatorSetIdProto { domain: Some("ai.onnx.ml".into()), version: Some(3) },
+        ],
         graph: Some(GraphProto {
             name: Some("main_graph".into()),
             node: vec![
                 node("Add", &["input.1", "/w"], "/add/Add_output_0"),
-                node("Relu", &["/add/Add_output_0"], "class"),
+                node("Relu", &["/add/Add_output_0"], "/relu"),
+                NodeProto { domain: Some("ai.onnx.ml".into()), ..node("Normalizer", &["/relu"], "class") },
             ],
             initializer: vec![tensor("/w", &[0.5, -1.5])],
             input: vec![value("input.1")],
@@ -303,7 +308,7 @@ fn a_models_graph_becomes_a_function_of_its_inputs() {
     insta::assert_snapshot!("exported_graph", text);
     let f = build(&out, &dir.join("rebuilt.onnx"));
     let ops: Vec<&str> = f[0].node.iter().map(NodeProto::op_type).collect();
-    assert_eq!(ops, ["Constant", "Add", "Relu"]);
+    assert_eq!(ops, ["Constant", "Add", "Relu", "Normalizer"]);
     // Byte-identical on a second run.
     let second = dir.join("second.onnxs");
     assert_eq!(decompile(&[s(&model)], &second), text);
