@@ -606,3 +606,49 @@ fn broken_functions_are_e1101_never_a_panic() {
     }
     assert!(onnxsc::decompile::module(&[ok(vec![inner])], &[], "test").is_ok());
 }
+
+/// Models cut and mutated byte by byte (a small deterministic fuzz): whatever still decodes
+/// decompiles or is E1101, and never panics.
+#[test]
+fn mutated_models_never_panic() {
+    let dir = scratch("mutated");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds = vec![exported_model().encode_to_vec()];
+    for case in ["if_else", "loops", "constants", "custom_domain"] {
+        let lib = dir.join(format!("{case}.onnx"));
+        build(&root.join(format!("tests/cases/decompile/{case}.onnxs")), &lib);
+        seeds.push(std::fs::read(&lib).unwrap());
+    }
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut decoded, mut written) = (0, 0);
+    for seed in &seeds {
+        for _ in 0..1000 {
+            let mut bytes = seed.clone();
+            let at = (next() % bytes.len() as u64) as usize;
+            match next() % 3 {
+                0 => bytes[at] = (next() & 0xff) as u8,
+                1 => bytes.truncate(at),
+                _ => bytes[at] ^= 1 << (next() % 8),
+            }
+            let Ok(model) = ModelProto::decode(bytes.as_slice()) else { continue };
+            decoded += 1;
+            let mut functions = model.functions.clone();
+            if let Some(g) = &model.graph {
+                if let Ok(f) = onnxsc::decompile::graph_function(g, &model.opset_import) {
+                    functions.push(f);
+                }
+            }
+            match onnxsc::decompile::module(&functions, &model.opset_import, "mutated") {
+                Ok(_) => written += 1,
+                Err(d) => assert_eq!(d.code, "E1101", "{}", d.message),
+            }
+        }
+    }
+    assert!(decoded > 1000 && written > 100, "{decoded} decoded, {written} written");
+}
