@@ -53,6 +53,9 @@ fn sanitize(s: &str, fallback: &str) -> String {
 #[derive(Clone, Default)]
 pub struct Idents {
     used: HashSet<String>,
+    /// The next suffix to try for each base, so that a name taken many times costs no more
+    /// each time.
+    suffixes: HashMap<String, usize>,
 }
 
 impl Idents {
@@ -66,11 +69,12 @@ impl Idents {
     pub fn fresh(&mut self, name: &str, fallback: &str) -> String {
         let base = if is_identifier(name) { name.to_string() } else { sanitize(name, fallback) };
         let mut candidate = base.clone();
-        let mut n = 1usize;
+        let mut n = self.suffixes.get(&base).copied().unwrap_or(1);
         while self.used.contains(&candidate) || reserved(&candidate) {
             candidate = format!("{base}_{n}");
             n += 1;
         }
+        self.suffixes.insert(base, n);
         self.used.insert(candidate.clone());
         candidate
     }
