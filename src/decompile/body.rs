@@ -2,14 +2,14 @@
 //! nodes as statements, `If` as Python's `if`/`else` where onnxsc lowers that back to the same
 //! node, every other subgraph as a nested `@graph()` function, and the `return`.
 
-use super::control::{self, After, Reads};
+use super::control::{self, After, LoopKind, LoopShape, Reads};
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
 use super::signature;
 use super::{Module, Unsupported};
 use crate::onnx::metadata::SignatureRecord;
 use crate::onnx::{attribute_kind, AttrType, ElemType};
-use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto, ValueInfoProto};
+use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 use crate::schema::normalize_domain;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -189,8 +189,8 @@ impl<'m> FunctionWriter<'m> {
         for (i, n) in nodes.iter().enumerate() {
             if let Some((then_g, else_g)) = control::python_if(n, &reads.after(i)) {
                 self.if_statement(n, then_g, else_g, depth)?;
-            } else if let Some(body) = control::python_for(n, &reads.after(i)) {
-                self.for_statement(n, body, &reads.after(i), depth)?;
+            } else if let Some(shape) = control::python_loop(n, &reads.after(i)) {
+                self.loop_statement(n, &shape, &reads.after(i), depth)?;
             } else {
                 self.node(n, depth)?;
             }
@@ -228,7 +228,8 @@ impl<'m> FunctionWriter<'m> {
                 let _ = writeln!(self.out, "{pad}else:");
             }
             self.scopes.push();
-            self.block(&g.node, &g.output, &outer, direct, depth)?;
+            let outputs: Vec<&str> = g.output.iter().map(|o| o.name()).collect();
+            self.block(&g.node, &outputs, &outer, direct, depth)?;
             self.scopes.pop();
         }
         self.renames = pending;
@@ -241,20 +242,20 @@ impl<'m> FunctionWriter<'m> {
     fn block(
         &mut self,
         nodes: &[NodeProto],
-        outputs: &[ValueInfoProto],
+        outputs: &[&str],
         targets: &[String],
         direct: bool,
         depth: usize,
     ) -> Result<(), Unsupported> {
         if direct {
-            self.renames = outputs.iter().map(|o| o.name().to_string()).zip(targets.iter().cloned()).collect();
+            self.renames = outputs.iter().map(|o| o.to_string()).zip(targets.iter().cloned()).collect();
         }
-        let live: HashSet<&str> = outputs.iter().map(|o| o.name()).collect();
+        let live: HashSet<&str> = outputs.iter().copied().collect();
         self.nodes(nodes, depth + 1, &live)?;
         if !direct {
             let pad = INDENT.repeat(depth + 1);
             for (target, out) in targets.iter().zip(outputs) {
-                let inner = self.value(out.name())?;
+                let inner = self.value(out)?;
                 let _ = writeln!(self.out, "{pad}{target} = {inner}");
             }
         }
@@ -268,52 +269,86 @@ impl<'m> FunctionWriter<'m> {
         }
     }
 
-    /// `for i in range(n):` for a `Loop` that onnxsc lowers that back to (`control::python_for`):
-    /// each carried value is one variable, given its first value before the loop (unless the
-    /// variable holding it can be reused) and its next value in the body: by the node that
-    /// computes it when the body allows (`control::in_carried_order`), else at the body's end.
-    fn for_statement(
+    /// `for i in range(n):` or `while c:` for a `Loop` that onnxsc lowers that back to
+    /// (`control::python_loop`): each carried value (and a `while` condition) is one variable,
+    /// given its first value before the loop unless the variable holding it can be reused, and
+    /// its next value in the body: by the node that computes it when the body allows
+    /// (`control::in_carried_order`), else at the body's end, in order, the condition last.
+    fn loop_statement(
         &mut self,
         n: &NodeProto,
-        body: &GraphProto,
+        shape: &LoopShape,
         after: &After,
         depth: usize,
     ) -> Result<(), Unsupported> {
-        let pad = INDENT.repeat(depth);
-        let count = self.value(&n.input[0])?;
-        let (inits, params, nexts) = (&n.input[2..], &body.input[2..], &body.output[1..]);
+        let (body, pad) = (shape.body, INDENT.repeat(depth));
+        let params = &body.input[2..];
         // An output that is an enclosing branch's output is carried in that branch's variable.
         let mut pending = std::mem::take(&mut self.renames);
         let mut carried = Vec::new();
-        for (j, init) in inits.iter().enumerate() {
-            // A variable of an enclosing scope is not reassigned: an `if` would make it an output.
-            let reusable = control::reusable_init(n, body, j, after) && self.scopes.defined_here(init);
-            let ident = match (pending.remove(n.output[j].as_str()), self.scopes.lookup(init)) {
-                (None, Some(ident)) if reusable => ident.to_string(),
-                (renamed, _) => {
-                    let ident = renamed.unwrap_or_else(|| self.idents.fresh(params[j].name(), "state"));
-                    let value = self.value(init)?;
-                    if value != ident {
-                        let _ = writeln!(self.out, "{pad}{ident} = {value}");
-                    }
-                    ident
-                }
-            };
-            carried.push(ident);
+        for (j, p) in params.iter().enumerate() {
+            let renamed = pending.remove(n.output[j].as_str());
+            carried.push(self.loop_variable(n, body, 2 + j, renamed, p.name(), after, depth)?);
         }
+        let (header, mut targets, mut nexts) = match shape.kind {
+            LoopKind::For => (format!("for {{}} in range({}):", self.value(&n.input[0])?), carried.clone(), Vec::new()),
+            LoopKind::While { next, state } => {
+                let cond = match state {
+                    Some(j) => carried[j].clone(),
+                    None => self.loop_variable(n, body, 1, None, "cond", after, depth)?,
+                };
+                let (targets, nexts) =
+                    if state.is_some() { (carried.clone(), vec![]) } else { (vec![cond.clone()], vec![next]) };
+                (format!("while {cond}:"), targets, nexts)
+            }
+        };
         self.scopes.push();
         let index = self.scopes.define(&mut self.idents, body.input[0].name());
-        let _ = writeln!(self.out, "{pad}for {index} in range({count}):");
+        let _ = writeln!(self.out, "{pad}{}", header.replace("{}", &index));
         for (p, ident) in params.iter().zip(&carried) {
             self.scopes.bind(p.name(), ident.clone());
         }
         let steps = &body.node[..body.node.len() - 1];
+        let mut outputs: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
+        if matches!(shape.kind, LoopKind::While { state: None, .. }) {
+            // The condition comes last, after the carried values.
+            outputs.append(&mut nexts);
+            targets = carried.iter().cloned().chain(targets).collect();
+        }
         let direct = control::in_carried_order(body);
-        self.block(steps, nexts, &carried, direct, depth)?;
+        self.block(steps, &outputs, &targets, direct, depth)?;
         self.scopes.pop();
         self.renames = pending;
         self.bind_outputs(&n.output, carried);
         Ok(())
+    }
+
+    /// The variable that carries the loop's input `i` (`renamed` when an enclosing branch
+    /// decides it): the one holding the input when it can be reused, else a fresh one assigned
+    /// before the loop.
+    #[allow(clippy::too_many_arguments, reason = "one loop's context, read in one place")]
+    fn loop_variable(
+        &mut self,
+        n: &NodeProto,
+        body: &GraphProto,
+        i: usize,
+        renamed: Option<String>,
+        hint: &str,
+        after: &After,
+        depth: usize,
+    ) -> Result<String, Unsupported> {
+        let init = n.input[i].as_str();
+        // A variable of an enclosing scope is not reassigned: an `if` would make it an output.
+        let reusable = control::reusable_input(n, body, i, after) && self.scopes.defined_here(init);
+        if let (None, Some(ident), true) = (&renamed, self.scopes.lookup(init), reusable) {
+            return Ok(ident.to_string());
+        }
+        let ident = renamed.unwrap_or_else(|| self.idents.fresh(hint, "state"));
+        let value = self.value(init)?;
+        if value != ident {
+            let _ = writeln!(self.out, "{}{ident} = {value}", INDENT.repeat(depth));
+        }
+        Ok(ident)
     }
 
     /// One node: its graph attributes as `@graph()` functions, then the call.

@@ -125,16 +125,34 @@ pub fn in_output_order(g: &GraphProto) -> bool {
     positions.is_some_and(|p| p.windows(2).all(|w| w[0] < w[1]))
 }
 
-/// The body of a `Loop` that `for i in range(n):` gives back: a trip count and no condition,
-/// no scan outputs, a body whose last node is `cond_out = Identity(cond_in)` (where onnxsc puts
-/// it) and whose other nodes neither read the condition nor leave a carried value unchanged,
-/// every carried value computed by the body (distinct values) and either read in the body or
-/// after the loop (onnxsc carries the variables read before they are assigned, or used after).
-pub fn python_for<'a>(n: &'a NodeProto, after: &After) -> Option<&'a GraphProto> {
+/// A `Loop` that Python's `for` or `while` gives back.
+pub struct LoopShape<'a> {
+    pub body: &'a GraphProto,
+    pub kind: LoopKind<'a>,
+}
+
+pub enum LoopKind<'a> {
+    /// `for i in range(n):`.
+    For,
+    /// `while c:`: the body's last value of the condition, and the carried value that is the
+    /// condition itself (carried when it is read after the loop).
+    While { next: &'a str, state: Option<usize> },
+}
+
+/// The shape of a `Loop` that `for i in range(n):` or `while c:` gives back: a trip count and no
+/// condition (`for`), or a condition and no trip count (`while`); no scan outputs; a body whose
+/// last node is `cond_out = Identity(...)` (where onnxsc puts it) of the incoming condition
+/// (`for`) or of a condition the body computes (`while`), whose other nodes read neither the
+/// incoming condition nor (`while`) the iteration number; every carried value computed by the
+/// body (distinct values) and either read in the body or after the loop (onnxsc carries the
+/// variables read before they are assigned in the body, or used after it).
+pub fn python_loop<'a>(n: &'a NodeProto, after: &After) -> Option<LoopShape<'a>> {
     if n.op_type() != "Loop" || !normalize_domain(n.domain()).is_empty() || n.input.len() < 3 {
         return None;
     }
-    if n.input[0].is_empty() || !n.input[1].is_empty() || n.attribute.len() != 1 {
+    let is_for = !n.input[0].is_empty() && n.input[1].is_empty();
+    let is_while = n.input[0].is_empty() && !n.input[1].is_empty();
+    if !(is_for || is_while) || n.attribute.len() != 1 {
         return None;
     }
     let body = graph_attribute(n, "body")?;
@@ -146,37 +164,50 @@ pub fn python_for<'a>(n: &'a NodeProto, after: &After) -> Option<&'a GraphProto>
         return None;
     }
     let (last, steps) = body.node.split_last()?;
-    let (cond_in, cond_out) = (body.input[1].name(), body.output[0].name());
-    let is_cond = last.op_type() == "Identity"
+    let (index, cond_in, cond_out) = (body.input[0].name(), body.input[1].name(), body.output[0].name());
+    let is_identity = last.op_type() == "Identity"
         && normalize_domain(last.domain()).is_empty()
         && last.input.len() == 1
-        && last.input[0] == cond_in
         && last.output.len() == 1
         && last.output[0] == cond_out
         && last.attribute.is_empty();
-    if !is_cond {
+    if !is_identity {
         return None;
     }
+    let next = last.input[0].as_str();
     let mut read = HashSet::new();
     for s in steps {
         reads(s, &mut read);
     }
-    let nexts: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
     let made = computed(steps);
+    let nexts: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
     let distinct: HashSet<&str> = nexts.iter().copied().collect();
     if read.contains(cond_in) || distinct.len() != k || !nexts.iter().all(|q| made.contains(q)) {
         return None;
     }
+    let kind = if is_for {
+        if next != cond_in {
+            return None;
+        }
+        LoopKind::For
+    } else {
+        // The condition carried as a value is the condition variable: it starts as the condition.
+        let state = nexts.iter().position(|q| *q == next);
+        if read.contains(index) || !made.contains(next) || state.is_some_and(|j| n.input[2 + j] != n.input[1]) {
+            return None;
+        }
+        LoopKind::While { next, state }
+    };
     let names: Vec<&str> = n.output.iter().map(String::as_str).collect();
     let distinct_out: HashSet<&str> = names.iter().copied().collect();
     if distinct_out.len() != k || names.iter().any(|o| o.is_empty()) {
         return None;
     }
     let carried = body.input[2..].iter().zip(&names).all(|(p, o)| read.contains(p.name()) || after.contains(o));
-    carried.then_some(body)
+    carried.then_some(LoopShape { body, kind })
 }
 
-/// Whether a `for` body can compute each carried value straight into its variable: the nodes
+/// Whether a loop body can compute each carried value straight into its variable: the nodes
 /// computing them come in the carried order (onnxsc orders carried variables by first
 /// assignment), and no node after the one computing a value reads the value it replaces.
 pub fn in_carried_order(body: &GraphProto) -> bool {
@@ -205,11 +236,11 @@ pub fn in_carried_order(body: &GraphProto) -> bool {
     true
 }
 
-/// Whether the variable holding carried value `j`'s first value may carry it: nothing reads
-/// that value after the loop or inside it, and no other carried value or the trip count starts
-/// from it.
-pub fn reusable_init(n: &NodeProto, body: &GraphProto, j: usize, after: &After) -> bool {
-    let init = n.input[2 + j].as_str();
+/// Whether the variable holding the loop's input `i` (a carried value's first value, or a
+/// `while` condition) may carry it: nothing reads that value after the loop or inside it, and
+/// no other input of the loop is it.
+pub fn reusable_input(n: &NodeProto, body: &GraphProto, i: usize, after: &After) -> bool {
+    let init = n.input[i].as_str();
     let uses = n.input.iter().filter(|i| i.as_str() == init).count();
     !init.is_empty() && uses == 1 && !after.contains(init) && !graph_reads(body).contains(init)
 }
