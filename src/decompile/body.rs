@@ -74,14 +74,16 @@ impl<'m> FunctionWriter<'m> {
             Some(r) => self.recorded_parameters(r)?,
             None => None,
         };
-        let (params, decorator) = match (recorded, &record) {
+        let (params, decorator, returns) = match (recorded, &record) {
             (Some(params), Some(r)) => {
                 let torch_op = signature::torch_op_decorator(r, f.domain(), &mut self.needs.types);
-                (params, torch_op.unwrap_or_else(|| decorator.to_string()))
+                let returns = signature::return_annotation(r, &self.module.type_vars, &mut self.needs.types);
+                (params, torch_op.unwrap_or_else(|| decorator.to_string()), returns)
             }
-            _ => (self.parameters(f, inputs, &attributes)?, decorator.to_string()),
+            _ => (self.parameters(f, inputs, &attributes)?, decorator.to_string(), None),
         };
-        let _ = writeln!(self.out, "{decorator}\ndef {python_name}({}):", params.join(", "));
+        let returns = returns.map(|r| format!(" -> {r}")).unwrap_or_default();
+        let _ = writeln!(self.out, "{decorator}\ndef {python_name}({}){returns}:", params.join(", "));
         if let Some(doc) = f.doc_string.as_deref().filter(|d| !d.trim().is_empty()) {
             let _ = writeln!(self.out, "{INDENT}{}", docstring(doc));
         }

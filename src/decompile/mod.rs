@@ -126,7 +126,7 @@ pub fn module(
     comment: &str,
 ) -> Result<String, Box<Diagnostic>> {
     let mut idents = names::Idents::default();
-    for reserved in ["onnxscript", "script", "graph", "helper", "TensorProto", "Optional", "Sequence", "torch_op"] {
+    for reserved in ["onnxscript", "script", "graph", "helper", "TensorProto", "Sequence", "Tuple", "torch_op"] {
         idents.reserve(reserved);
     }
     for elem in crate::onnx::ElemType::ALL {
@@ -175,6 +175,7 @@ pub fn module(
         needs.graph |= function_needs.graph;
         needs.types.elements.extend(function_needs.types.elements);
         needs.types.sequence |= function_needs.types.sequence;
+        needs.types.tuple |= function_needs.types.tuple;
         needs.types.torch_op |= function_needs.types.torch_op;
         needs.make_tensor |= function_needs.make_tensor;
         needs.tensor_proto |= function_needs.tensor_proto;
@@ -199,6 +200,9 @@ fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
     let mut typing: Vec<&str> = Vec::new();
     if types.sequence {
         typing.push("Sequence");
+    }
+    if types.tuple {
+        typing.push("Tuple");
     }
     if !module.type_vars.is_empty() {
         typing.push("TypeVar");

@@ -38,6 +38,8 @@ pub struct TypeNeeds {
     /// Element types (`FLOAT`), from `onnxscript.onnx_types`.
     pub elements: BTreeSet<&'static str>,
     pub sequence: bool,
+    /// `Tuple[...]` for several outputs.
+    pub tuple: bool,
     pub torch_op: bool,
 }
 
@@ -80,6 +82,27 @@ pub fn input_annotation(
     }
     needs.sequence |= sequence;
     Some(ty.to_string())
+}
+
+/// The return annotation, when every output's recorded type can be written: `FLOAT`, or
+/// `Tuple[FLOAT, INT64]` for several outputs.
+pub fn return_annotation(record: &SignatureRecord, declared: &TypeVars, needs: &mut TypeNeeds) -> Option<String> {
+    let mut scratch = TypeNeeds::default();
+    let types = record
+        .outputs
+        .iter()
+        .map(|o| input_annotation(o.ty.as_deref(), record, declared, &mut scratch))
+        .collect::<Option<Vec<_>>>()?;
+    needs.elements.extend(scratch.elements);
+    needs.sequence |= scratch.sequence;
+    match types.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => {
+            needs.tuple = true;
+            Some(format!("Tuple[{}]", many.join(", ")))
+        }
+    }
 }
 
 /// `T = TypeVar("T", bound=Union[FLOAT, DOUBLE])` for each TypeVar.

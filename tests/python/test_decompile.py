@@ -246,12 +246,13 @@ def test_onnxsc_torchlib_round_trips(onnxsc: harness.Onnxsc, tmp_path: Path):
 
 def interface(fp: onnx.FunctionProto) -> dict:
     """What the recorded signature says a caller needs, but for what may be None (which
-    decompile writes as plain parameters) and the output names."""
+    decompile writes as plain parameters) and the output names (value names)."""
     sig = harness.metadata_signature(fp) or {}
     optional = any(p.get("optional") for p in [*sig.get("inputs", []), *sig.get("attributes", [])])
     return {
         "parameters": sig.get("parameters"),
         "inputs": [(i["name"], i.get("type")) for i in sig.get("inputs", [])],
+        "outputs": [o.get("type") for o in sig.get("outputs", [])],
         "attributes": [
             (a["name"], a["type"], a.get("default")) for a in sig.get("attributes", []) if not a.get("optional")
         ],
