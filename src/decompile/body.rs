@@ -1,6 +1,7 @@
-//! One function's text: the signature (inputs, then attributes without and with defaults), the
-//! nodes as statements, `If` as Python's `if`/`else` where onnxsc lowers that back to the same
-//! node, every other subgraph as a nested `@graph()` function, and the `return`.
+//! One function's text: the signature (the recorded one, `signature`, else inputs, then
+//! attributes without and with defaults), the nodes as statements, `If` as Python's `if`/`else`
+//! and `Loop` as `for`/`while` where onnxsc lowers them back to the same node (`control`), every
+//! other subgraph as a nested `@graph()` function, and the `return`.
 
 use super::control::{self, After, LoopKind, LoopShape, Reads};
 use super::literal;
@@ -41,6 +42,12 @@ pub struct FunctionWriter<'m> {
 }
 
 const INDENT: &str = "    ";
+
+/// A Python loop's first line: `for` with the trip count, `while` with the condition.
+enum Head {
+    For(String),
+    While(String),
+}
 
 impl<'m> FunctionWriter<'m> {
     pub fn new(module: &'m Module, f: &FunctionProto) -> Self {
@@ -292,31 +299,30 @@ impl<'m> FunctionWriter<'m> {
             let renamed = pending.remove(n.output[j].as_str());
             carried.push(self.loop_variable(n, body, 2 + j, renamed, p.name(), after, depth)?);
         }
-        let (header, mut targets, mut nexts) = match shape.kind {
-            LoopKind::For => (format!("for {{}} in range({}):", self.value(&n.input[0])?), carried.clone(), Vec::new()),
-            LoopKind::While { next, state } => {
-                let cond = match state {
-                    Some(j) => carried[j].clone(),
-                    None => self.loop_variable(n, body, 1, None, "cond", after, depth)?,
-                };
-                let (targets, nexts) =
-                    if state.is_some() { (carried.clone(), vec![]) } else { (vec![cond.clone()], vec![next]) };
-                (format!("while {cond}:"), targets, nexts)
+        // The body's outputs and the variables they go to; a `while` condition that is not
+        // carried comes last.
+        let mut outputs: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
+        let mut targets = carried.clone();
+        let head = match shape.kind {
+            LoopKind::For => Head::For(self.value(&n.input[0])?),
+            LoopKind::While { state: Some(j), .. } => Head::While(carried[j].clone()),
+            LoopKind::While { next, state: None } => {
+                let cond = self.loop_variable(n, body, 1, None, "cond", after, depth)?;
+                outputs.push(next);
+                targets.push(cond.clone());
+                Head::While(cond)
             }
         };
         self.scopes.push();
         let index = self.scopes.define(&mut self.idents, body.input[0].name());
-        let _ = writeln!(self.out, "{pad}{}", header.replace("{}", &index));
+        let _ = match head {
+            Head::For(count) => writeln!(self.out, "{pad}for {index} in range({count}):"),
+            Head::While(cond) => writeln!(self.out, "{pad}while {cond}:"),
+        };
         for (p, ident) in params.iter().zip(&carried) {
             self.scopes.bind(p.name(), ident.clone());
         }
         let steps = &body.node[..body.node.len() - 1];
-        let mut outputs: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
-        if matches!(shape.kind, LoopKind::While { state: None, .. }) {
-            // The condition comes last, after the carried values.
-            outputs.append(&mut nexts);
-            targets = carried.iter().cloned().chain(targets).collect();
-        }
         let direct = control::in_carried_order(body);
         self.block(steps, &outputs, &targets, direct, depth)?;
         self.scopes.pop();

@@ -3,12 +3,14 @@
 //! identifiers).
 //!
 //! [`module`] writes one module for a list of `FunctionProto`s: the header (imports, one alias
-//! per opset version, an `Opset` declaration per other domain), then each function (`body`),
-//! with names made Python identifiers (`names`) and values written as literals (`literal`).
-//! What `.onnxs` cannot write (a sparse tensor, a graph-list attribute, a string that is not
-//! UTF-8, ...) is [`Unsupported`], reported as E1101. The driver (`driver::decompile`) reads the
-//! inputs and turns a model's graph or an operator's body into a function first
-//! ([`graph_function`]). docs/decompile.md says what the output relies on.
+//! per opset version, an `Opset` declaration per other domain, the recorded signatures'
+//! TypeVars), then each function (`body`, with `control` deciding which `If`s and `Loop`s are
+//! Python control flow and `signature` giving back a recorded source signature), with names made
+//! Python identifiers (`names`) and values written as literals (`literal`). What `.onnxs` cannot
+//! write (a sparse tensor, a graph-list attribute, a string that is not UTF-8, ...) is
+//! [`Unsupported`], reported as E1101. The driver (`driver::decompile`) reads the inputs, turns
+//! a model's graph ([`graph_function`]) or an operator's body into a function first, and checks
+//! the output with [`compare`] (W1101). docs/decompile.md says what the output relies on.
 
 mod body;
 pub mod compare;
@@ -22,9 +24,6 @@ use crate::proto::onnx::{FunctionProto, GraphProto, NodeProto, OperatorSetIdProt
 use crate::schema::normalize_domain;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
-
-pub use literal::float32;
-pub use names::is_identifier;
 
 /// Something `.onnxs` cannot write.
 #[derive(Debug)]
