@@ -266,8 +266,17 @@ fn value(name: &str) -> ValueInfoProto {
     ValueInfoProto { name: Some(name.into()), ..Default::default() }
 }
 
+fn typed_value(name: &str, elem_type: i32) -> ValueInfoProto {
+    use onnxsc::proto::onnx::{type_proto, TypeProto};
+    let tensor = type_proto::Tensor { elem_type: Some(elem_type), shape: None };
+    ValueInfoProto {
+        r#type: Some(TypeProto { value: Some(type_proto::Value::TensorType(tensor)), denotation: None }),
+        ..value(name)
+    }
+}
+
 /// An exported model's graph: names that are not identifiers, an initializer, an ai.onnx.ml
-/// operator.
+/// operator, a typed input.
 fn exported_model() -> ModelProto {
     let node = |op: &str, inputs: &[&str], output: &str| NodeProto {
         input: inputs.iter().map(|s| s.to_string()).collect(),
@@ -290,7 +299,7 @@ fn exported_model() -> ModelProto {
                 NodeProto { domain: Some("ai.onnx.ml".into()), ..node("Normalizer", &["/relu"], "class") },
             ],
             initializer: vec![tensor("/w", &[0.5, -1.5])],
-            input: vec![value("input.1")],
+            input: vec![typed_value("input.1", 1)],
             output: vec![value("class")],
             ..Default::default()
         }),

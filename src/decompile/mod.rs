@@ -20,7 +20,10 @@ mod names;
 mod signature;
 
 use crate::diagnostics::{codes, Diagnostic};
-use crate::proto::onnx::{FunctionProto, GraphProto, NodeProto, OperatorSetIdProto};
+use crate::onnx::metadata::{InputRecord, OutputRecord, SignatureRecord, SIGNATURE_KEY, SIGNATURE_VERSION};
+use crate::proto::onnx::{
+    type_proto, FunctionProto, GraphProto, NodeProto, OperatorSetIdProto, StringStringEntryProto, ValueInfoProto,
+};
 use crate::schema::normalize_domain;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -270,6 +273,17 @@ fn quoted(s: &str) -> String {
     literal::string(s.as_bytes()).unwrap_or_else(|_| format!("{s:?}"))
 }
 
+/// The element type of a graph input or output of a tensor type onnxscript names.
+fn element_type(v: &ValueInfoProto) -> Option<String> {
+    match v.r#type.as_ref()?.value.as_ref()? {
+        type_proto::Value::TensorType(t) => {
+            let elem = crate::onnx::ElemType::from_code(t.elem_type?.into())?;
+            elem.has_script_type().then(|| elem.script_name().to_string())
+        }
+        _ => None,
+    }
+}
+
 /// A model's main graph as a function of its inputs: its initializers that are not inputs
 /// become `Constant` nodes first; the function imports the model's opsets.
 pub fn graph_function(g: &GraphProto, imports: &[OperatorSetIdProto]) -> Result<FunctionProto, Box<Diagnostic>> {
@@ -299,7 +313,26 @@ pub fn graph_function(g: &GraphProto, imports: &[OperatorSetIdProto]) -> Result<
         });
     }
     node.extend(g.node.iter().cloned());
+    // The graph's element types, as the signature onnxsc would record for `x: FLOAT`.
+    let record = SignatureRecord {
+        attributes: Vec::new(),
+        complex: false,
+        hints: Vec::new(),
+        ignored: Vec::new(),
+        inputs: g
+            .input
+            .iter()
+            .map(|i| InputRecord { default: None, name: i.name().into(), optional: false, ty: element_type(i) })
+            .collect(),
+        outputs: g.output.iter().map(|o| OutputRecord { name: o.name().into(), ty: element_type(o) }).collect(),
+        parameters: inputs.clone(),
+        torch_ops: Vec::new(),
+        type_vars: BTreeMap::new(),
+        version: SIGNATURE_VERSION,
+    };
+    let signature = StringStringEntryProto { key: Some(SIGNATURE_KEY.into()), value: Some(record.to_json()) };
     Ok(FunctionProto {
+        metadata_props: vec![signature],
         name: Some(g.name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "main_graph".into())),
         domain: Some("this".into()),
         input: inputs,
