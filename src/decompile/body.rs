@@ -322,9 +322,12 @@ impl<'m> FunctionWriter<'m> {
         for (p, ident) in params.iter().zip(&carried) {
             self.scopes.bind(p.name(), ident.clone());
         }
-        let steps = &body.node[..body.node.len() - 1];
-        let direct = control::in_carried_order(body);
-        self.block(steps, &outputs, &targets, direct, depth)?;
+        // A value passed on unchanged (`a = b`) is the other variable's previous value.
+        for (j, m) in &shape.passes {
+            self.scopes.bind(body.output[1 + j].name(), carried[*m].clone());
+        }
+        let direct = control::in_carried_order(shape);
+        self.block(shape.steps, &outputs, &targets, direct, depth)?;
         self.scopes.pop();
         self.renames = pending;
         self.bind_outputs(&n.output, carried);
@@ -447,7 +450,11 @@ impl<'m> FunctionWriter<'m> {
         let pad = INDENT.repeat(depth);
         self.scopes.push();
         let params: Vec<String> = g.input.iter().map(|i| self.scopes.define(&mut self.idents, i.name())).collect();
-        let _ = writeln!(self.out, "\n{pad}@graph()\n{pad}def {name}({}):", params.join(", "));
+        // A blank line sets the nested function apart, but for one that opens a block.
+        if !self.out.ends_with(":\n") && !self.out.ends_with("\"\"\"\n") {
+            self.out.push('\n');
+        }
+        let _ = writeln!(self.out, "{pad}@graph()\n{pad}def {name}({}):", params.join(", "));
         for t in &g.initializer {
             let value = literal::constant_value(t)?;
             self.needs.make_tensor |= value.starts_with("helper.");

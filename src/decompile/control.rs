@@ -128,6 +128,11 @@ pub fn in_output_order(g: &GraphProto) -> bool {
 /// A `Loop` that Python's `for` or `while` gives back.
 pub struct LoopShape<'a> {
     pub body: &'a GraphProto,
+    /// The body's statements: its nodes before `cond_out = Identity(...)`.
+    pub steps: &'a [NodeProto],
+    /// The carried values whose next value is another's previous one (`a = b`, which onnxsc
+    /// writes as an `Identity` after the condition's): `(j, m)`, value `j` takes value `m`'s.
+    pub passes: Vec<(usize, usize)>,
     pub kind: LoopKind<'a>,
 }
 
@@ -140,12 +145,14 @@ pub enum LoopKind<'a> {
 }
 
 /// The shape of a `Loop` that `for i in range(n):` or `while c:` gives back: a trip count and no
-/// condition (`for`), or a condition and no trip count (`while`); no scan outputs; a body whose
-/// last node is `cond_out = Identity(...)` (where onnxsc puts it) of the incoming condition
-/// (`for`) or of a condition the body computes (`while`), whose other nodes read neither the
-/// incoming condition nor (`while`) the iteration number; every carried value computed by the
-/// body (distinct values) and either read in the body or after the loop (onnxsc carries the
-/// variables read before they are assigned in the body, or used after it).
+/// condition (`for`), or a condition and no trip count (`while`); no scan outputs; a body with
+/// a node `cond_out = Identity(...)` (where onnxsc puts it, after the body's statements) of the
+/// incoming condition (`for`) or of a condition the body computes (`while`), followed only by
+/// the `Identity`s of carried values passed on unchanged to later ones (`a = b` before `b` is
+/// reassigned), whose other nodes read neither the incoming condition nor (`while`) the
+/// iteration number; every carried value computed by the body (distinct values) and either
+/// read in the body or after the loop (onnxsc carries the variables read before they are
+/// assigned in the body, or used after it).
 pub fn python_loop<'a>(n: &'a NodeProto, after: &After) -> Option<LoopShape<'a>> {
     if n.op_type() != "Loop" || !normalize_domain(n.domain()).is_empty() || n.input.len() < 3 {
         return None;
@@ -163,24 +170,23 @@ pub fn python_loop<'a>(n: &'a NodeProto, after: &After) -> Option<LoopShape<'a>>
     if !body.initializer.is_empty() || !body.sparse_initializer.is_empty() {
         return None;
     }
-    let (last, steps) = body.node.split_last()?;
     let (index, cond_in, cond_out) = (body.input[0].name(), body.input[1].name(), body.output[0].name());
-    let is_identity = last.op_type() == "Identity"
-        && normalize_domain(last.domain()).is_empty()
-        && last.input.len() == 1
-        && last.output.len() == 1
-        && last.output[0] == cond_out
-        && last.attribute.is_empty();
-    if !is_identity {
+    let at = body.node.iter().position(|m| m.output.iter().any(|o| o == cond_out))?;
+    let (steps, rest) = body.node.split_at(at);
+    let (cond, trailing) = rest.split_first()?;
+    if !is_identity(cond) || cond.output[0] != cond_out {
         return None;
     }
-    let next = last.input[0].as_str();
+    let next = cond.input[0].as_str();
+    let params: Vec<&str> = body.input[2..].iter().map(|p| p.name()).collect();
+    let nexts: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
+    let passes = passes(trailing, &params, &nexts)?;
     let mut read = HashSet::new();
-    for s in steps {
+    for s in body.node.iter().filter(|m| !std::ptr::eq(*m, cond)) {
         reads(s, &mut read);
     }
-    let made = computed(steps);
-    let nexts: Vec<&str> = body.output[1..].iter().map(|o| o.name()).collect();
+    let mut made = computed(steps);
+    made.extend(passes.iter().map(|(j, _)| nexts[*j]));
     let distinct: HashSet<&str> = nexts.iter().copied().collect();
     if read.contains(cond_in) || distinct.len() != k || !nexts.iter().all(|q| made.contains(q)) {
         return None;
@@ -193,7 +199,8 @@ pub fn python_loop<'a>(n: &'a NodeProto, after: &After) -> Option<LoopShape<'a>>
     } else {
         // The condition carried as a value is the condition variable: it starts as the condition.
         let state = nexts.iter().position(|q| *q == next);
-        if read.contains(index) || !made.contains(next) || state.is_some_and(|j| n.input[2 + j] != n.input[1]) {
+        let computed_here = computed(steps).contains(next);
+        if read.contains(index) || !computed_here || state.is_some_and(|j| n.input[2 + j] != n.input[1]) {
             return None;
         }
         LoopKind::While { next, state }
@@ -203,15 +210,47 @@ pub fn python_loop<'a>(n: &'a NodeProto, after: &After) -> Option<LoopShape<'a>>
     if distinct_out.len() != k || names.iter().any(|o| o.is_empty()) {
         return None;
     }
-    let carried = body.input[2..].iter().zip(&names).all(|(p, o)| read.contains(p.name()) || after.contains(o));
-    carried.then_some(LoopShape { body, kind })
+    let carried = params.iter().zip(&names).all(|(p, o)| read.contains(p) || after.contains(o));
+    carried.then_some(LoopShape { body, steps, passes, kind })
 }
 
-/// Whether a loop body can compute each carried value straight into its variable: the nodes
-/// computing them come in the carried order (onnxsc orders carried variables by first
-/// assignment), and no node after the one computing a value reads the value it replaces.
-pub fn in_carried_order(body: &GraphProto) -> bool {
-    let steps = &body.node[..body.node.len().saturating_sub(1)];
+/// `Identity` with one input and one output, no attributes.
+fn is_identity(m: &NodeProto) -> bool {
+    m.op_type() == "Identity"
+        && normalize_domain(m.domain()).is_empty()
+        && m.input.len() == 1
+        && m.output.len() == 1
+        && m.attribute.is_empty()
+}
+
+/// The nodes after the condition's as `(j, m)`: each an `Identity` giving carried value `j` the
+/// previous value of a later carried value `m`, in the order of `j` (the order onnxsc writes
+/// them, and the order in which `v_j = v_m` reads `v_m` before it changes).
+fn passes(trailing: &[NodeProto], params: &[&str], nexts: &[&str]) -> Option<Vec<(usize, usize)>> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for t in trailing {
+        if !is_identity(t) {
+            return None;
+        }
+        let m = params.iter().position(|p| *p == t.input[0])?;
+        let j = nexts.iter().position(|q| *q == t.output[0])?;
+        if m <= j || out.last().is_some_and(|(previous, _)| *previous >= j) {
+            return None;
+        }
+        out.push((j, m));
+    }
+    Some(out)
+}
+
+/// Whether a loop body can compute each carried value straight into its variable: none is
+/// passed on unchanged, the nodes computing them come in the carried order (onnxsc orders
+/// carried variables by first assignment), and no node after the one computing a value reads
+/// the value it replaces.
+pub fn in_carried_order(shape: &LoopShape) -> bool {
+    if !shape.passes.is_empty() {
+        return false;
+    }
+    let steps = shape.steps;
     let mut position = HashMap::new();
     for (i, n) in steps.iter().enumerate() {
         for (j, o) in n.output.iter().enumerate() {
@@ -219,7 +258,7 @@ pub fn in_carried_order(body: &GraphProto) -> bool {
         }
     }
     let mut previous = None;
-    for (p, q) in body.input.iter().skip(2).zip(body.output.iter().skip(1)) {
+    for (p, q) in shape.body.input.iter().skip(2).zip(shape.body.output.iter().skip(1)) {
         let Some(&at) = position.get(q.name()) else { return false };
         if previous.is_some_and(|before| before >= at) {
             return false;
