@@ -661,3 +661,25 @@ fn mutated_models_never_panic() {
     }
     assert!(decoded > 1000 && written > 100, "{decoded} decoded, {written} written");
 }
+
+#[test]
+fn a_library_of_trace_only_translations_is_a_usage_error_saying_why() {
+    let dir = scratch("traced");
+    let src = dir.join("traced.onnxs");
+    std::fs::write(
+        &src,
+        "from onnxscript.function_libs.torch_lib.registration import torch_op\n\
+         from onnxscript.function_libs.torch_lib.tensor_typing import TReal\n\
+         from onnxscript import opset18 as op\n\n\n\
+         @torch_op(\"aten::relu\", trace_only=True)\n\
+         def my_relu(self: TReal) -> TReal:\n    return op.Relu(self)\n",
+    )
+    .unwrap();
+    let lib = dir.join("traced.onnx");
+    assert!(build(&src, &lib).is_empty());
+    let out = dir.join("out.onnxs");
+    let o = onnxsc(&["decompile", s(&lib), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("trace-only translations have no FunctionProto"), "{}", stderr(&o));
+    assert!(!out.exists());
+}

@@ -157,9 +157,15 @@ fn select(
             Err(d) => return Ok(Err(d)),
         }
         if all.is_empty() {
+            let traced =
+                model.metadata_props.iter().any(|e| e.key.as_deref() == Some(crate::onnx::metadata::TRACE_KEY));
             return Err(usage(
                 format!("{} has no function and no graph nodes to decompile", path.display()),
-                "pass a model, or a library that `onnxsc build` wrote",
+                if traced {
+                    "its trace-only translations have no FunctionProto: the library carries their sources whole (its `onnxsc.trace` record)"
+                } else {
+                    "pass a model, or a library that `onnxsc build` wrote"
+                },
             ));
         }
         return Ok(Ok(all));
