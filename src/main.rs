@@ -219,9 +219,11 @@ enum Command {
     ///
     /// Compiling the output with `onnxsc build` gives back the same functions (the same nodes,
     /// attributes and values; names that are not Python identifiers are renamed). `If` becomes
-    /// Python's `if` where that compiles back to the same node, other subgraphs `@graph()`
-    /// functions. A function holding what `.onnxs` cannot write is an error (E1101), and nothing
-    /// is written; the output file is replaced atomically.
+    /// Python's `if` and `Loop` `for`/`while` where that compiles back to the same node, other
+    /// subgraphs `@graph()` functions. The command compiles what it wrote and warns (W1101) for
+    /// each function that does not come back the same. A function holding what `.onnxs` cannot
+    /// write is an error (E1101), and nothing is written; the output file is replaced
+    /// atomically. docs/decompile.md has the details.
     Decompile {
         /// The model or library (`onnxsc build` output) to decompile.
         #[arg(value_name = "INPUT", required_unless_present = "op", conflicts_with = "op")]
