@@ -38,6 +38,9 @@ File layout:
 * Schemas are sorted by (domain, name, since_version); attributes by name; formal
   parameters and allowed types keep their declaration order.
 
+src/schema/generated/onnx_functions.json holds the function bodies of the function-bodied
+ONNX operators (for `onnxsc decompile --op`), see function_bodies() below.
+
 No doc strings are kept there. src/schema/generated/onnx_docs.json holds, for editors, the first
 paragraph of each schema's documentation:
 
@@ -341,8 +344,101 @@ def torchlib_typing():
     print(f"wrote {os.path.relpath(TYPING_OUT_PATH, REPO_ROOT)}: {len(lines) - 3} names", file=sys.stderr)
 
 
+FUNCTIONS_OUT_PATH = os.path.join(REPO_ROOT, "src", "schema", "generated", "onnx_functions.json")
+
+# The element type a context-dependent body is built for when its constraint allows it.
+REPRESENTATIVE_TYPE = "tensor(float)"
+
+
+def representative_input_type(schema, formal):
+    """The TypeProto a context-dependent body is built for, for one formal input: float when the
+    constraint allows it, else the constraint's first allowed type (None: not a tensor type)."""
+    allowed = [formal.type_str]
+    for tc in schema.type_constraints:
+        if tc.type_param_str == formal.type_str:
+            allowed = list(tc.allowed_type_strs)
+    chosen = REPRESENTATIVE_TYPE if REPRESENTATIVE_TYPE in allowed else allowed[0]
+    if not (chosen.startswith("tensor(") and chosen.endswith(")")):
+        return None, chosen
+    elem = chosen[len("tensor("):-1]
+    names = {"float": "FLOAT", "double": "DOUBLE", "float16": "FLOAT16", "bfloat16": "BFLOAT16",
+             "bool": "BOOL", "string": "STRING"}
+    name = names.get(elem, elem.upper())
+    if not hasattr(onnx.TensorProto, name):
+        return None, chosen
+    return onnx.helper.make_tensor_type_proto(getattr(onnx.TensorProto, name), None), chosen
+
+
+def context_dependent_body(schema, opset):
+    """The body of a context-dependent function, built for every input given, with the
+    representative type, and no attribute given (their defaults): (FunctionProto bytes, the
+    input types) or (None, why not)."""
+    if any(a.required for a in schema.attributes.values()):
+        return None, "a required attribute decides the body"
+    types, type_names = [], []
+    for formal in schema.inputs:
+        proto, name = representative_input_type(schema, formal)
+        if proto is None:
+            return None, f"input {formal.name} takes {name}, not a tensor"
+        types.append(proto.SerializeToString())
+        type_names.append(name)
+    node = onnx.helper.make_node(
+        schema.name, [f.name for f in schema.inputs], [f.name for f in schema.outputs],
+        domain=schema.domain)
+    try:
+        raw = schema.get_context_dependent_function_with_opset_version(
+            opset, node.SerializeToString(), types)
+    except Exception as e:  # onnx refuses the representative call
+        return None, f"onnx does not build it: {e}"
+    if not raw:
+        return None, "onnx builds no body"
+    return raw, type_names
+
+
+def function_bodies():
+    """Every function body of the ONNX domains' operators, per schema version and body opset:
+    [{domain, name, since_version, opset, context_dependent, input_types?, function}], the
+    function a FunctionProto in hex; and the context-dependent bodies onnx could not build for
+    the representative types, with why."""
+    bodies, left_out = [], []
+    for s in onnx.defs.get_all_schemas_with_history():
+        key = {"domain": norm_domain(s.domain), "name": s.name, "since_version": int(s.since_version)}
+        if s.has_function:
+            for v in s.function_opset_versions:
+                raw = s.get_function_with_opset_version(v)
+                bodies.append({**key, "opset": int(v), "context_dependent": False,
+                               "function": raw.hex()})
+        if s.has_context_dependent_function:
+            for v in s.context_dependent_function_opset_versions:
+                if s.has_function and v in s.function_opset_versions:
+                    continue
+                raw, info = context_dependent_body(s, v)
+                if raw is None:
+                    left_out.append({**key, "opset": int(v), "why": info})
+                    continue
+                bodies.append({**key, "opset": int(v), "context_dependent": True,
+                               "input_types": info, "function": raw.hex()})
+    order = lambda e: (e["domain"], e["name"], e["since_version"], e["opset"])  # noqa: E731
+    return sorted(bodies, key=order), sorted(left_out, key=order)
+
+
+def write_function_bodies():
+    bodies, left_out = function_bodies()
+    header = {"generator": "scripts/gen_schemas.py", "onnx": onnx.__version__,
+              "representative_type": REPRESENTATIVE_TYPE, "left_out": left_out}
+    text = json.dumps({"header": header, "bodies": bodies}, sort_keys=True, indent=0,
+                      ensure_ascii=True)
+    with open(FUNCTIONS_OUT_PATH, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+        f.write("\n")
+    print(f"wrote {os.path.relpath(FUNCTIONS_OUT_PATH, REPO_ROOT)}: {len(bodies)} bodies "
+          f"({sum(b['context_dependent'] for b in bodies)} context-dependent), "
+          f"{len(left_out)} left out", file=sys.stderr)
+
+
 def main():
     torchlib_typing()
+    write_function_bodies()
     check_onnx_min_arity()
     schemas = onnx_schemas()
     onnx_keys = {(s["domain"], s["name"], s["since_version"]) for s in schemas}

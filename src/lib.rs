@@ -9,6 +9,7 @@ pub mod allocator;
 pub mod aten;
 #[doc(hidden)]
 pub mod contract;
+pub mod decompile;
 pub mod diagnostics;
 pub mod digits;
 pub mod driver;

@@ -1,9 +1,11 @@
-//! The `onnxsc` command line: `check`, `build`, `link`, `serve`, `schema`, `explain`, `lsp`.
+//! The `onnxsc` command line: `check`, `build`, `link`, `serve`, `schema`, `trace`, `decompile`,
+//! `explain`, `lsp`.
 //!
 //! Exit codes: 0 clean (warnings allowed), 1 errors in the sources, 2 usage or I/O failure.
 
 use clap::{Parser, Subcommand, ValueEnum};
 use onnxsc::diagnostics::{self, render_to_stderr, ColorMode, Severity};
+use onnxsc::driver::decompile::{DecompileOutcome, DecompileRequest, Source};
 use onnxsc::driver::link::{LinkOutcome, LinkRequest};
 use onnxsc::driver::serve::{Ended, Server, Startup};
 use onnxsc::driver::{self, Compilation, Keep, Options};
@@ -212,6 +214,34 @@ enum Command {
         #[arg(long, value_name = "JSON")]
         call: String,
     },
+    /// Write `.onnxs` source for ONNX functions: a model's or library's functions (and its main
+    /// graph, as a function of the graph's inputs), or an ONNX operator's function body.
+    ///
+    /// Compiling the output with `onnxsc build` gives back the same functions (the same nodes,
+    /// attributes and values; names that are not Python identifiers are renamed). `If` becomes
+    /// Python's `if` and `Loop` `for`/`while` where that compiles back to the same node, other
+    /// subgraphs `@graph()` functions. The command compiles what it wrote and warns (W1101) for
+    /// each function that does not come back the same. A function holding what `.onnxs` cannot
+    /// write is an error (E1101), and nothing is written; the output file is replaced
+    /// atomically. docs/decompile.md has the details.
+    Decompile {
+        /// The model or library (`onnxsc build` output) to decompile.
+        #[arg(value_name = "INPUT", required_unless_present = "op", conflicts_with = "op")]
+        input: Option<PathBuf>,
+        /// Only this function (with the functions it calls), or the main graph by its name.
+        #[arg(long, value_name = "NAME", requires = "input")]
+        function: Option<String>,
+        /// An ONNX operator with a function body (`LayerNormalization`, `Gelu`, ...), instead of
+        /// INPUT; needs `--opset`.
+        #[arg(long, value_name = "NAME", requires = "opset")]
+        op: Option<String>,
+        /// The ONNX opset whose `--op` body to write.
+        #[arg(long, value_name = "N", requires = "op")]
+        opset: Option<i64>,
+        /// Where to write the `.onnxs` module.
+        #[arg(short, long, value_name = "FILE.onnxs", required = true)]
+        output: PathBuf,
+    },
     /// Explain a diagnostic code, with an example, e.g. `onnxsc explain E0601`.
     Explain {
         /// The code, as printed in brackets: `E0601`, `W0501`.
@@ -369,6 +399,19 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
         Command::Serve { libs, schemas } => serve(&libs, &schemas.options(), color),
         Command::Schema { qualname, schemas } => schema(&qualname, &schemas.options(), color),
         Command::Explain { code } => explain(&code),
+        Command::Decompile { input, function, op, opset, output } => {
+            let source = match (&input, &op, opset) {
+                (Some(path), _, _) => Source::File { path, function: function.as_deref() },
+                (None, Some(name), Some(opset)) => Source::Operator { name, opset },
+                _ => {
+                    return Err(AppError {
+                        message: "`decompile` needs INPUT, or `--op NAME --opset N`".into(),
+                        help: None,
+                    })
+                }
+            };
+            decompile(&DecompileRequest { source, output: &output }, color)
+        }
         Command::Trace { paths, call } => trace(&paths, &call, color),
         Command::Lsp { schemas } => match onnxsc::lsp::run_stdio(schemas.options()) {
             Ok(()) => Ok(ExitCode::SUCCESS),
@@ -620,6 +663,30 @@ fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, Ap
         }
     })
     .map_err(|e| AppError { message: e.to_string(), help: None })?
+}
+
+/// `onnxsc decompile`.
+fn decompile(request: &DecompileRequest, color: ColorMode) -> Result<ExitCode, AppError> {
+    match driver::decompile::decompile(request).map_err(|e| AppError { message: e.message, help: e.help })? {
+        DecompileOutcome::Written { functions, warnings } => {
+            render_to_stderr(&onnxsc::source::SourceMap::new(), &warnings, color);
+            let differ = match warnings.len() {
+                0 => String::new(),
+                n => format!(" ({})", plural(n, "warning")),
+            };
+            eprintln!(
+                "onnxsc: decompiled {}{differ}; wrote {}",
+                plural(functions, "function"),
+                request.output.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        DecompileOutcome::Refused(d) => {
+            render_to_stderr(&onnxsc::source::SourceMap::new(), &[*d], color);
+            eprintln!("onnxsc: 1 error, nothing written");
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// `onnxsc explain CODE`.

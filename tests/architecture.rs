@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["sema"],
     &["lower", "trace"],
     &["emit"],
-    &["validate", "link"],
+    &["validate", "link", "decompile"],
     &["driver"],
     &["lsp"],
     &["contract"],
@@ -37,6 +37,11 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "link",
         "emit",
         "link reads libraries as protobuf; what it shares with emit (metadata keys, the signature JSON, IR versions) is in onnx",
+    ),
+    (
+        "decompile",
+        "sema",
+        "decompile reads protobuf and writes text; whether the text compiles back is for the compiler to say, not for it to predict",
     ),
     (
         "emit",

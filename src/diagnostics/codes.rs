@@ -5,7 +5,8 @@
 //! E05xx: translations against their PyTorch operator schema; E06xx: element types;
 //! E07xx: schema files given on the command line; E08xx: linking models (`onnxsc link`);
 //! E09xx: trace-only translations, at check time and for a call of the exporter;
-//! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); W0xxx: warnings.
+//! E10xx: limits of the ONNX format and of onnxsc (docs/robustness.md); E11xx: decompiling ONNX
+//! functions into `.onnxs` (`onnxsc decompile`); W0xxx: warnings.
 //!
 //! `onnxsc explain CODE` prints the long explanation of each (see `explain`).
 
@@ -119,6 +120,9 @@ pub const TOO_MANY_FUNCTIONS: &str = "E1003";
 /// Was the warning W0401 until onnx.checker was found to refuse such models.
 pub const DEPRECATED_OP: &str = "E1004";
 
+/// A function to decompile holds something `.onnxs` cannot write (docs/decompile.md).
+pub const CANNOT_DECOMPILE: &str = "E1101";
+
 pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
@@ -137,3 +141,6 @@ pub const MODEL_FUNCTION_KEPT: &str = "W0801";
 /// An op attribute of trace-time code is computed from a tensor's dimension (`x.shape[i]`):
 /// a call with a dynamic dimension knows it only by name, and fails there (E0904).
 pub const ATTRIBUTE_FROM_DIMENSION: &str = "W0901";
+
+/// A decompiled function does not compile back to the same function (docs/decompile.md).
+pub const DECOMPILED_DIFFERS: &str = "W1101";

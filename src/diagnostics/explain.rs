@@ -28,11 +28,13 @@ static EXPLANATIONS: &[(&str, &str)] = explanations![
     "E0801", "E0802", "E0803", "E0804", "E0805", "E0806", "E0807", "E0808", "E0809", "E0810", "E0811",
     "E0901", "E0902", "E0903", "E0904", "E0905", "E0906",
     "E1001", "E1002", "E1003", "E1004",
+    "E1101",
     "W0402",
     "W0501", "W0502", "W0503", "W0504", "W0505", "W0506", "W0507",
     "W0601",
     "W0801",
     "W0901",
+    "W1101",
 ];
 
 /// The long explanation of `code` (`"E0402"`; the letter may be lower case), or `None` if no

@@ -11,6 +11,7 @@
 //! writing files).
 
 pub mod analysis;
+pub mod decompile;
 mod editor;
 pub mod files;
 pub mod fix;

@@ -20,6 +20,7 @@
 //! }
 //! ```
 
+pub mod bodies;
 pub mod docs;
 mod op_hash;
 mod tables;
