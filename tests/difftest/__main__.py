@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from . import batch, coverage
-from .oracle import AGREE, DISAGREE, INVALID, VALID_REJECTED, Oracle, Result
+from .oracle import AGREE, DISAGREE, INVALID, ONNXSCRIPT_WRONG, VALID_REJECTED, Oracle, Result
 from .reduce import reduce
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,6 +57,9 @@ def _replay(paths: list[str], binary: Path) -> int:
 
 
 def _summary(total: int, counts: collections.Counter) -> int:
+    if counts[ONNXSCRIPT_WRONG]:
+        print(f"difftest: {counts[ONNXSCRIPT_WRONG]} programs where onnxscript's compilation is wrong: "
+              "its eager mode (the Python, run line by line) computes what onnxsc's does")
     if counts[INVALID]:
         print(f"difftest: {counts[INVALID]} programs not compared: onnxscript refuses them, or ONNX "
               "Runtime its model (the generator's fault, not a finding)")

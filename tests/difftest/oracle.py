@@ -10,7 +10,10 @@ outcome of a function is one of:
 * ``disagree``: different outputs, or onnxsc's model fails where onnxscript's runs;
 * ``valid_rejected``: onnxscript's model runs, and onnxsc refuses the module;
 * ``invalid``: onnxscript refuses the program or ONNX Runtime its model. Not a finding: the
-  generator wrote something outside the language, and is fixed instead.
+  generator wrote something outside the language, and is fixed instead;
+* ``onnxscript_wrong``: the outputs differ, and onnxscript's eager mode (the Python function
+  run line by line, each operator in ONNX Runtime: what the source says) gives onnxsc's. Not a
+  finding: onnxscript's compilation is wrong (docs/robustness.md lists what was seen).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ TOLERANCES = {
 }
 RUN_SECONDS = 5.0
 AGREE, DISAGREE, VALID_REJECTED, INVALID = "agree", "disagree", "valid_rejected", "invalid"
+ONNXSCRIPT_WRONG = "onnxscript_wrong"
 
 
 @dataclass
@@ -62,7 +66,7 @@ class Result:
     @property
     def kind(self) -> str:
         kinds = {o.kind for o in self.functions}
-        for kind in (DISAGREE, VALID_REJECTED, AGREE):
+        for kind in (DISAGREE, VALID_REJECTED, ONNXSCRIPT_WRONG, AGREE):
             if kind in kinds:
                 return kind
         return INVALID
@@ -190,8 +194,8 @@ def miswired(fp: onnx.FunctionProto) -> str | None:
     return None
 
 
-def _onnxscript_functions(path: Path, workdir: Path) -> list[onnx.FunctionProto]:
-    """onnxscript's conversion of every function of the module."""
+def _onnxscript_functions(path: Path, workdir: Path) -> tuple[Any, list[onnx.FunctionProto]]:
+    """The module as Python, and onnxscript's conversion of each of its functions."""
     module = harness.import_as_module(path, workdir, prefix="difftest_")
     try:
         opsets = harness.module_opsets(module)
@@ -201,9 +205,22 @@ def _onnxscript_functions(path: Path, workdir: Path) -> list[onnx.FunctionProto]
             proto = getattr(module, name).to_function_proto()
             harness.repair_opset_imports(proto, opsets)
             protos.append(proto)
-        return protos
+        return module, protos
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+def eager(module: Any, name: str, call: dict, feeds) -> list[np.ndarray] | None:
+    """The function run by onnxscript's eager evaluator: its Python, each operator computed by
+    ONNX Runtime. None if eager mode cannot run it."""
+    kwargs = {n: v for n, v in feeds.items() if v is not None}
+    kwargs.update(call["attrs"])
+    try:
+        result = getattr(module, name)(**kwargs)
+    except Exception:  # noqa: BLE001 - eager mode is a tie-breaker only
+        return None
+    values = result if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(getattr(v, "value", v)) for v in values]
 
 
 class Oracle:
@@ -235,7 +252,7 @@ class Oracle:
             return run_trace(self, path, meta)
         calls: dict[str, Any] = meta["calls"]
         try:
-            reference = _onnxscript_functions(path, self.workdir)
+            module, reference = _onnxscript_functions(path, self.workdir)
         except Exception as exc:  # noqa: BLE001 - onnxscript's refusal is the outcome
             detail = f"onnxscript: {type(exc).__name__}: {exc}"
             return Result([Outcome(INVALID, name, detail) for name in calls])
@@ -265,5 +282,12 @@ class Oracle:
                 outcomes.append(Outcome(DISAGREE, name, f"ONNX Runtime refuses onnxsc's model: {exc}"))
                 continue
             difference = compare(got, theirs)
-            outcomes.append(Outcome(DISAGREE if difference else AGREE, name, difference or ""))
+            if difference is None:
+                outcomes.append(Outcome(AGREE, name))
+                continue
+            python = eager(module, name, calls[name], feeds)
+            if python is not None and compare(got, python) is None and compare(theirs, python) is not None:
+                outcomes.append(Outcome(ONNXSCRIPT_WRONG, name, f"{difference}; eager Python gives onnxsc's"))
+            else:
+                outcomes.append(Outcome(DISAGREE, name, difference))
         return Result(outcomes)
