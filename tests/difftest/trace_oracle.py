@@ -104,11 +104,25 @@ def _feeds(model: onnx.ModelProto, types: list[str], seed: int) -> dict[str, np.
     return feeds
 
 
-def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
+def _import(path: Path, workdir: Path):
+    """The module as Python, its translations left out of torchlib's default registry: `torch_op`
+    registers each there, and the exporter would then look for `torch.ops.difftest.*`."""
+    from onnxscript.function_libs.torch_lib import registration
+
+    registry = registration.default_registry
+    before = set(registry)
     try:
         with warnings.catch_warnings():  # each program registers its f0 again
             warnings.simplefilter("ignore")
-            module = oracle.harness.import_as_module(path, the_oracle.workdir, prefix="difftest_")
+            return oracle.harness.import_as_module(path, workdir, prefix="difftest_")
+    finally:
+        for name in set(registry) - before:
+            del registry._registry[name]
+
+
+def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
+    try:
+        module = _import(path, the_oracle.workdir)
     except Exception as exc:  # noqa: BLE001
         return Result([Outcome(INVALID, name, f"import: {type(exc).__name__}: {exc}") for name in meta["calls"]])
     opset_version = next(v.version for v in vars(module).values()
