@@ -10,9 +10,10 @@ fit. Programs combine, at random: arithmetic, comparisons and logic on every ele
 Runtime computes, casts, operators, Python literals and module constants as operands, attributes
 (with and without defaults, passed or left to the default, used as tensors, as operator
 attributes and in conditions), ``if``/``elif``/``else``, ``for`` and ``while`` loops (with a
-trailing ``break``), subscripts and slices, sequences, optional inputs and ``is None``, nested
-``@graph()`` bodies (``Scan``), calls between the module's functions, and every ONNX opset from
-15 to the newest onnxscript 0.7.2 knows.
+trailing ``break``), subscripts and slices, sequences, optional inputs (given or not by the
+call; never read, see `ProgramWriter.function`), nested ``@graph()`` bodies (``Scan``), calls
+between the module's functions, and every ONNX opset from 15 to the newest onnxscript 0.7.2
+knows. Trace-time translations come from `trace_generator`.
 """
 
 from __future__ import annotations
