@@ -18,7 +18,6 @@ import collections
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def _save(out: Path, text: str, result: Result, seed: int) -> Path:
 
 
 def _replay(paths: list[str], binary: Path) -> int:
-    oracle = Oracle(binary, Path(tempfile.mkdtemp(prefix="difftest-")))
+    oracle = Oracle(binary)
     counts = collections.Counter()
     for name in paths:
         result = oracle.run_text(Path(name).read_text(encoding="utf-8"))
@@ -108,7 +107,7 @@ def main() -> int:
             if result.finding():
                 findings.append((seed, text, result))
     findings.sort(key=lambda f: f[0])
-    oracle = Oracle(binary, Path(tempfile.mkdtemp(prefix="difftest-")))
+    oracle = Oracle(binary)
     for n, (seed, text, result) in enumerate(findings):
         finding = result.finding()
         if n < args.reduce:

@@ -7,7 +7,6 @@ by module name (`-m difftest` runs `__main__` under another name in the workers)
 from __future__ import annotations
 
 import collections
-import tempfile
 from pathlib import Path
 
 from . import coverage, generator, trace_generator
@@ -18,7 +17,7 @@ _oracle: Oracle | None = None
 
 def init(binary: str) -> None:
     global _oracle
-    _oracle = Oracle(Path(binary), Path(tempfile.mkdtemp(prefix="difftest-")))
+    _oracle = Oracle(Path(binary))
 
 
 def run_one(task: tuple[int, str]) -> tuple[int, str, Result, collections.Counter]:

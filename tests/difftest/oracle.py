@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import sys
-import threading
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,23 +129,9 @@ def run(functions: list[onnx.FunctionProto], name: str, call: dict, feeds) -> li
 
 
 def run_model(model: onnx.ModelProto, feeds) -> list[np.ndarray]:
-    """Run a model in ONNX Runtime (no graph optimisations, one thread), stopped after
-    RUN_SECONDS: a reduced program can loop forever where the generated one did not."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    run_options = ort.RunOptions()
-    timer = threading.Timer(RUN_SECONDS, lambda: setattr(run_options, "terminate", True))
-    timer.start()
-    try:
-        return session.run(None, {n: v for n, v in feeds.items() if v is not None}, run_options)
-    finally:
-        timer.cancel()
+    """Run a model in ONNX Runtime, stopped after RUN_SECONDS: a reduced program can loop
+    forever where the generated one did not."""
+    return harness.run_model(model, {n: v for n, v in feeds.items() if v is not None}, RUN_SECONDS)
 
 
 def compare(ours: list[np.ndarray], theirs: list[np.ndarray]) -> str | None:
@@ -224,9 +210,9 @@ def eager(module: Any, name: str, call: dict, feeds) -> list[np.ndarray] | None:
 
 
 class Oracle:
-    def __init__(self, binary: Path, workdir: Path):
+    def __init__(self, binary: Path, workdir: Path | None = None):
         self.onnxsc = harness.Onnxsc(binary, timeout=120)
-        self.workdir = workdir
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="difftest-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.counter = 0
 

@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import typing
 import zlib
 from dataclasses import dataclass
@@ -595,8 +596,8 @@ def wrap_function(
     return model
 
 
-def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Run a model on ONNX Runtime's CPU provider.
+def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], seconds: float | None = None) -> list[np.ndarray]:
+    """Run a model on ONNX Runtime's CPU provider, stopped after ``seconds`` if given.
 
     Graph optimisations are disabled and one thread is used, so that every node runs as
     written (no fusion, no constant folding, reductions in a fixed order): two models
@@ -613,7 +614,15 @@ def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> list[n
         model.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
     )
     if not any(isinstance(v, np.ndarray) and v.dtype in _ML_DTYPES for v in feeds.values()):
-        return sess.run(None, dict(feeds))
+        if seconds is None:
+            return sess.run(None, dict(feeds))
+        run_options = ort.RunOptions()
+        timer = threading.Timer(seconds, lambda: setattr(run_options, "terminate", True))
+        timer.start()
+        try:
+            return sess.run(None, dict(feeds), run_options)
+        finally:
+            timer.cancel()
     # ONNX Runtime's Python binding takes ml_dtypes arrays only as OrtValues of their bytes;
     # outputs of those types come back as their bytes (uint8 or uint16 codes).
     values = {
