@@ -356,6 +356,7 @@ fn a_function_that_does_not_come_back_the_same_is_w1101() {
     assert!(err.contains("warning[W1101]: the function `Bernoulli` does not compile back the same: node 0 (`RandomUniformLike`) differs"), "{err}");
     assert!(err.contains("(1 warning)"), "{err}");
     assert!(std::fs::read_to_string(&out).unwrap().contains("def Bernoulli("));
+    insta::assert_snapshot!("w1101", err.replace(s(&dir), "[DIR]"));
 }
 
 #[test]
@@ -416,6 +417,7 @@ fn what_cannot_be_written_is_e1101_and_nothing_is_written() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("error[E1101]") && stderr(&o).contains("SPARSE_TENSOR"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous");
+    insta::assert_snapshot!("e1101", stderr(&o).replace(s(&dir), "[DIR]"));
 
     let garbage = dir.join("garbage.onnx");
     std::fs::write(&garbage, b"\xff\xff\xff not a model").unwrap();
