@@ -17,7 +17,27 @@ _oracle: Oracle | None = None
 
 def init(binary: str) -> None:
     global _oracle
+    _memoize_operator_signatures()
     _oracle = Oracle(Path(binary))
+
+
+def _memoize_operator_signatures() -> None:
+    """onnxscript's converter and torch's `OpRecorder` rebuild an operator's signature from its
+    schema (`OpSignature.from_op_schema`) for every operator call they convert or record: a
+    sixth of a worker's time. The signature depends on the schema alone, and neither mutates
+    it, so a worker builds each once. Workers only: the test suite runs the tools untouched."""
+    from onnx_ir import schemas
+
+    build = schemas.OpSignature.from_op_schema.__func__
+    built: dict = {}
+
+    def from_op_schema(cls, op_schema):
+        key = (op_schema.domain, op_schema.name, op_schema.since_version)
+        if key not in built:
+            built[key] = build(cls, op_schema)
+        return built[key]
+
+    schemas.OpSignature.from_op_schema = classmethod(from_op_schema)
 
 
 def run_one(task: tuple[int, str]) -> tuple[int, str, Result, collections.Counter]:

@@ -26,7 +26,8 @@ CONSTRUCTS = [
 ]
 
 
-def _constructs(fn: ast.FunctionDef, constants: set[str]) -> set[str]:
+def _constructs(fn: ast.FunctionDef, nodes: list[ast.AST], constants: set[str]) -> set[str]:
+    """The constructs of `fn`, whose nodes (`ast.walk`) are `nodes`."""
     found: set[str] = set()
     attrs = {a.arg for a in fn.args.args if isinstance(a.annotation, ast.Name) and a.annotation.id in ("float", "int", "bool")}
     defaults = fn.args.defaults
@@ -37,12 +38,9 @@ def _constructs(fn: ast.FunctionDef, constants: set[str]) -> set[str]:
         found.add("optional input")
     if any(isinstance(d, ast.Call) and d.keywords for d in fn.decorator_list):
         found.add("default_opset")
-    loops: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.For):
-            loops.add(node.target.id)
+    loops = {node.target.id for node in nodes if isinstance(node, ast.For)}
     functions_called = set()
-    for node in ast.walk(fn):
+    for node in nodes:
         if isinstance(node, ast.BinOp):
             op = _OPERATORS.get(type(node.op))
             found.add("@" if op == "@" else "logic" if op in ("&", "|") else "arithmetic operator")
@@ -102,12 +100,8 @@ def _constructs(fn: ast.FunctionDef, constants: set[str]) -> set[str]:
     return found
 
 
-def _element_types(fn: ast.FunctionDef) -> set[str]:
-    types = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and node.id in _TYPE_NAMES:
-            types.add(_TYPE_NAMES[node.id])
-    return types
+def _element_types(nodes: list[ast.AST]) -> set[str]:
+    return {_TYPE_NAMES[node.id] for node in nodes if isinstance(node, ast.Name) and node.id in _TYPE_NAMES}
 
 
 TRACE_CONSTRUCTS = [
@@ -117,8 +111,8 @@ TRACE_CONSTRUCTS = [
 ]
 
 
-def _trace_constructs(fn: ast.FunctionDef) -> set[str]:
-    text = ast.unparse(fn)
+def _trace_constructs(fn: ast.FunctionDef, source: str) -> set[str]:
+    text = ast.get_source_segment(source, fn) or ""
     found = {name for name, needle in [
         ("trace: is None", " is None"), ("trace: element type", "x.dtype =="),
         ("trace: rank or dimension", "x.shape"), ("trace: unrolled for", "for "),
@@ -143,7 +137,7 @@ def _of_trace_program(program: Program) -> collections.Counter:
             counts[("opset", program.opset)] += 1
             types = {_TYPE_NAMES.get(a["tensor"]["dtype"], a["tensor"]["dtype"]) for call in program.trace_calls[fn.name]
                      for a in call["args"] if "tensor" in a}
-            for construct in _trace_constructs(fn):
+            for construct in _trace_constructs(fn, program.source):
                 counts[("construct", construct)] += 1
                 for t in types:
                     counts[("cell", construct, t)] += 1
@@ -163,8 +157,9 @@ def of_program(program: Program) -> collections.Counter:
             continue
         counts[("functions",)] += 1
         counts[("opset", program.opset)] += 1
-        types = _element_types(fn)
-        for construct in _constructs(fn, constants):
+        nodes = list(ast.walk(fn))  # walked once: the walk costs more than the tests
+        types = _element_types(nodes)
+        for construct in _constructs(fn, nodes, constants):
             counts[("construct", construct)] += 1
             for t in types:
                 counts[("cell", construct, t)] += 1

@@ -100,32 +100,56 @@ def make_inputs(spec: dict[str, str | None], seed: int) -> dict[str, np.ndarray 
     return feeds
 
 
-def call_model(functions: list[onnx.FunctionProto], name: str, call: dict,
-               feeds: dict[str, np.ndarray | None]) -> onnx.ModelProto:
-    """A model whose graph is one call of `name`, holding all of `functions`."""
-    (target,) = [f for f in functions if f.name == name]
-    inputs = [n if feeds[n] is not None else "" for n in call["inputs"]]
-    while inputs and inputs[-1] == "":
-        inputs.pop()
-    outputs = [f"out{i}" for i in range(len(target.output))]
-    node = helper.make_node(name, inputs, outputs, domain=target.domain)
-    for attr, value in call["attrs"].items():
-        node.attribute.append(harness.make_attribute(attr, value, call["attr_types"][attr]))
-    graph_inputs = [
-        helper.make_tensor_value_info(n, harness.elem_type_of_array(v), list(v.shape))
-        for n, v in feeds.items() if v is not None
-    ]
-    graph_outputs = []
-    for out in outputs:
-        info = onnx.ValueInfoProto()
-        info.name = out
-        graph_outputs.append(info)
-    graph = helper.make_graph([node], f"call_{name}", graph_inputs, graph_outputs)
+Call = tuple[str, dict, dict]  # a function's name, its call (header), its inputs by parameter
+
+
+def calls_model(functions: list[onnx.FunctionProto], calls: list[Call]) -> onnx.ModelProto:
+    """A model holding all of `functions` whose graph calls each of `calls` once, side by side:
+    the inputs of function `f` are the graph's `f.x`, `f.y`..., its outputs `f.out0`..."""
+    nodes, graph_inputs, graph_outputs = [], [], []
+    for name, call, feeds in calls:
+        (target,) = [f for f in functions if f.name == name]
+        inputs = [f"{name}.{n}" if feeds[n] is not None else "" for n in call["inputs"]]
+        while inputs and inputs[-1] == "":
+            inputs.pop()
+        outputs = [f"{name}.out{i}" for i in range(len(target.output))]
+        node = helper.make_node(name, inputs, outputs, domain=target.domain)
+        for attr, value in call["attrs"].items():
+            node.attribute.append(harness.make_attribute(attr, value, call["attr_types"][attr]))
+        nodes.append(node)
+        graph_inputs += [
+            helper.make_tensor_value_info(f"{name}.{n}", harness.elem_type_of_array(v), list(v.shape))
+            for n, v in feeds.items() if v is not None
+        ]
+        for out in outputs:
+            graph_outputs.append(onnx.ValueInfoProto(name=out))
+    graph = helper.make_graph(nodes, "calls", graph_inputs, graph_outputs)
     return harness.model_with_functions(graph, functions, "onnxsc-difftest")
 
 
-def run(functions: list[onnx.FunctionProto], name: str, call: dict, feeds) -> list[np.ndarray]:
-    return run_model(call_model(functions, name, call, feeds), feeds)
+def run_calls(functions: list[onnx.FunctionProto], calls: list[Call]) -> dict[str, list[np.ndarray] | Exception]:
+    """Each call's outputs, or why ONNX Runtime cannot compute them. One model (one session:
+    most of the cost of a run) computes every call; when it fails, a model per call tells
+    which calls fail, and why."""
+    def feeds(group: list[Call]) -> dict[str, np.ndarray | None]:
+        return {f"{name}.{n}": v for name, _, fs in group for n, v in fs.items()}
+
+    def run_group(group: list[Call]) -> dict[str, list[np.ndarray]]:
+        values = iter(run_model(calls_model(functions, group), feeds(group)))
+        counts = {f.name: len(f.output) for f in functions}
+        return {name: [next(values) for _ in range(counts[name])] for name, _, _ in group}
+
+    try:
+        return run_group(calls)
+    except Exception:  # noqa: BLE001 - one call's failure; find which, below
+        pass
+    results: dict[str, list[np.ndarray] | Exception] = {}
+    for one in calls:
+        try:
+            results.update(run_group([one]))
+        except Exception as exc:  # noqa: BLE001
+            results[one[0]] = exc
+    return results
 
 
 def run_model(model: onnx.ModelProto, feeds) -> list[np.ndarray]:
@@ -245,14 +269,15 @@ class Oracle:
         faults = [fault for fault in map(miswired, reference) if fault]
         if faults:
             return Result([Outcome(INVALID, name, faults[0]) for name in calls])
-        expected: dict[str, tuple[dict, list[np.ndarray]]] = {}
         outcomes: list[Outcome] = []
-        for name, call in calls.items():
-            feeds = make_inputs(call["inputs"], zlib.crc32(f"{meta['seed']}:{name}".encode()))
-            try:
-                expected[name] = (feeds, run(reference, name, call, feeds))
-            except Exception as exc:  # noqa: BLE001
-                outcomes.append(Outcome(INVALID, name, f"ONNX Runtime refuses onnxscript's model: {exc}"))
+        inputs = {name: make_inputs(call["inputs"], zlib.crc32(f"{meta['seed']}:{name}".encode()))
+                  for name, call in calls.items()}
+        expected: dict[str, list[np.ndarray]] = {}
+        for name, theirs in run_calls(reference, [(n, c, inputs[n]) for n, c in calls.items()]).items():
+            if isinstance(theirs, Exception):
+                outcomes.append(Outcome(INVALID, name, f"ONNX Runtime refuses onnxscript's model: {theirs}"))
+            else:
+                expected[name] = theirs
         if not expected:
             return Result(outcomes)
         built = self.onnxsc.build([path], path.with_suffix(".onnx"))
@@ -260,12 +285,11 @@ class Oracle:
             kind = VALID_REJECTED if built.returncode == 1 else DISAGREE
             detail = f"onnxsc exit {built.returncode}:\n{built.stdout}{built.stderr}"
             return Result(outcomes + [Outcome(kind, name, detail) for name in expected])
-        ours = list(built.model.functions)
-        for name, (feeds, theirs) in expected.items():
-            try:
-                got = run(ours, name, calls[name], feeds)
-            except Exception as exc:  # noqa: BLE001
-                outcomes.append(Outcome(DISAGREE, name, f"ONNX Runtime refuses onnxsc's model: {exc}"))
+        ours = run_calls(list(built.model.functions), [(n, calls[n], inputs[n]) for n in expected])
+        for name, theirs in expected.items():
+            got, feeds = ours[name], inputs[name]
+            if isinstance(got, Exception):
+                outcomes.append(Outcome(DISAGREE, name, f"ONNX Runtime refuses onnxsc's model: {got}"))
                 continue
             difference = compare(got, theirs)
             if difference is None:

@@ -4,21 +4,23 @@ The reference is PyTorch's exporter's own machinery: the translation, imported a
 onnxscript's `torch_op`, is called on symbolic tensors of the call's element types and shapes
 (`_tensors.SymbolicTensor`) with an `OpRecorder` as onnxscript's evaluator, as
 `torch/onnx/_internal/exporter/_core.py` calls torchlib; the nodes it records make a model.
-onnxsc specialises the same call (`onnxsc trace FILE --call JSON`). Both run in ONNX Runtime
-on the same inputs. A call the reference cannot trace is not compared.
+onnxsc specialises the same calls as the Python package has it specialise an exporter's: trace
+requests to one `onnxsc serve FILE` process per program, each answered with the call's model,
+linked. Both run in ONNX Runtime on the same inputs. A call the reference cannot trace is not
+compared.
 """
 
 from __future__ import annotations
 
 import json
+import struct
+import subprocess
 import warnings
 import zlib
 from pathlib import Path
 
 import numpy as np
 import onnx
-import onnx.parser
-from onnx import helper
 
 from . import oracle
 from .oracle import AGREE, DISAGREE, INVALID, VALID_REJECTED, Outcome, Result
@@ -73,23 +75,38 @@ def reference_model(function, call: dict, opset_version: int) -> tuple[onnx.Mode
     return model, types
 
 
-def onnxsc_model(binary_run, path: Path, call: dict, inputs) -> tuple[onnx.ModelProto | None, str]:
-    """onnxsc's specialisation of the call, as a model whose graph calls the function with
-    `inputs` (the reference's graph inputs: the same tensors, in the same order)."""
-    proc = binary_run("trace", str(path), "--call", json.dumps(call))
-    if proc.returncode != 0:
-        return None, f"onnxsc trace exit {proc.returncode}:\n{proc.stdout}{proc.stderr}"
-    fp = onnx.parser.parse_function(proc.stdout)
-    node = helper.make_node(fp.name, list(fp.input), [f"out{i}" for i in range(len(fp.output))], domain=fp.domain)
-    if len(fp.input) != len(inputs):
-        return None, f"onnxsc's function takes {len(fp.input)} tensors, the call passes {len(inputs)}"
-    graph = helper.make_graph([node], "call", [], [])
-    for value, name in zip(inputs, fp.input):
-        graph.input.add().CopyFrom(value)
-        graph.input[-1].name = name
-    for i in range(len(fp.output)):
-        graph.output.add().name = f"out{i}"
-    return oracle.harness.model_with_functions(graph, [fp], "onnxsc-difftest"), ""
+def serve(binary: Path, path: Path, calls: list[dict], timeout: float) -> tuple[list[tuple[int, bytes]], int, str]:
+    """onnxsc's answers to trace requests for `calls`, from one `onnxsc serve` of the program:
+    (status, payload) per call answered, the server's exit status and its stderr. Fewer
+    answers than calls means the server refused the program (exit 1, no answer) or died."""
+    frames = b"".join(struct.pack("<I", len(r)) + r for r in (json.dumps(c).encode() for c in calls))
+    proc = subprocess.run([str(binary), "--color", "never", "serve", str(path)], input=frames,
+                          capture_output=True, timeout=timeout, check=False)
+    answers, data = [], proc.stdout
+    while len(data) >= 4 and len(answers) < len(calls):
+        (length,) = struct.unpack("<I", data[:4])
+        if length == 0 or len(data) < 4 + length:
+            break
+        answers.append((data[4], data[5:4 + length]))
+        data = data[4 + length:]
+    return answers, proc.returncode, proc.stderr.decode("utf-8", errors="replace")
+
+
+def onnxsc_model(answer: tuple[int, bytes], inputs) -> tuple[onnx.ModelProto | None, str]:
+    """onnxsc's model of a call (its answer to the trace request) with typed graph inputs: the
+    reference's, the same tensors in the same order."""
+    status, payload = answer
+    if status != 0:
+        return None, payload.decode("utf-8", errors="replace")
+    model = onnx.load_from_string(payload)
+    graph = model.graph
+    if len(graph.input) != len(inputs):
+        return None, f"onnxsc's model takes {len(graph.input)} tensors, the call passes {len(inputs)}"
+    for value, typed in zip(graph.input, inputs):
+        value.type.CopyFrom(typed.type)
+    for value in graph.output:
+        value.ClearField("type")
+    return model, ""
 
 
 def _feeds(model: onnx.ModelProto, types: list[str], seed: int) -> dict[str, np.ndarray]:
@@ -127,7 +144,8 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
         return Result([Outcome(INVALID, name, f"import: {type(exc).__name__}: {exc}") for name in meta["calls"]])
     opset_version = next(v.version for v in vars(module).values()
                          if type(v).__name__.startswith("Opset") and getattr(v, "domain", None) == "")
-    outcomes = []
+    outcomes: dict[str, Outcome] = {}
+    traced: list[tuple[str, dict, onnx.ModelProto, dict, list]] = []
     for name, calls in meta["calls"].items():
         for n, call in enumerate(calls):
             label = f"{name}#{n}"
@@ -136,17 +154,27 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
                 feeds = _feeds(reference, types, zlib.crc32(f"{meta['seed']}:{label}".encode()))
                 expected = oracle.run_model(reference, feeds)
             except Exception as exc:  # noqa: BLE001 - the reference cannot trace or run it
-                outcomes.append(Outcome(INVALID, label, f"reference: {type(exc).__name__}: {exc}"))
+                outcomes[label] = Outcome(INVALID, label, f"reference: {type(exc).__name__}: {exc}")
                 continue
-            ours, error = onnxsc_model(the_oracle.onnxsc.run, path, call, reference.graph.input)
-            if ours is None:
-                outcomes.append(Outcome(VALID_REJECTED if "exit 1" in error else DISAGREE, label, error))
-                continue
-            try:
-                got = oracle.run_model(ours, {o.name: v for o, v in zip(ours.graph.input, feeds.values())})
-            except Exception as exc:  # noqa: BLE001
-                outcomes.append(Outcome(DISAGREE, label, f"ONNX Runtime refuses onnxsc's model: {exc}"))
-                continue
-            difference = oracle.compare(got, expected)
-            outcomes.append(Outcome(DISAGREE if difference else AGREE, label, difference or ""))
-    return Result(outcomes)
+            traced.append((label, call, reference, feeds, expected))
+    if traced:
+        answers, status, stderr = serve(the_oracle.onnxsc.binary, path, [t[1] for t in traced], the_oracle.onnxsc.timeout)
+    for k, (label, call, reference, feeds, expected) in enumerate(traced):
+        if k >= len(answers):
+            kind = VALID_REJECTED if status == 1 and not answers else DISAGREE
+            outcomes[label] = Outcome(kind, label, f"onnxsc serve exit {status}, no answer:\n{stderr}")
+            continue
+        ours, error = onnxsc_model(answers[k], reference.graph.input)
+        if ours is None:
+            kind = VALID_REJECTED if answers[k][0] == 1 else DISAGREE
+            outcomes[label] = Outcome(kind, label, error)
+            continue
+        try:
+            got = oracle.run_model(ours, {o.name: v for o, v in zip(ours.graph.input, feeds.values())})
+        except Exception as exc:  # noqa: BLE001
+            outcomes[label] = Outcome(DISAGREE, label, f"ONNX Runtime refuses onnxsc's model: {exc}")
+            continue
+        difference = oracle.compare(got, expected)
+        outcomes[label] = Outcome(DISAGREE if difference else AGREE, label, difference or "")
+    order = [f"{name}#{n}" for name, calls in meta["calls"].items() for n in range(len(calls))]
+    return Result([outcomes[label] for label in order])

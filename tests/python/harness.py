@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import typing
 import zlib
 from dataclasses import dataclass
@@ -596,6 +597,59 @@ def wrap_function(
     return model
 
 
+class _Deadlines:
+    """One thread that stops the ONNX Runtime runs that outlive their time limit. A thread
+    started per run (`threading.Timer`) costs about as much as running a small model; this
+    thread sleeps until the earliest deadline, and is woken only when a run's deadline comes
+    before the time it will wake anyway."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._runs: dict[int, tuple[float, Any]] = {}
+        self._ids = iter(range(1 << 62))
+        self._wakes_at: float | None = None  # None: asleep until woken
+        self._thread: threading.Thread | None = None
+
+    class _Watch:
+        def __init__(self, deadlines: "_Deadlines", key: int):
+            self.deadlines, self.key = deadlines, key
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_):
+            with self.deadlines._changed:
+                self.deadlines._runs.pop(self.key, None)
+
+    def watch(self, run_options: Any, seconds: float) -> "_Deadlines._Watch":
+        """Sets `run_options.terminate` once `seconds` have passed, unless the `with` block
+        the result opens has ended."""
+        deadline = time.monotonic() + seconds
+        with self._changed:
+            key = next(self._ids)
+            self._runs[key] = (deadline, run_options)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="onnxruntime-deadlines", daemon=True)
+                self._thread.start()
+            elif self._wakes_at is None or deadline < self._wakes_at:
+                self._changed.notify()
+        return self._Watch(self, key)
+
+    def _watch(self) -> None:
+        with self._changed:
+            while True:
+                now = time.monotonic()
+                for key, (deadline, run_options) in list(self._runs.items()):
+                    if deadline <= now:
+                        run_options.terminate = True
+                        del self._runs[key]
+                self._wakes_at = min((d for d, _ in self._runs.values()), default=None)
+                self._changed.wait(None if self._wakes_at is None else self._wakes_at - now)
+
+
+_DEADLINES = _Deadlines()
+
+
 def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], seconds: float | None = None) -> list[np.ndarray]:
     """Run a model on ONNX Runtime's CPU provider, stopped after ``seconds`` if given.
 
@@ -617,12 +671,8 @@ def run_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], seconds: 
         if seconds is None:
             return sess.run(None, dict(feeds))
         run_options = ort.RunOptions()
-        timer = threading.Timer(seconds, lambda: setattr(run_options, "terminate", True))
-        timer.start()
-        try:
+        with _DEADLINES.watch(run_options, seconds):
             return sess.run(None, dict(feeds), run_options)
-        finally:
-            timer.cancel()
     # ONNX Runtime's Python binding takes ml_dtypes arrays only as OrtValues of their bytes;
     # outputs of those types come back as their bytes (uint8 or uint16 codes).
     values = {
