@@ -406,7 +406,19 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
 /// Where a block first assigns `name`, looking into nested blocks.
 fn first_assignment(stmts: &[Stmt], name: &str) -> Option<Span> {
-    for s in stmts {
+    assignment(stmts, name, false)
+}
+
+/// Where a block last assigns `name` (the value it leaves `name` with, when that assignment
+/// runs), looking into nested blocks.
+pub(super) fn last_assignment(stmts: &[Stmt], name: &str) -> Option<Span> {
+    assignment(stmts, name, true)
+}
+
+fn assignment(stmts: &[Stmt], name: &str, last: bool) -> Option<Span> {
+    let in_order: Box<dyn Iterator<Item = &Stmt>> =
+        if last { Box::new(stmts.iter().rev()) } else { Box::new(stmts.iter()) };
+    for s in in_order {
         let mut names = Vec::new();
         liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
         if !names.iter().any(|n| n == name) {
@@ -414,9 +426,9 @@ fn first_assignment(stmts: &[Stmt], name: &str) -> Option<Span> {
         }
         let inner = match &s.kind {
             StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
-                first_assignment(body, name).or_else(|| first_assignment(orelse, name))
+                assignment(body, name, last).or_else(|| assignment(orelse, name, last))
             }
-            StmtKind::For { target, body, .. } => first_assignment(body, name).or(Some(target.span)),
+            StmtKind::For { target, body, .. } => assignment(body, name, last).or(Some(target.span)),
             _ => None,
         };
         return Some(inner.unwrap_or(s.span));

@@ -1,6 +1,7 @@
 //! Statements: assignments, `if` (static, or `If` with its branches as subgraphs), and the
 //! blocks and scopes of branches and bodies.
 
+use super::loops::last_assignment;
 use super::*;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
@@ -335,6 +336,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .help("ONNX `If` must have outputs: use the variables it assigns, or remove the `if`");
             return Err(self.push(d));
         }
+        self.check_branch_types(&outputs, (&then_graph, body), (&else_graph, orelse), s.span)?;
         let names: Vec<String> = outputs.iter().map(|o| self.fresh(o)).collect();
         let attrs = vec![
             Attr { name: "then_branch".into(), value: AttrValue::Graph(then_graph) },
@@ -344,6 +346,56 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         self.merge_branch_presence(&names, &then_presence, &else_presence);
         for (o, n) in outputs.iter().zip(names) {
             self.bind(o, Binding::Value(n));
+        }
+        Ok(())
+    }
+
+    /// A variable an `if` assigns has one element type whichever branch runs: an ONNX `If`
+    /// has one type per output, and ONNX Runtime refuses a model whose branches differ.
+    fn check_branch_types(
+        &mut self,
+        outputs: &[String],
+        (then_graph, then_block): (&Graph, &[Stmt]),
+        (else_graph, else_block): (&Graph, &[Stmt]),
+        if_span: Span,
+    ) -> R<()> {
+        for ((v, then_out), else_out) in outputs.iter().zip(&then_graph.outputs).zip(&else_graph.outputs) {
+            let (Some(Ty::Elem(taken)), Some(Ty::Elem(not_taken))) =
+                (self.values.ty(then_out).cloned(), self.values.ty(else_out).cloned())
+            else {
+                continue;
+            };
+            if taken == not_taken {
+                continue;
+            }
+            let (then_at, else_at) = (last_assignment(then_block, v), last_assignment(else_block, v));
+            let label = |t: ElemType| format!("`{v}` is {} here", t.script_name());
+            let d = Diagnostic::error(
+                codes::TYPE_MISMATCH,
+                self.file(),
+                format!(
+                    "`{v}` is {} when this `if` is taken, but {} when it is not",
+                    taken.script_name(),
+                    not_taken.script_name()
+                ),
+            );
+            // The primary label is on the branch whose value the help casts to the other's type.
+            let keeps = |t: ElemType, taken: &str| {
+                format!("`{v}` keeps its {} value when the `if` is {taken}", t.script_name())
+            };
+            let (d, cast_to) = match (then_at, else_at) {
+                (Some(t), Some(e)) => (d.primary(t, label(taken)).secondary(e, label(not_taken)), not_taken),
+                (Some(t), None) => {
+                    (d.primary(t, label(taken)).secondary(if_span, keeps(not_taken, "not taken")), not_taken)
+                }
+                (None, Some(e)) => (d.primary(e, label(not_taken)).secondary(if_span, keeps(taken, "taken")), taken),
+                (None, None) => (d.primary(if_span, "the branches disagree"), not_taken),
+            };
+            let d = d.help(format!(
+                "a variable keeps one element type across an `if`: cast the value, e.g. `{v} = op.Cast(..., to={}.dtype)`",
+                cast_to.script_name()
+            ));
+            return Err(self.push(d));
         }
         Ok(())
     }
