@@ -1,6 +1,8 @@
 """Delta debugging: shrink a program while the oracle still gives the same finding.
 
-Edits, tried in source order and kept when the finding remains (same kind, same function):
+Edits, tried in source order and kept when the finding remains (same kind, same function, same
+symptom: different values of the same output stay that, and do not drift into a model ONNX
+Runtime refuses, which would be another fault):
 delete a statement (a module constant, a function nobody's finding needs, a statement of any
 block, an `else` or `elif`), replace a compound statement by its body, and replace an
 expression by one of its operands. Passes repeat until none applies. The oracle itself keeps a
@@ -121,9 +123,16 @@ def _render(tree: ast.Module, meta: dict) -> str:
     return header + "\n" + ast.unparse(tree) + "\n"
 
 
+def symptom(outcome: Outcome) -> str:
+    """What a finding's detail says went wrong, without the values: `output 1`, `ONNX Runtime
+    refuses onnxsc's model`, `onnxsc exit 1`..."""
+    return outcome.detail.split(":", 1)[0]
+
+
 def same_finding(found: Outcome) -> Callable[[list[Outcome]], bool]:
     def check(outcomes: list[Outcome]) -> bool:
-        return any(o.kind == found.kind and o.function == found.function for o in outcomes)
+        return any(o.kind == found.kind and o.function == found.function and symptom(o) == symptom(found)
+                   for o in outcomes)
 
     return check
 
