@@ -18,6 +18,7 @@ outcome of a function is one of:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -225,12 +226,43 @@ def eager(module: Any, name: str, call: dict, feeds) -> list[np.ndarray] | None:
     ONNX Runtime. None if eager mode cannot run it."""
     kwargs = {n: v for n, v in feeds.items() if v is not None}
     kwargs.update(call["attrs"])
+    opset = max(harness.module_opsets(module).get("", {0}))
     try:
-        result = getattr(module, name)(**kwargs)
+        with _eager_at_opset(opset):
+            result = getattr(module, name)(**kwargs)
     except Exception:  # noqa: BLE001 - eager mode is a tie-breaker only
         return None
     values = result if isinstance(result, (tuple, list)) else [result]
     return [np.asarray(getattr(v, "value", v)) for v in values]
+
+
+@contextlib.contextmanager
+def _eager_at_opset(version: int):
+    """Eager mode with each operator's one-node model stamped with the module's ONNX opset.
+
+    onnxscript stamps it with the operator's own `since_version`, which is also the version of
+    every operator in its subgraphs: the body of a `Scan` at opset 15 is read at opset 11, where
+    ONNX Runtime has no INT8 `Add`, and eager mode fails on what the source means. At the
+    module's opset the operator is the same (the module's opset selected its schema) and its
+    bodies' operators are the module's too."""
+    from onnxscript._internal import evaluator
+
+    prepare = evaluator._prepare_model_and_inputs_for_eager
+
+    def at_module_opset(schema, *args):
+        model, feeds, inputs = prepare(schema, *args)
+        if schema.domain == "" and version > schema.since_version:
+            for entry in model.opset_import:
+                if entry.domain == "":
+                    entry.version = version
+            model.ir_version = harness.model_ir_version({"": version})
+        return model, feeds, inputs
+
+    evaluator._prepare_model_and_inputs_for_eager = at_module_opset
+    try:
+        yield
+    finally:
+        evaluator._prepare_model_and_inputs_for_eager = prepare
 
 
 class Oracle:
