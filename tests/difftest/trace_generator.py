@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import random
 
-from .generator import OPSETS, Program, opset_import
+from .generator import ELEMENT_TYPES, KERNELS, OPSETS, Program, opset_import
 
-# Element types a call may give; every operator below has ONNX Runtime kernels for all four.
-CALL_TYPES = ["float32", "float64", "int32", "int64"]
-IR_TYPES = {"float32": "FLOAT", "float64": "DOUBLE", "int32": "INT32", "int64": "INT64"}
+# Element types a call may give: those for which every operator below has ONNX Runtime
+# kernels (`generator.KERNELS`; INT16 and the unsigned types lack Where, Max, Min or Neg).
+CALL_TYPES = ["float32", "float64", "float16", "int32", "int64", "int8"]
+IR_TYPES = {t: ELEMENT_TYPES[t][0] for t in CALL_TYPES}
+_OPERATORS = ["Abs", "Neg", "Sign", "Add", "Sub", "Mul", "Max", "Min", "Where", "Less", "Greater", "Equal"]
+assert all(set(CALL_TYPES) <= KERNELS[o] for o in _OPERATORS), "a call type some operator lacks"
 # Operators of a namespace nobody declares: onnxsc warns (W0504) that it cannot check their
 # signatures, and neither onnxscript nor the oracle needs PyTorch to know them.
 TORCH_NAMESPACE = "difftest"

@@ -24,8 +24,9 @@ import onnx
 
 from . import oracle
 from .oracle import AGREE, DISAGREE, INVALID, VALID_REJECTED, Outcome, Result
+from .trace_generator import IR_TYPES
 
-NUMPY_TYPES = {"FLOAT": "float32", "DOUBLE": "float64", "INT32": "int32", "INT64": "int64"}
+NUMPY_TYPES = {ir_name: dtype for dtype, ir_name in IR_TYPES.items()}
 
 
 def _argument(fact: dict, make_tensor):
