@@ -135,9 +135,10 @@ def run_calls(functions: list[onnx.FunctionProto], calls: list[Call]) -> dict[st
     def feeds(group: list[Call]) -> dict[str, np.ndarray | None]:
         return {f"{name}.{n}": v for name, _, fs in group for n, v in fs.items()}
 
+    counts = {f.name: len(f.output) for f in functions}
+
     def run_group(group: list[Call]) -> dict[str, list[np.ndarray]]:
         values = iter(run_model(calls_model(functions, group), feeds(group)))
-        counts = {f.name: len(f.output) for f in functions}
         return {name: [next(values) for _ in range(counts[name])] for name, _, _ in group}
 
     try:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import contextlib
 import importlib.util
 import inspect
+import itertools
 import json
 import os
 import shutil
@@ -606,24 +608,14 @@ class _Deadlines:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._runs: dict[int, tuple[float, Any]] = {}
-        self._ids = iter(range(1 << 62))
+        self._ids = itertools.count()
         self._wakes_at: float | None = None  # None: asleep until woken
         self._thread: threading.Thread | None = None
 
-    class _Watch:
-        def __init__(self, deadlines: "_Deadlines", key: int):
-            self.deadlines, self.key = deadlines, key
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *_):
-            with self.deadlines._changed:
-                self.deadlines._runs.pop(self.key, None)
-
-    def watch(self, run_options: Any, seconds: float) -> "_Deadlines._Watch":
-        """Sets `run_options.terminate` once `seconds` have passed, unless the `with` block
-        the result opens has ended."""
+    @contextlib.contextmanager
+    def watch(self, run_options: Any, seconds: float):
+        """Sets `run_options.terminate` once `seconds` have passed, unless the `with` block has
+        ended."""
         deadline = time.monotonic() + seconds
         with self._changed:
             key = next(self._ids)
@@ -633,7 +625,11 @@ class _Deadlines:
                 self._thread.start()
             elif self._wakes_at is None or deadline < self._wakes_at:
                 self._changed.notify()
-        return self._Watch(self, key)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._runs.pop(key, None)
 
     def _watch(self) -> None:
         with self._changed:

@@ -416,13 +416,11 @@ pub(super) fn last_assignment(stmts: &[Stmt], name: &str) -> Option<Span> {
 }
 
 fn assignment(stmts: &[Stmt], name: &str, last: bool) -> Option<Span> {
-    let in_order: Box<dyn Iterator<Item = &Stmt>> =
-        if last { Box::new(stmts.iter().rev()) } else { Box::new(stmts.iter()) };
-    for s in in_order {
+    let at = |s: &Stmt| {
         let mut names = Vec::new();
         liveness::assigned_in_order(std::slice::from_ref(s), &|_| None, &mut names);
         if !names.iter().any(|n| n == name) {
-            continue;
+            return None;
         }
         let inner = match &s.kind {
             StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
@@ -431,7 +429,11 @@ fn assignment(stmts: &[Stmt], name: &str, last: bool) -> Option<Span> {
             StmtKind::For { target, body, .. } => assignment(body, name, last).or(Some(target.span)),
             _ => None,
         };
-        return Some(inner.unwrap_or(s.span));
+        Some(inner.unwrap_or(s.span))
+    };
+    if last {
+        stmts.iter().rev().find_map(at)
+    } else {
+        stmts.iter().find_map(at)
     }
-    None
 }
