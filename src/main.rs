@@ -60,6 +60,11 @@ struct SchemaArgs {
     /// Repeatable.
     #[arg(long = "registered", value_name = "FILE")]
     registered_files: Vec<PathBuf>,
+    /// Read no configuration: without it, the `[tool.onnxsc]` table of the closest
+    /// `pyproject.toml` above each file says which warnings to ignore (`ignore`,
+    /// `per-file-ignores`) and which to report on request (`extend-select`), as ruff's does.
+    #[arg(long)]
+    isolated: bool,
 }
 
 impl SchemaArgs {
@@ -69,6 +74,7 @@ impl SchemaArgs {
             schema_files: self.schema_files.clone(),
             registered_files: self.registered_files.clone(),
             keep: Keep::Functions,
+            isolated: self.isolated,
         }
     }
 }

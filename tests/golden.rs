@@ -146,6 +146,19 @@ fn warnings() {
     });
 }
 
+/// Suppression as ruff users write it (`tests/cases/suppression`, with its `pyproject.toml`):
+/// `# noqa` comments, file-wide ones, the configuration's `ignore`, `per-file-ignores` and
+/// `extend-select`. The snapshot is what is still reported.
+#[test]
+fn suppression() {
+    insta::glob!("cases/suppression/*.onnxs", |path| {
+        let c = compile_case(path);
+        assert!(!c.has_errors(), "{} should compile", path.display());
+        let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
+        insta::assert_snapshot!(rendered);
+    });
+}
+
 /// Declared custom operators against the ones registered with PyTorch (`--registered`, which the
 /// Python package writes): a different declaration is E0515, and undeclared operators are
 /// checked against their registration.

@@ -324,6 +324,7 @@ pub fn graph_function(g: &GraphProto, imports: &[OperatorSetIdProto]) -> Result<
             .iter()
             .map(|i| InputRecord { default: None, name: i.name().into(), optional: false, ty: element_type(i) })
             .collect(),
+        noqa: Vec::new(),
         outputs: g.output.iter().map(|o| OutputRecord { name: o.name().into(), ty: element_type(o) }).collect(),
         parameters: inputs.clone(),
         torch_ops: Vec::new(),

@@ -123,6 +123,9 @@ pub const DEPRECATED_OP: &str = "E1004";
 /// A function to decompile holds something `.onnxs` cannot write (docs/decompile.md).
 pub const CANNOT_DECOMPILE: &str = "E1101";
 
+/// A `# noqa` comment names an error, which cannot be suppressed, or a code onnxsc does not have.
+pub const BAD_NOQA: &str = "W0001";
+
 pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";
@@ -135,6 +138,19 @@ pub const OUTSIDE_NATIVE_FUNCTIONS: &str = "W0506";
 /// A trace-only translation requires an argument the schema lets be None; the exporter passes
 /// None to the Python as it is.
 pub const TRACED_MAY_BE_NONE: &str = "W0507";
+/// A table entry the exporter never calls: `torch.export` always decomposes its operator, or the
+/// export's graph calls a related operator instead (raised by the Python package).
+pub const NEVER_CALLED: &str = "W0508";
+/// An export passed a non-default value to an argument the translation does not read, so the
+/// graph computes the default's result (raised by the Python package).
+pub const IGNORED_AT_EXPORT: &str = "W0509";
+/// A table entry replaces the exporter's own translation for a newer opset than the translation
+/// uses, at an export to that opset (raised by the Python package).
+pub const DISPLACES_NEWER: &str = "W0510";
+/// The running PyTorch does not register the operator a translation is bound to (a name it
+/// lacks, or a library's namespace whose module is not imported): the entry is left out of the
+/// table, as the exporter skips it (raised by the Python package).
+pub const NOT_REGISTERED: &str = "W0511";
 pub const RETURN_TYPE_MISMATCH: &str = "W0601";
 
 pub const MODEL_FUNCTION_KEPT: &str = "W0801";

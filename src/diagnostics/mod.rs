@@ -11,6 +11,7 @@ pub mod explain;
 pub mod json;
 mod render;
 pub mod suggest;
+pub mod suppression;
 
 pub use render::{render_plain, render_to_stderr, ColorMode};
 
@@ -203,9 +204,27 @@ impl Diagnostics {
         self.items.iter()
     }
 
-    /// Sorted by file and position so output does not depend on the order phases ran in.
+    /// Sorted by file and position so output does not depend on the order phases ran in, each
+    /// finding once ([`one_report_per_finding`]).
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.items.sort_by_key(|d| (d.file, d.primary_span().map(|s| (s.start, s.end))));
-        self.items
+        one_report_per_finding(self.items)
     }
+}
+
+/// Each finding reported once: two phases that meet the same mistake (or one phase that meets
+/// it twice, as the checks of several calls of a callee can) report it once. `items` are sorted
+/// by position, so a repeat follows its first report among those at the same place.
+fn one_report_per_finding(mut items: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut kept = 0;
+    for k in 0..items.len() {
+        let same_place = |d: &Diagnostic| d.file == items[k].file && d.primary_span() == items[k].primary_span();
+        let repeat = items[..kept].iter().rev().take_while(|d| same_place(d)).any(|d| *d == items[k]);
+        if !repeat {
+            items.swap(kept, k);
+            kept += 1;
+        }
+    }
+    items.truncate(kept);
+    items
 }

@@ -5,6 +5,7 @@
 use super::pieces::{each_range, function_ranges};
 use super::Keep;
 use crate::aten::AtenRegistry;
+use crate::diagnostics::suppression::FileRules;
 use crate::diagnostics::{Diagnostics, Reported};
 use crate::emit::proto::FunctionFields;
 use crate::lower::{
@@ -42,6 +43,9 @@ pub(super) struct LoweringInputs<'a> {
     /// The module's file, as named on the command line.
     pub source_file: &'a str,
     pub keep: Keep,
+    /// Which warnings the module suppresses: a translation records those that hold for it as a
+    /// whole, for the warnings the Python package raises.
+    pub rules: Option<&'a FileRules>,
 }
 
 /// What lowering functions gave, as [`Options::keep`] says.
@@ -118,7 +122,7 @@ fn compile_functions(
     reports: &mut ConstReports,
     diags: &mut Diagnostics,
 ) -> Lowered {
-    let LoweringInputs { decorations, signatures, calls, lines, registry, invalid, source_file, keep } = inputs;
+    let LoweringInputs { decorations, signatures, calls, lines, registry, invalid, source_file, keep, rules } = inputs;
     let cx = FunctionContext { env, calls, lines, source_file, registry };
     let mut lowered = Lowered { outlines: Vec::with_capacity(range.len()), ..Lowered::default() };
     if keep == Keep::Functions {
@@ -127,11 +131,18 @@ fn compile_functions(
     let mut fields = FunctionFields::for_count(range.len());
     for (sig, deco) in signatures[range.clone()].iter().zip(&decorations[range]) {
         let Some(deco) = deco else { continue };
+        let header = || rules.map(|r| r.translation_selectors(header_lines(sig.def, lines))).unwrap_or_default();
         let f = match compile_function(&cx, sig, deco, invalid, reports, diags, None) {
-            Ok(Compiled::Function(f)) => f,
+            Ok(Compiled::Function(mut f)) => {
+                if !f.torch_ops.is_empty() {
+                    f.noqa = header();
+                }
+                f
+            }
             // A trace-only translation is run for each call of the exporter, not compiled: the
             // library records its signature.
-            Ok(Compiled::TraceOnly(declaration)) => {
+            Ok(Compiled::TraceOnly(mut declaration)) => {
+                declaration.noqa = header();
                 lowered.traced.push(declaration);
                 continue;
             }
@@ -153,6 +164,12 @@ fn compile_functions(
         lowered.encoded.push(bytes);
     }
     lowered
+}
+
+/// The lines (0-based) of a function's header: its decorators and its `def` line.
+fn header_lines(f: &crate::syntax::ast::FunctionDef, lines: &LineIndex) -> std::ops::RangeInclusive<u32> {
+    let start = f.decorators.iter().map(|d| d.span.start).chain([f.header_span.start]).min().unwrap_or(0);
+    lines.line(start) as u32..=lines.line(f.name.span.end) as u32
 }
 
 /// What compiling one function gives.

@@ -11,6 +11,7 @@
 //! writing files).
 
 pub mod analysis;
+mod config;
 pub mod decompile;
 mod editor;
 pub mod files;
@@ -28,6 +29,7 @@ mod reuse;
 mod schemas;
 pub mod serve;
 mod stack;
+mod suppress;
 pub mod trace;
 pub mod traced_calls;
 
@@ -104,6 +106,8 @@ pub struct Options {
     pub registered_files: Vec<PathBuf>,
     /// What to keep of each function compiled.
     pub keep: Keep,
+    /// Read no configuration file (`pyproject.toml`'s `[tool.onnxsc]`): `--isolated`.
+    pub isolated: bool,
 }
 
 /// What a compilation keeps of each function it compiles, besides its [`Outline`].

@@ -13,6 +13,7 @@ use super::modules::{identity, Modules, Parsing};
 use super::parse::PreviousParses;
 use super::reuse::{self, Reuse};
 use super::stack::{on_stack_for, CALLER_NESTING};
+use super::suppress::Rules;
 use super::{schemas, Compilation, Options, Overlay};
 use crate::aten::AtenRegistry;
 use crate::diagnostics::Diagnostics;
@@ -59,10 +60,11 @@ pub(super) fn pipeline(
         mods.add(input.name.clone(), key, &input.bytes, false, &mut parsing);
     }
     mods.discover(&mut parsing);
+    let rules = Rules::read(&mods, &sources, options.isolated)?;
 
     // The later phases recurse over the syntax trees; drop the trees there too.
     let nesting = mods.units.iter().map(|u| u.nesting).max().unwrap_or(0);
-    let parsed = ParsedInputs { sources, diags, mods, previous, base, registered };
+    let parsed = ParsedInputs { sources, diags, mods, previous, base, registered, rules };
     Ok(on_stack_for(nesting, move || compile_parsed(parsed, options, reuse)))
 }
 
@@ -75,6 +77,8 @@ struct ParsedInputs {
     previous: PreviousParses,
     base: Cow<'static, AtenRegistry>,
     registered: Option<AtenRegistry>,
+    /// Which warnings each module suppresses.
+    rules: Rules,
 }
 
 /// The phases after parsing: names, calls, lowering, and what an editor keeps.
@@ -83,7 +87,7 @@ fn compile_parsed(
     options: &Options,
     mut reuse: Option<&mut Reuse>,
 ) -> (Compilation, Option<Known>) {
-    let ParsedInputs { sources, mut diags, mods, previous, base, registered } = parsed;
+    let ParsedInputs { sources, mut diags, mods, previous, base, registered, rules } = parsed;
     let envs = build_environments(&mods, &mut diags);
     let (registry, invalid) = schemas::with_custom_ops(base, &envs, registered.as_ref(), &mut diags);
     let custom_ops = declared_custom_ops(&envs);
@@ -104,6 +108,7 @@ fn compile_parsed(
                     invalid: &invalid,
                     source_file: sources.name(env.file),
                     keep: options.keep,
+                    rules: rules.of(env.file),
                 };
                 lowered.append(compile_module(env, inputs, &mut diags));
             }
@@ -133,9 +138,12 @@ fn compile_parsed(
         mods.units.iter().map(|u| (u.name.clone(), sources.text(u.file).to_string())).collect()
     };
     debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
+    rules.report_misused_comments(&mut diags);
+    let mut diagnostics = diags.into_sorted();
+    rules.apply(&mut diagnostics, &sources);
     let mut compilation = Compilation {
         sources,
-        diagnostics: diags.into_sorted(),
+        diagnostics,
         functions,
         outlines,
         encoded,

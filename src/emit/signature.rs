@@ -33,6 +33,7 @@ pub fn of(f: &Function) -> metadata::SignatureRecord {
                 ty: i.ty.as_ref().map(ToString::to_string),
             })
             .collect(),
+        noqa: f.noqa.clone(),
         outputs: f
             .outputs
             .iter()

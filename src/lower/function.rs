@@ -902,6 +902,7 @@ fn function_of(cx: &FunctionContext, sig: &Signature, deco: &Decoration, header:
     // The exporter needs each bound operator's output count, annotation or not.
     let torch_ops = registered
         .iter()
+        .filter(|b| !binding::exporter_ignores(&b.qualname, cx.registry))
         .map(|b| TorchOp {
             qualname: b.qualname.clone(),
             outputs: cx.registry.lookup(&b.qualname).map(|s| s.returns.len()),
@@ -927,6 +928,7 @@ fn function_of(cx: &FunctionContext, sig: &Signature, deco: &Decoration, header:
         type_vars,
         torch_ops,
         complex: deco.complex,
+        noqa: Vec::new(),
     }
 }
 
@@ -983,15 +985,14 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                         continue;
                     };
                     let multi = items.len() > 1 || matches!(value.kind, ExprKind::Tuple(_));
+                    let mut mismatched = Vec::new();
                     for (k, e) in items.iter().enumerate() {
                         let hint = if multi { format!("return_val{k}") } else { "return_val".to_string() };
                         match self.lower_expr(e, Some(&hint)) {
                             Ok(mut v) => {
                                 let declared = declared_outputs.and_then(|d| d.get(k).cloned().flatten());
                                 if let Some(declared) = declared {
-                                    if let Err(r) = self.check_return_type(&v, &declared, e.span, f) {
-                                        ok = Err(r);
-                                    }
+                                    mismatched.extend(self.return_type_mismatch(&v, &declared, e.span, f));
                                 }
                                 if let Err(r) = self.check_returned(&v, e.span) {
                                     ok = Err(r);
@@ -1013,6 +1014,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
                             Err(r) => ok = Err(r),
                         }
                     }
+                    self.report_return_types(mismatched);
                     if let Some(declared) = declared_outputs {
                         if declared.len() != items.len() && ok.is_ok() {
                             let d = Diagnostic::error(

@@ -161,6 +161,9 @@ pub struct Function {
     pub torch_ops: Vec<TorchOp>,
     /// `@torch_op(..., complex=True)`.
     pub complex: bool,
+    /// The warnings suppressed for it as a whole, as the signature records them
+    /// (`onnx::metadata::SignatureRecord::noqa`).
+    pub noqa: Vec<String>,
 }
 
 /// What the library's header and the checks across functions need of a lowered function, kept

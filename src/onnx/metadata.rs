@@ -89,6 +89,11 @@ pub struct SignatureRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignored: Vec<String>,
     pub inputs: Vec<InputRecord>,
+    /// The warnings suppressed for the translation as a whole (`# noqa` on its decorators or
+    /// `def` line, the file's `# onnxsc: noqa` and its configuration's ignores): codes, or
+    /// prefixes of codes (`W` is every warning). The Python package does not raise those.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noqa: Vec<String>,
     pub outputs: Vec<OutputRecord>,
     /// Every parameter, inputs and attributes, in source order: how Python calls the function.
     #[serde(default)]

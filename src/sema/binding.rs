@@ -84,14 +84,26 @@ fn translation_outputs(sig: &Signature) -> Option<(usize, Span)> {
     })
 }
 
-/// Arguments that never change the computed values, so a translation may leave them out.
+/// Arguments that never change the computed values, so a translation may leave them out, and
+/// its default for them does not matter: memory placement and layout, whether autograd records
+/// the result (`requires_grad`), whether a copy waits (`non_blocking`).
 fn may_be_omitted(a: &Argument) -> bool {
     a.is_out()
-        || a.name == "pin_memory"
+        || matches!(a.name.as_str(), "pin_memory" | "requires_grad" | "non_blocking")
         || matches!(
             a.ty.base_type(),
             BaseType::Layout | BaseType::Device | BaseType::MemoryFormat | BaseType::Generator
         )
+}
+
+/// ONNX's FLOAT, the element type of torch's default dtype (float32).
+const FLOAT_DTYPE: i128 = 1;
+
+/// Whether `schema` creates a tensor from tensor options (`ones`, `zeros`, `rand`, the windows):
+/// it takes a `Layout? layout`. Its `dtype=None` means torch's default dtype, float32, so a
+/// translation that defaults `dtype` to FLOAT computes the same.
+fn is_factory(schema: &FunctionSchema) -> bool {
+    schema.arguments.iter().any(|a| a.name == "layout" && a.ty.strip_optional().base_type() == BaseType::Layout)
 }
 
 /// Arguments that only tell the kernel a size it could compute, and must agree with it:
@@ -256,11 +268,25 @@ pub fn check_function(
     }
 }
 
+/// Namespaces whose "operators" are Python's own functions, which FX graphs call and the
+/// exporter keys by the function (`_operator::add` is `operator.add`): they have no schema to
+/// check against, and the Python package finds each one in Python.
+pub const PYTHON_NAMESPACES: [&str; 2] = ["_operator", "math"];
+
+/// Whether the exporter ignores the name `qualname` when it reads a translation: torch's
+/// exporter skips unknown `*getitem` names on purpose (torchlib registered `aten::getitem` by
+/// mistake and keeps it for compatibility). Such a binding binds nothing.
+pub fn exporter_ignores(qualname: &str, registry: &AtenRegistry) -> bool {
+    let (ns, rest) = qualname.split_once("::").unwrap_or(("aten", qualname));
+    rest == "getitem" && registry.has_namespace(ns) && registry.lookup(qualname).is_none()
+}
+
 fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags: &mut Diagnostics) {
     let (ns, rest) = b.qualname.split_once("::").unwrap_or(("aten", &b.qualname));
-    // torch's exporter skips unknown `*getitem` names on purpose: torchlib registered
-    // `aten::getitem` by mistake and keeps it for compatibility.
-    if rest == "getitem" && registry.has_namespace(ns) {
+    if PYTHON_NAMESPACES.contains(&ns) {
+        return;
+    }
+    if exporter_ignores(&b.qualname, registry) {
         diags.push(
             Diagnostic::warning(
                 codes::LEGACY_GETITEM_NAME,
@@ -276,7 +302,7 @@ fn unknown_op(env: &ModuleEnv, b: &TorchBinding, registry: &AtenRegistry, diags:
         diags.push(
             Diagnostic::warning(codes::UNCHECKED_NAMESPACE, env.file, format!("no schema is known for `{}`; its signature is not checked", b.qualname))
                 .primary(b.span, format!("no operator of namespace `{ns}` is declared"))
-                .help(format!("declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`, or pass its schema with `--schema FILE`", b.qualname)),
+                .help(format!("where PyTorch or a library registers the operator (torch registers `prims`, torchvision `torchvision`), the Python package checks the translation against the registration, and `check` does with `--registered FILE`; for an operator of your own, declare it with `torch.library.define(\"{}\", \"(...) -> ...\")`", b.qualname)),
         );
         return;
     }
@@ -769,10 +795,17 @@ impl Pair<'_, '_> {
     fn default_differs(&self, a: &Argument, k: usize) -> Option<Diagnostic> {
         let (q, p) = (&self.b.qualname, &self.params[k]);
         let text = a.default.as_ref()?;
-        if !p.has_default {
+        if !p.has_default || may_be_omitted(a) {
             return None;
         }
         let same = match (DefaultValue::parse(text), &p.default) {
+            // The exporter passes a `dtype=None` as -1 (onnx-facts §6), which torchlib's
+            // translations write as their default: both stand for "no dtype".
+            (Some(DefaultValue::None), Some(PyValue::Int(d)))
+                if a.ty.strip_optional().base_type() == BaseType::ScalarType =>
+            {
+                *d == -1 || (*d == FLOAT_DTYPE && is_factory(self.schema))
+            }
             (Some(aten), Some(py)) => same_default(&aten, py),
             // A default that is not a plain constant cannot be compared.
             _ => true,

@@ -11,6 +11,7 @@ mod grammar;
 pub mod incremental;
 pub mod layout;
 pub mod lexer;
+pub mod noqa;
 pub mod parser;
 mod syntax_error;
 

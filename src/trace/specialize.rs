@@ -86,6 +86,7 @@ pub fn specialize(
         type_vars: BTreeMap::new(),
         torch_ops: Vec::new(),
         complex: false,
+        noqa: Vec::new(),
     })
 }
 

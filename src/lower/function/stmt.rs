@@ -402,18 +402,20 @@ impl<'a, 'm> Lowerer<'a, 'm> {
 
     /// A returned value whose inferred element type contradicts the annotation (W0601). A
     /// warning: ONNX functions carry no types, so the model is still right; the annotation lies.
-    pub(super) fn check_return_type(
-        &mut self,
+    /// The outputs of one `return` that contradict the annotation the same way are one finding
+    /// ([`Self::report_return_types`]).
+    pub(super) fn return_type_mismatch(
+        &self,
         value: &str,
         declared: &DeclaredType,
         span: Span,
         f: &FunctionDef,
-    ) -> R<()> {
+    ) -> Option<Diagnostic> {
         let (Some(actual), Some(want)) = (self.values.ty(value).cloned(), Ty::declared(declared)) else {
-            return Ok(());
+            return None;
         };
         if !infer::contradicts(&actual, &want) {
-            return Ok(());
+            return None;
         }
         let help = match (actual.is_tensor(), want.is_tensor(), &want) {
             (true, true, Ty::Elem(t)) => {
@@ -434,8 +436,26 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         .primary(span, format!("{} here", actual.describe()))
         .secondary(f.returns.as_ref().map(|r| r.span).unwrap_or(f.header_span), "annotated here")
         .help(help);
-        self.diags.push(d);
-        Ok(())
+        Some(d)
+    }
+
+    /// Reports the return type mismatches of one `return`: those with the same message (the
+    /// same returned type against the same annotated one) as one diagnostic, labelled at each
+    /// output.
+    pub(super) fn report_return_types(&mut self, found: Vec<Diagnostic>) {
+        let mut merged: Vec<Diagnostic> = Vec::new();
+        for d in found {
+            match merged.iter_mut().find(|m| m.message == d.message) {
+                Some(first) => {
+                    let places = d.labels.into_iter().filter(|l| l.primary);
+                    first.labels.extend(places.map(|l| crate::diagnostics::Label { primary: false, ..l }));
+                }
+                None => merged.push(d),
+            }
+        }
+        for d in merged {
+            self.diags.push(d);
+        }
     }
 
     /// The output of the current subgraph for `var`: its value there, copied with `Identity` when
