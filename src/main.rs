@@ -75,6 +75,8 @@ impl SchemaArgs {
             registered_files: self.registered_files.clone(),
             keep: Keep::Functions,
             isolated: self.isolated,
+            deny_warnings: false,
+            skip_invalid: false,
         }
     }
 }
@@ -131,6 +133,12 @@ enum Command {
         /// Treat warnings as errors: nothing is written when there are any.
         #[arg(long)]
         deny_warnings: bool,
+        /// Write a library of the functions without errors when others have some: each function
+        /// with an error (or calling one, or in a module with an error outside its functions) is
+        /// left out, every error is still reported, the library records what it left out, and
+        /// the exit status is still 1.
+        #[arg(long)]
+        skip_invalid: bool,
         #[command(flatten)]
         schemas: SchemaArgs,
     },
@@ -329,28 +337,22 @@ fn main() -> ExitCode {
     }
 }
 
-fn compile(paths: &[PathBuf], options: &Options, deny_warnings: bool) -> Result<Compilation, AppError> {
-    let mut c = driver::compile_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })?;
-    if deny_warnings {
-        deny(&mut c);
-    }
-    Ok(c)
-}
-
-/// `--deny-warnings`: every warning of `c` becomes an error, saying why.
-fn deny(c: &mut Compilation) {
-    for d in &mut c.diagnostics {
-        if d.severity == Severity::Warning {
-            d.severity = Severity::Error;
-            d.notes.push("`--deny-warnings` makes this warning an error".into());
-        }
-    }
+fn compile(paths: &[PathBuf], options: &Options) -> Result<Compilation, AppError> {
+    driver::compile_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })
 }
 
 fn summary(c: &Compilation) {
     let errors = c.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = c.diagnostics.len() - errors;
-    let line = if errors > 0 {
+    let line = if c.partial {
+        format!(
+            "onnxsc: {}, {}; {} left out, {} compiled\n",
+            plural(errors, "error"),
+            plural(warnings, "warning"),
+            plural(c.left_out.len(), "function"),
+            plural(c.outlines.len() + c.traced.len(), "function"),
+        )
+    } else if errors > 0 {
         format!("onnxsc: {}, {}\n", plural(errors, "error"), plural(warnings, "warning"))
     } else {
         let traced = match c.traced.len() {
@@ -375,8 +377,8 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             check_fix(&paths, &options, format, deny_warnings, diff, color)
         }
         Command::Check { paths, format, deny_warnings, schemas, .. } => {
-            let options = Options { keep: Keep::Outline, ..schemas.options() };
-            let c = compile(&paths, &options, deny_warnings)?;
+            let options = Options { keep: Keep::Outline, deny_warnings, ..schemas.options() };
+            let c = compile(&paths, &options)?;
             let outcome = report(&c, format, color).map(|()| {
                 summary(&c);
                 if c.has_errors() {
@@ -423,7 +425,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(message) => Err(AppError { message: format!("language server: {message}"), help: None }),
         },
-        Command::Build { paths, output, emit, format, deny_warnings, schemas } => {
+        Command::Build { paths, output, emit, format, deny_warnings, skip_invalid, schemas } => {
             if emit == Emit::Proto && output.is_none() {
                 return Err(AppError {
                     message: "`build` needs an output file for `--emit proto`".into(),
@@ -440,7 +442,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 Emit::Proto => Keep::Encoded,
                 Emit::Text => Keep::Functions,
             };
-            let c = compile(&paths, &Options { keep, ..schemas.options() }, deny_warnings)?;
+            let c = compile(&paths, &Options { keep, deny_warnings, skip_invalid, ..schemas.options() })?;
             let outcome = build_output(&c, emit, output.as_deref(), format, color);
             leave_to_exit(c);
             outcome
@@ -457,7 +459,7 @@ fn build_output(
     color: ColorMode,
 ) -> Result<ExitCode, AppError> {
     report(c, format, color)?;
-    if c.has_errors() {
+    if c.has_errors() && !c.partial {
         summary(c);
         return Ok(ExitCode::from(1));
     }
@@ -477,7 +479,8 @@ fn build_output(
         None => parts.iter().try_for_each(|part| write_stdout(part))?,
     }
     summary(c);
-    Ok(ExitCode::SUCCESS)
+    // A partial library is written, and its errors still fail the command.
+    Ok(if c.has_errors() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The process exits once the command returns: its memory goes back to the system whole, so
@@ -509,7 +512,7 @@ fn check_fix(
         driver::fix::write_fixed(&outcome).map_err(|e| AppError { message: e.message, help: e.help })?;
     }
     if deny_warnings {
-        deny(&mut outcome.compilation);
+        driver::deny_warnings(&mut outcome.compilation.diagnostics);
     }
     let c = &outcome.compilation;
     // With `--diff`, what remains is what the unchanged files would still report once fixed.

@@ -516,3 +516,46 @@ fn trace_of_a_function_the_sources_lack_is_a_usage_error_naming_those_they_have(
     let err = stderr(&o);
     assert!(err.contains("`x::y`") && err.contains("pkg.onnxscript.torch_lib::aten_flatten_last"), "{err}");
 }
+
+/// `build --skip-invalid` writes the functions without errors and still fails; without it,
+/// nothing is written.
+#[test]
+fn skip_invalid_writes_what_compiles_and_still_fails() {
+    let dir = scratch("skip-invalid");
+    let good = "from onnxscript import FLOAT, opset18 as op\n\ndef ok(x: FLOAT) -> FLOAT:\n    return op.Relu(x)\n";
+    let f = write(&dir, "mixed.onnxs", &format!("{good}\n\n{}", &BAD[BAD.find("def").unwrap()..]));
+    let out = dir.join("lib.onnx");
+    let o = onnxsc(&["--color", "never", "build", f.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+    let o =
+        onnxsc(&["--color", "never", "build", "--skip-invalid", f.to_str().unwrap(), "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[E0402]"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).ends_with("onnxsc: 1 error, 0 warnings; 1 function left out, 1 function compiled\n"),
+        "{}",
+        stderr(&o)
+    );
+    let bytes = std::fs::read(&out).expect("the partial library is written");
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("onnxsc.left_out") && text.contains("\"reason\":\"it has errors\""), "{text}");
+}
+
+/// The `[tool.onnxsc]` table of the closest `pyproject.toml` applies; `--isolated` reads none,
+/// and a table that does not make sense is a usage error.
+#[test]
+fn the_closest_configuration_applies_unless_isolated() {
+    let dir = scratch("config");
+    let f = write(&dir, "warns.onnxs", WARNS);
+    write(&dir, "pyproject.toml", "[project]\nname = \"x\"\n\n[tool.onnxsc]\nignore = [\"W0502\"]\n");
+    let o = onnxsc(&["--color", "never", "check", f.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!stderr(&o).contains("W0502") && stderr(&o).contains("no errors"), "{}", stderr(&o));
+    let o = onnxsc(&["--color", "never", "check", "--isolated", f.to_str().unwrap()], &[]);
+    assert!(stderr(&o).contains("warning[W0502]"), "{}", stderr(&o));
+    write(&dir, "pyproject.toml", "[tool.onnxsc]\nignore = [\"E0402\"]\n");
+    let o = onnxsc(&["--color", "never", "check", f.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("only warnings can be ignored"), "{}", stderr(&o));
+}

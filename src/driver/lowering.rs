@@ -20,7 +20,8 @@ use crate::sema::env::{ConstReports, ModuleEnv};
 use crate::sema::facts::Fact;
 use crate::sema::signature::Signature;
 use crate::sema::trace_check;
-use crate::source::LineIndex;
+use crate::source::{FileId, LineIndex, Span};
+use std::collections::HashSet;
 use std::ops::Range;
 
 #[cfg(doc)]
@@ -61,6 +62,26 @@ pub(super) struct Lowered {
 }
 
 impl Lowered {
+    /// Drops the functions `left_out` names (by file and name span), then keeps the rest as
+    /// `keep` says (they were lowered with [`Keep::Functions`], to be chosen from).
+    pub fn leave_out(&mut self, left_out: &HashSet<(FileId, Span)>, keep: Keep) {
+        let kept = |file: FileId, name: Span| !left_out.contains(&(file, name));
+        self.functions.retain(|f| kept(f.file, f.name_span));
+        self.outlines.retain(|o| kept(o.file, o.name_span));
+        self.traced.retain(|f| kept(f.file, f.name_span));
+        match keep {
+            Keep::Functions => {}
+            Keep::Encoded => {
+                let mut fields = FunctionFields::for_count(self.functions.len());
+                for f in std::mem::take(&mut self.functions) {
+                    fields.push(&f);
+                }
+                self.encoded = vec![fields.into_bytes()];
+            }
+            Keep::Outline => self.functions.clear(),
+        }
+    }
+
     /// What lowering the functions after these gave.
     pub fn append(&mut self, mut next: Lowered) {
         let dropped = self.dropped + next.dropped;

@@ -18,6 +18,7 @@ pub mod files;
 pub mod fix;
 mod heads;
 mod inputs;
+mod left_out;
 pub mod link;
 mod lowering;
 mod modules;
@@ -38,6 +39,7 @@ pub use editor::{analyze, analyze_again, Overlay};
 pub use heads::MAX_LIBRARY_FUNCTIONS;
 pub use inputs::{collect_inputs, io_message, InputError, SourceInput};
 pub use modules::identity;
+pub use pipeline::deny_warnings;
 pub use reuse::Reuse;
 pub use stack::{on_compiler_stack, CALLER_NESTING, CALLER_PARSE_BYTES, CALLER_STACK};
 
@@ -71,6 +73,12 @@ pub struct Compilation {
     pub files: Vec<PathBuf>,
     /// The custom operators the modules declare with `torch.library.define`, sorted.
     pub custom_ops: Vec<String>,
+    /// With [`Options::skip_invalid`]: the functions left out for their errors, in source order.
+    /// The functions, outlines and encoded fields hold the others only.
+    pub left_out: Vec<crate::onnx::metadata::LeftOutRecord>,
+    /// With [`Options::skip_invalid`]: whether the functions without errors make a library
+    /// (every error lies in a module, not in a schema file).
+    pub partial: bool,
     /// The syntax trees the phases are done with, held rather than freed at the end of the
     /// compilation: a process that exits next leaves them to the exit, where freeing a large
     /// module's trees node by node costs a twentieth of its build. Only trees shallow enough to
@@ -86,6 +94,7 @@ impl Compilation {
             custom_ops: &self.custom_ops,
             traced: &self.traced,
             sources: &self.trace_sources,
+            left_out: &self.left_out,
         }
     }
 
@@ -108,6 +117,11 @@ pub struct Options {
     pub keep: Keep,
     /// Read no configuration file (`pyproject.toml`'s `[tool.onnxsc]`): `--isolated`.
     pub isolated: bool,
+    /// Warnings are errors (`--deny-warnings`), each with a note saying so.
+    pub deny_warnings: bool,
+    /// Keep the functions without errors when others have some (`build --skip-invalid`):
+    /// [`Compilation::left_out`] lists the others.
+    pub skip_invalid: bool,
 }
 
 /// What a compilation keeps of each function it compiles, besides its [`Outline`].

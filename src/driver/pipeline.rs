@@ -8,15 +8,16 @@ use super::heads::{
     function_heads, report_duplicate_functions, report_duplicate_translations, report_too_many_functions,
 };
 use super::inputs::{InputError, SourceInput};
+use super::left_out;
 use super::lowering::{compile_function, compile_module, Lowered, LoweringInputs};
 use super::modules::{identity, Modules, Parsing};
 use super::parse::PreviousParses;
 use super::reuse::{self, Reuse};
 use super::stack::{on_stack_for, CALLER_NESTING};
 use super::suppress::Rules;
-use super::{schemas, Compilation, Options, Overlay};
+use super::{schemas, Compilation, Keep, Options, Overlay};
 use crate::aten::AtenRegistry;
-use crate::diagnostics::Diagnostics;
+use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
 use crate::lower::{self, FunctionContext};
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::Decoration;
@@ -107,7 +108,8 @@ fn compile_parsed(
                     registry: &registry,
                     invalid: &invalid,
                     source_file: sources.name(env.file),
-                    keep: options.keep,
+                    // What to leave out is known only at the end: keep the functions till then.
+                    keep: if options.skip_invalid { Keep::Functions } else { options.keep },
                     rules: rules.of(env.file),
                 };
                 lowered.append(compile_module(env, inputs, &mut diags));
@@ -123,6 +125,21 @@ fn compile_parsed(
     let collected = reuse
         .is_some()
         .then(|| analysis::collect(&mods, &envs, &heads.decorations, &heads.calls.callees, &registry, &sources));
+    debug_assert!(
+        lowered.dropped == 0 || diags.has_errors(),
+        "{} functions were dropped without an error",
+        lowered.dropped
+    );
+    rules.report_misused_comments(&mut diags);
+    let mut diagnostics = diags.into_sorted();
+    rules.apply(&mut diagnostics, &sources);
+    if options.deny_warnings {
+        deny_warnings(&mut diagnostics);
+    }
+    let left_out = (options.skip_invalid && diagnostics.iter().any(|d| d.severity == Severity::Error)).then(|| {
+        let modules = mods.units.iter().map(|u| u.file).collect();
+        left_out::find(&modules, &envs, &heads.decorations, &heads.calls, &diagnostics, &sources)
+    });
     drop(envs);
     let files = mods
         .units
@@ -131,16 +148,19 @@ fn compile_parsed(
         .chain(options.native_functions.iter().cloned())
         .chain(options.schema_files.iter().cloned())
         .collect();
+    let partial = matches!(left_out, Some(Some(_)));
+    let mut left_out_records = Vec::new();
+    if options.skip_invalid {
+        let found = left_out.flatten().unwrap_or_default();
+        lowered.leave_out(&found.functions, options.keep);
+        left_out_records = found.records;
+    }
     let Lowered { functions, traced, outlines, encoded, dropped } = lowered;
     let trace_sources = if traced.is_empty() {
         Vec::new()
     } else {
         mods.units.iter().map(|u| (u.name.clone(), sources.text(u.file).to_string())).collect()
     };
-    debug_assert!(dropped == 0 || diags.has_errors(), "{dropped} functions were dropped without an error");
-    rules.report_misused_comments(&mut diags);
-    let mut diagnostics = diags.into_sorted();
-    rules.apply(&mut diagnostics, &sources);
     let mut compilation = Compilation {
         sources,
         diagnostics,
@@ -151,6 +171,8 @@ fn compile_parsed(
         traced,
         trace_sources,
         custom_ops,
+        left_out: left_out_records,
+        partial,
         files,
         syntax: Vec::new(),
     };
@@ -163,6 +185,16 @@ fn compile_parsed(
     reuse.keep_parses(parses);
     let known = Known { modules, functions: collected.functions, bindings: collected.bindings, facts, registry };
     (compilation, Some(known))
+}
+
+/// `--deny-warnings`: every warning becomes an error, saying why.
+pub fn deny_warnings(diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics {
+        if d.severity == Severity::Warning {
+            d.severity = Severity::Error;
+            d.notes.push("`--deny-warnings` makes this warning an error".into());
+        }
+    }
 }
 
 /// Every module's environment, each built after the modules it imports (their names must be

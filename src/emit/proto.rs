@@ -2,8 +2,8 @@
 
 use crate::lower::ir::*;
 use crate::onnx::metadata::{
-    SourceRecord, TraceRecord, TracedFunctionRecord, CUSTOM_OPS_KEY, SIGNATURE_KEY, SIGNATURE_VERSION, SOURCE_KEY,
-    TRACE_KEY,
+    LeftOutRecord, SourceRecord, TraceRecord, TracedFunctionRecord, CUSTOM_OPS_KEY, LEFT_OUT_KEY, SIGNATURE_KEY,
+    SIGNATURE_VERSION, SOURCE_KEY, TRACE_KEY,
 };
 use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::{ir_version, ElemType};
@@ -146,6 +146,8 @@ pub struct LibraryMeta<'a> {
     pub traced: &'a [Function],
     /// Every module's name and text (empty without trace-only translations).
     pub sources: &'a [(String, String)],
+    /// The functions a `build --skip-invalid` left out for their errors.
+    pub left_out: &'a [LeftOutRecord],
 }
 
 /// A model whose `functions` are the library; its graph is empty. Opset imports are the union of
@@ -243,6 +245,9 @@ fn library_metadata(meta: LibraryMeta) -> Vec<onnx::StringStringEntryProto> {
     let mut out = Vec::new();
     if !meta.custom_ops.is_empty() {
         out.push(entry(CUSTOM_OPS_KEY, serde_json::json!(meta.custom_ops).to_string()));
+    }
+    if !meta.left_out.is_empty() {
+        out.push(entry(LEFT_OUT_KEY, serde_json::json!(meta.left_out).to_string()));
     }
     if let Some(record) = trace_record(meta) {
         out.push(entry(TRACE_KEY, record.to_json()));

@@ -26,6 +26,24 @@ pub const CUSTOM_OPS_KEY: &str = "onnxsc.custom_ops";
 /// the sources that run them for each call of the exporter (docs/library-format.md).
 pub const TRACE_KEY: &str = "onnxsc.trace";
 
+/// The library model's record, as a JSON array of [`LeftOutRecord`]s, of the functions a
+/// `build --skip-invalid` left out for their errors: present only in such a partial library.
+pub const LEFT_OUT_KEY: &str = "onnxsc.left_out";
+
+/// A function a library leaves out for errors (docs/library-format.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeftOutRecord {
+    pub name: String,
+    /// Why: it has errors, its module has errors outside any function, or it calls a function
+    /// that is left out.
+    pub reason: String,
+    /// `file:line:column` of its name.
+    pub source: String,
+    /// The PyTorch operators it was bound to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torch_ops: Vec<String>,
+}
+
 /// The `onnxsc.trace` JSON. A trace-only translation has no FunctionProto: its nodes depend on
 /// each call. The library keeps what a caller needs to call it and what onnxsc needs to run it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -182,6 +182,9 @@ fn calls_in_stmts<'a>(env: &ModuleEnv, stmts: &'a [Stmt], out: &mut Vec<Call<'a>
 pub struct Calls {
     /// `callees[id]` describes the function with that id.
     pub callees: Vec<Callee>,
+    /// `called_by[id]`: the ids of the functions whose bodies call function `id` (Python ones
+    /// included), each once, in order.
+    pub called_by: Vec<Vec<usize>>,
     /// The calls (by file and span) whose arguments do not bind, with the proof of the report.
     mismatched: HashMap<(FileId, Span), Reported>,
 }
@@ -233,6 +236,14 @@ pub fn check_calls(
         }
     }
     mark_python(&mut callees, &calls);
+    let mut called_by: Vec<Vec<usize>> = vec![Vec::new(); total];
+    for (caller, out) in calls.iter().enumerate() {
+        for c in out {
+            if let Some(slot) = called_by.get_mut(c.callee).filter(|s| s.last() != Some(&caller)) {
+                slot.push(caller);
+            }
+        }
+    }
     let mut mismatched = HashMap::new();
     for (id, out) in calls.iter().enumerate() {
         let Some(env) = owner[id].and_then(|m| envs.get(m)) else { continue };
@@ -261,7 +272,7 @@ pub fn check_calls(
         out.retain(|c| callees.get(c.callee).is_some_and(|c| !c.python));
     }
     report_cycles(envs, &owner, &calls, &callees, diags);
-    Calls { callees, mismatched }
+    Calls { callees, called_by, mismatched }
 }
 
 /// Which functions run only as Python: trace-only translations, and the undecorated functions
