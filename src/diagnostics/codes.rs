@@ -126,6 +126,10 @@ pub const CANNOT_DECOMPILE: &str = "E1101";
 /// A `# noqa` comment names an error, which cannot be suppressed, or a code onnxsc does not have.
 pub const BAD_NOQA: &str = "W0001";
 
+/// A module of the compilation is a copy of torchlib's `common` module, which onnxsc provides
+/// itself: it is not compiled.
+pub const TORCHLIB_COMMON_COPY: &str = "W0101";
+
 pub const RUNTIME_ONLY_OP: &str = "W0402";
 pub const POSITIONAL_NAME_MISMATCH: &str = "W0501";
 pub const DEFAULT_MISMATCH: &str = "W0502";

@@ -17,18 +17,20 @@ use super::stack::{on_stack_for, CALLER_NESTING};
 use super::suppress::Rules;
 use super::{schemas, Compilation, Keep, Options, Overlay};
 use crate::aten::AtenRegistry;
-use crate::diagnostics::{Diagnostic, Diagnostics, Severity};
+use crate::diagnostics::{codes, Diagnostic, Diagnostics, Severity};
 use crate::lower::{self, FunctionContext};
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::Decoration;
 use crate::sema::env::{Linked, ModuleEnv, ModuleKey};
 use crate::sema::env_builder;
+use crate::sema::eval::torchlib_common;
 use crate::sema::facts::Fact;
 use crate::sema::imports;
 use crate::sema::signature::Signature;
-use crate::source::SourceMap;
+use crate::source::{FileId, SourceMap, Span};
 use crate::syntax;
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Compiles the inputs on this thread (the phases that recurse move to the compiler's stack
@@ -93,13 +95,14 @@ fn compile_parsed(
     let (registry, invalid) = schemas::with_custom_ops(base, &envs, registered.as_ref(), &mut diags);
     let custom_ops = declared_custom_ops(&envs);
     let heads = read_heads(&envs, &sources, &mut diags);
+    let copies = torchlib_common_copies(&envs, &mut diags);
 
     let mut lowered = Lowered::default();
     let mut facts = Vec::new();
     match reuse.as_deref_mut() {
         None => {
             for ((env, decorations), signatures) in envs.iter().zip(&heads.decorations).zip(&heads.signatures) {
-                let Some(lines) = sources.lines(env.file) else { continue };
+                let Some(lines) = sources.lines(env.file).filter(|_| !copies.contains(&env.file)) else { continue };
                 let inputs = LoweringInputs {
                     decorations,
                     signatures,
@@ -116,7 +119,8 @@ fn compile_parsed(
             }
         }
         Some(reuse) => {
-            let editor = EditorCheck { envs: &envs, heads: &heads, registry: &registry, invalid: &invalid };
+            let editor =
+                EditorCheck { envs: &envs, heads: &heads, registry: &registry, invalid: &invalid, copies: &copies };
             editor.check_modules(reuse, &mods, &sources, &mut diags, &mut facts);
         }
     }
@@ -133,6 +137,8 @@ fn compile_parsed(
     rules.report_misused_comments(&mut diags);
     let mut diagnostics = diags.into_sorted();
     rules.apply(&mut diagnostics, &sources);
+    // A copy of torchlib's `common` module is not compiled: its one diagnostic says so.
+    diagnostics.retain(|d| !copies.contains(&d.file) || d.code == codes::TORCHLIB_COMMON_COPY);
     if options.deny_warnings {
         deny_warnings(&mut diagnostics);
     }
@@ -185,6 +191,26 @@ fn compile_parsed(
     reuse.keep_parses(parses);
     let known = Known { modules, functions: collected.functions, bindings: collected.bindings, facts, registry };
     (compilation, Some(known))
+}
+
+/// The modules that are copies of torchlib's `common` module (`common.py` copied beside the
+/// translations), each reported once (W0101): onnxsc provides that module itself, and does not
+/// compile them.
+fn torchlib_common_copies(envs: &[ModuleEnv], diags: &mut Diagnostics) -> HashSet<FileId> {
+    let mut copies = HashSet::new();
+    for env in envs {
+        if !torchlib_common::is_copy(env.functions.iter().map(|f| f.name.name.as_str())) {
+            continue;
+        }
+        let first = env.module.body.first().map_or(Span::new(0, 0), |s| s.span);
+        diags.push(
+            Diagnostic::warning(codes::TORCHLIB_COMMON_COPY, env.file, "this is a copy of torchlib's `common` module, which onnxsc provides itself: it is not compiled")
+                .primary(first, "torchlib's `common.py`")
+                .help("delete this file: `from onnxscript.function_libs.torch_lib.ops import common` gives onnxsc's own, with the meaning onnxscript gives it"),
+        );
+        copies.insert(env.file);
+    }
+    copies
 }
 
 /// `--deny-warnings`: every warning becomes an error, saying why.
@@ -271,6 +297,8 @@ struct EditorCheck<'a, 'm> {
     heads: &'a Heads<'m>,
     registry: &'a AtenRegistry,
     invalid: &'a [String],
+    /// Copies of torchlib's `common` module, not checked.
+    copies: &'a HashSet<FileId>,
 }
 
 impl EditorCheck<'_, '_> {
@@ -286,7 +314,7 @@ impl EditorCheck<'_, '_> {
     ) {
         let context = reuse::compilation_fingerprint(self.envs, &self.heads.calls.callees, self.invalid);
         for (env, decorations) in self.envs.iter().zip(&self.heads.decorations) {
-            let Some(lines) = sources.lines(env.file) else { continue };
+            let Some(lines) = sources.lines(env.file).filter(|_| !self.copies.contains(&env.file)) else { continue };
             let name = mods.units.iter().find(|u| u.file == env.file).map(|u| u.name.as_str()).unwrap_or_default();
             let cx = FunctionContext {
                 env,

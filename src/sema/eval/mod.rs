@@ -27,7 +27,7 @@ mod pyops;
 mod scopes;
 mod stmt;
 mod tensors;
-mod torchlib_common;
+pub mod torchlib_common;
 
 pub use expr::unevaluated_builtin;
 pub use graph::{FunctionCall, Graph, Limits, OpCall, Trace};

@@ -17,6 +17,16 @@ use crate::sema::value::PyValue;
 use crate::source::Span;
 use crate::syntax::ast::*;
 
+/// The helpers the module defines: a module of the compilation that defines them all is a copy
+/// of torchlib's `common.py`, which onnxsc provides itself and does not compile (W0101).
+pub const HELPERS: [&str; 5] = ["merge_dims", "constant", "cast_to", "Rank", "IsScalar"];
+
+/// Whether a module whose functions have these names is a copy of torchlib's `common` module.
+pub fn is_copy<'a>(function_names: impl IntoIterator<Item = &'a str>) -> bool {
+    let names: Vec<&str> = function_names.into_iter().collect();
+    HELPERS.iter().all(|h| names.contains(h))
+}
+
 impl Eval<'_, '_, '_> {
     /// A call of `common.NAME`; `None` for a name the module does not define.
     pub(super) fn torchlib_common(&mut self, name: &str, e: &Expr, args: &[Arg]) -> R<Option<PyValue>> {
