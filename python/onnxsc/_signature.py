@@ -177,7 +177,14 @@ class Signature:
     hints: tuple = ()
     # The parameters the source deletes with `del`: left unread on purpose.
     ignored: tuple = ()
+    # The warnings suppressed for the translation as a whole: codes, or prefixes of codes.
+    noqa: tuple = ()
     version: int = 0
+
+    def suppresses(self, code: str) -> bool:
+        """Whether the source suppresses the warning ``code`` for the whole translation (a
+        ``# noqa`` on its decorators or ``def`` line, the file's, or its configuration's)."""
+        return bool(code) and any(code.startswith(s) for s in self.noqa if s)
 
     def input(self, name: str) -> Optional[Input]:
         return next((i for i in self.inputs if i.name == name), None)
@@ -230,6 +237,7 @@ def parse(text: str, where: str = "a function") -> Signature:
             complex=_bool(data.get("complex", False), "`complex`"),
             hints=tuple(_str(p, "a parameter") for p in _list(data.get("hints", []), "`hints`")),
             ignored=tuple(_str(p, "a parameter") for p in _list(data.get("ignored", []), "`ignored`")),
+            noqa=tuple(_str(c, "a code") for c in _list(data.get("noqa", []), "`noqa`")),
             version=version,
         )
     except OnnxscError:

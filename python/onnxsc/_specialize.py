@@ -349,13 +349,19 @@ class TracedVariant:
 
     def record(self, recorder, tensors: list):
         """Appends the nodes to the exporter's ``recorder`` (``OpRecorder.nodes``), reading the
-        call's ``tensors``; the outputs, as the exporter's tracing returns them."""
+        call's ``tensors``; the outputs, as the exporter's tracing returns them. A scalar or 1-D
+        constant comes from the exporter's own store of constants, which it shares across the
+        calls of a graph as it does for torchlib's."""
         import onnx_ir as ir
         from torch.onnx._internal.exporter import _tensors
 
         made: list = []
         opset = recorder.opset
         for domain, op_type, inputs, attributes, n_outputs, metadata in self._nodes:
+            shared = _shared_constant(recorder, domain, op_type, attributes)
+            if shared is not None:
+                made.append([shared])
+                continue
             values = [None if ref is None else tensors[ref[1]] if ref[0] == "input" else made[ref[1]][ref[2]] for ref in inputs]
             while values and values[-1] is None:
                 values.pop()
@@ -378,6 +384,40 @@ class TracedVariant:
         if self._function is None:
             self._function = _variant_function(self._proto, self._linked)
         return self._function(*tensors)
+
+
+# The element types whose values NumPy gives back as Python numbers, which make the same tensor
+# again (`ir.tensor(value, dtype)`): those of the constants the exporter makes itself.
+_SHAREABLE = frozenset(
+    ("FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL")
+)
+
+
+def _shared_constant(recorder, domain: str, op_type: str, attributes: list):
+    """The exporter's shared value for a ``Constant`` node of a scalar or a 1-D tensor of numbers
+    (its ``constant_farm``, keyed as the exporter keys the constants it makes itself: the Python
+    value and the element type), or None for any other node."""
+    farm = getattr(recorder, "constant_farm", None)
+    if farm is None or op_type != "Constant" or domain not in ("", "ai.onnx") or len(attributes) != 1:
+        return None
+    attribute = attributes[0]
+    if attribute.name != "value":
+        return None
+    import onnx_ir as ir
+
+    tensor = attribute.value
+    dtype = getattr(tensor, "dtype", None)
+    if dtype is None or dtype.name not in _SHAREABLE or len(tensor.shape) > 1:
+        return None
+    try:
+        from torch.onnx._internal.exporter._building import _get_or_create_constant
+    except ImportError:
+        return None
+    array = tensor.numpy()
+    key = array.item() if array.ndim == 0 else tuple(array.tolist())
+    if array.ndim == 1 and not key:
+        return None
+    return _get_or_create_constant(farm, key, dtype, recorder.opset)
 
 
 def _variant_function(proto, linked):

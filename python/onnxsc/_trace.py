@@ -49,14 +49,18 @@ def traced_functions(model) -> list:
     return []
 
 
-def make_trace_translation(proto, signature: Signature, op, specializer, where: str, usage) -> Callable:
+def make_trace_translation(proto, signature: Signature, op, specializer, where: str, usage, newer=None) -> Callable:
     """The translation of one operator by the trace-only ``proto``: each call described,
     specialised by the server (cached per description), and the resulting function called with
-    the call's tensors. It carries the source's signature, as a compiled translation does."""
+    the call's tensors. It carries the source's signature, as a compiled translation does.
+    ``newer`` (a ``_newer.NewerOpset``) may hand the call to the exporter's own translation."""
     n_outputs = op.outputs or len(signature.outputs) or 1
     function_name = f"{proto.domain}::{proto.name}"
 
     def translation(*args, **kwargs):
+        instead = newer.at_this_call() if newer is not None else None
+        if instead is not None:
+            return instead(*args, **kwargs)
         translation.calls += 1
         usage.observe()
         tensors: list = []
@@ -67,7 +71,7 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
         }
         variant = specializer.traced(proto, signature, facts)
         try:
-            recorder = _exporter_recorder()
+            recorder = exporter_recorder()
             if recorder is not None and variant.direct:
                 return variant.record(recorder, tensors)
             return variant(*tensors)
@@ -83,7 +87,7 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
     return _with_signature(translation, proto, signature, n_outputs)
 
 
-def _exporter_recorder():
+def exporter_recorder():
     """The exporter's graph recorder when the exporter is tracing (its ``OpRecorder``, the
     evaluator torchlib's trace-only functions record into), else None."""
     from onnxscript import evaluator

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import typing
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from onnxsc._errors import OnnxscError, OnnxscWarning
 from onnxsc._signature import ATTRIBUTE_TYPES, Signature, TorchOp, annotation
@@ -48,31 +48,42 @@ def source_file_line(proto) -> tuple:
 
 class Warner:
     """Raises the warnings about one function: as :class:`OnnxscWarning` attributed to its
-    ``.onnxs`` file and line (each message once), or, with ``deny_warnings``, as errors."""
+    ``.onnxs`` file and line (each message once), or, with ``deny_warnings``, as errors. A
+    warning its source suppresses (``signature.noqa``: a ``# noqa: CODE`` on its decorators or
+    ``def`` line, the file's, or the configuration's ``ignore``) is not raised."""
 
-    def __init__(self, proto, deny_warnings: bool):
+    def __init__(self, proto, deny_warnings: bool, signature: Optional[Signature] = None):
         self.file, self.line = source_file_line(proto)
         self.where = f"{source_of(proto)}: `{proto.name}`"
         self.deny = deny_warnings
+        self.signature = signature
         # warnings.warn_explicit's memory of what it showed, per function.
         self.registry: dict = {}
 
-    def warn(self, message: str, code: str = "export") -> None:
+    def warn(self, message: str, code: str) -> None:
+        if self.signature is not None and self.signature.suppresses(code):
+            return
         if self.deny:
             raise OnnxscError(f"{message}\n(deny_warnings=True makes this warning an error)")
         w = OnnxscWarning(message, code, self.file, self.line, 0)
         warnings.warn_explicit(w, OnnxscWarning, self.file, self.line, module="onnxsc", registry=self.registry)
 
 
-def make_translation(proto, signature: Signature, op: TorchOp, overload, specializer, warner, usage) -> Callable:
+def make_translation(
+    proto, signature: Signature, op: TorchOp, overload, specializer, warner, usage, newer=None
+) -> Callable:
     """The translation of ``overload`` (``op`` is its entry in the signature's ``torch_ops``),
-    warning through ``warner`` and telling ``usage`` (the table's ``TableUsage``) each call."""
+    warning through ``warner`` and telling ``usage`` (the table's ``TableUsage``) each call;
+    ``newer`` (a ``_newer.NewerOpset``) may hand the call to the exporter's own translation."""
     # The checker guarantees the function returns what the aten operator returns.
     n_outputs = op.outputs or len(proto.output)
     binder = _Binder(proto, signature, op.name)
     ignored = _IgnoredArguments(proto, signature, overload, binder.where, warner)
 
     def translation(*args, **kwargs):
+        instead = newer.at_this_call() if newer is not None else None
+        if instead is not None:
+            return instead(*args, **kwargs)
         translation.calls += 1
         usage.observe()
         ignored.check(args, kwargs)
@@ -216,7 +227,8 @@ class _IgnoredArguments:
                 f"{self.where}: this call passes {argument.name}={_shown(value)}, but the translation "
                 f"never reads `{name}`, so the exported graph computes the result for the default "
                 f"{argument.name}={default!r}; read `{name}` in the translation, or write `del {name}` "
-                f"at its top if the value does not matter"
+                f"at its top if the value does not matter",
+                code="W0509",
             )
 
 

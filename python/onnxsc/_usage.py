@@ -93,15 +93,33 @@ class UsageReport:
         }
 
     def __str__(self) -> str:
-        lines = [f"translation table usage: {len(self.used)} used, {len(self.unused)} unused"]
-        for name in self.used:
-            lines.append(f"  used      {name}")
-        for u in self.unused:
-            instead = f"  (the graph calls {', '.join(u.instead)} instead)" if u.instead else ""
-            lines.append(f"  unused    {u.operator}{instead}")
+        return self.format()
+
+    def format(self, used: bool = False, unused: bool = False) -> str:
+        """The report: a summary, then what to act on (the unused entries whose graph calls a
+        related operator instead, the graph's operators without an entry). ``used=True`` and
+        ``unused=True`` list every used and every unused entry too (a table built from torchlib
+        has hundreds an export never calls)."""
+        misses = [u for u in self.unused if u.instead]
+        total = len(self.used) + len(self.unused)
+        lines = [
+            f"translation table usage: {len(self.used)} of {total} entries used, {len(self.unused)} unused "
+            f"({len(misses)} where the graph calls a related operator instead); "
+            f"{len(self.not_overridden)} operator{'s' if len(self.not_overridden) != 1 else ''} of the graph without an entry"
+        ]
+        if used:
+            lines.append("used:")
+            lines.extend(f"  {name}" for name in self.used)
+        if misses or unused:
+            lines.append("unused:" if unused else "unused, where the graph calls a related operator instead:")
+            for u in self.unused if unused else misses:
+                instead = f"  (the graph calls {', '.join(u.instead)} instead)" if u.instead else ""
+                lines.append(f"  {u.operator}{instead}")
         if self.not_overridden:
-            lines.append(f"operators of the graph without an entry ({len(self.not_overridden)}):")
+            lines.append("operators of the graph without an entry (the exporter's own translations took them):")
             lines.extend(f"  {name}" for name in self.not_overridden)
+        if not (used and unused):
+            lines.append("(report.format(used=True, unused=True) lists every entry; report.as_dict() gives the data)")
         return "\n".join(lines)
 
 
@@ -195,5 +213,5 @@ class TableUsage:
                 f"{warner.where}: this export never calls `{entry.operator}`: its graph calls "
                 f"{', '.join(f'`{i}`' for i in entry.instead)} instead, which the table does not translate; "
                 f"bind the translation to that operator (onnxsc schema shows its arguments)",
-                code="unused",
+                code="W0508",
             )

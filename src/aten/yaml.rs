@@ -222,10 +222,26 @@ impl AtenRegistry {
     /// Reads a native_functions.yaml-format file. `func` values may carry a `ns::`
     /// prefix (custom ops); without one they are in `aten`. Reports every bad entry.
     pub fn from_yaml(text: &str) -> Result<AtenRegistry, Vec<YamlSchemaError>> {
+        let (registry, mut errors, unread) = AtenRegistry::from_yaml_reading_what_parses(text);
+        errors.extend(unread);
+        if errors.is_empty() {
+            Ok(registry)
+        } else {
+            errors.sort_by_key(|e| (e.span.start, e.span.end));
+            Err(errors)
+        }
+    }
+
+    /// [`AtenRegistry::from_yaml`] for a file that may hold schemas onnxsc's grammar does not
+    /// read: PyTorch's live registrations (`--registered`) include TorchScript's (`t[] l`,
+    /// `complex a`). Returns the schemas read, the file's other errors, and an error for each
+    /// schema that did not parse, apart.
+    pub fn from_yaml_reading_what_parses(text: &str) -> (AtenRegistry, Vec<YamlSchemaError>, Vec<YamlSchemaError>) {
         let mut collector =
             FuncCollector { parser: Parser::new_from_str(text), offsets: Offsets::new(text), last: 0..0 };
         let mut funcs = Vec::new();
         let mut errors = Vec::new();
+        let mut unread = Vec::new();
         collector.collect(&mut funcs, &mut errors);
 
         let mut registry = AtenRegistry::new();
@@ -234,7 +250,7 @@ impl AtenRegistry {
             let schema: FunctionSchema = match parse_schema(&func.text) {
                 Ok(s) => s,
                 Err(e) => {
-                    errors.push(error(map_span(text, func, &e.span), e.message));
+                    unread.push(error(map_span(text, func, &e.span), e.message));
                     continue;
                 }
             };
@@ -247,12 +263,7 @@ impl AtenRegistry {
             first_at.insert(qualname, func.span.clone());
             registry.add(schema);
         }
-        if errors.is_empty() {
-            Ok(registry)
-        } else {
-            errors.sort_by_key(|e| (e.span.start, e.span.end));
-            Err(errors)
-        }
+        (registry, errors, unread)
     }
 
     /// The native_functions.yaml of the torch installed in the active virtual or conda

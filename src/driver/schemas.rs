@@ -4,7 +4,7 @@
 //! which the Python package writes from the live `torch.ops` schemas).
 
 use super::{InputError, Options};
-use crate::aten::{parse_schema, AtenRegistry, DefaultValue, FunctionSchema, Type};
+use crate::aten::{parse_schema, AtenRegistry, DefaultValue, FunctionSchema, Type, YamlSchemaError};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::env::ModuleEnv;
 use crate::source::{SourceMap, Span};
@@ -30,16 +30,29 @@ fn load_yaml(
     match AtenRegistry::from_yaml(&text) {
         Ok(r) => Ok(Some(r)),
         Err(errors) => {
-            let file = sources.add(path.display().to_string(), text);
-            for e in errors {
-                diags.push(
-                    Diagnostic::error(codes::BAD_SCHEMA_FILE, file, format!("invalid operator schema file: {}", e.message))
-                        .primary(Span::new(e.span.start, e.span.end), "here")
-                        .help("entries are `- func: name.overload(Type arg, ...) -> Type`, as in PyTorch's native_functions.yaml"),
-                );
-            }
+            report_schema_errors(path, text, errors, sources, diags);
             Ok(None)
         }
+    }
+}
+
+/// E0701 for each error of the schema file at `path`.
+fn report_schema_errors(
+    path: &Path,
+    text: String,
+    errors: Vec<YamlSchemaError>,
+    sources: &mut SourceMap,
+    diags: &mut Diagnostics,
+) {
+    let file = sources.add(path.display().to_string(), text);
+    for e in errors {
+        diags.push(
+            Diagnostic::error(codes::BAD_SCHEMA_FILE, file, format!("invalid operator schema file: {}", e.message))
+                .primary(Span::new(e.span.start, e.span.end), "here")
+                .help(
+                    "entries are `- func: name.overload(Type arg, ...) -> Type`, as in PyTorch's native_functions.yaml",
+                ),
+        );
     }
 }
 
@@ -75,7 +88,9 @@ pub fn load(
     Ok(registry)
 }
 
-/// The schemas of the operators registered with PyTorch (`--registered` files), if any.
+/// The schemas of the operators registered with PyTorch (`--registered` files), if any. A
+/// registration whose types onnxsc does not read (TorchScript's `t[]`, `complex`) is passed
+/// over: bindings to it stay unchecked, as without the file.
 pub fn load_registered(
     options: &Options,
     sources: &mut SourceMap,
@@ -83,11 +98,15 @@ pub fn load_registered(
 ) -> Result<Option<AtenRegistry>, InputError> {
     let mut registered: Option<AtenRegistry> = None;
     for path in &options.registered_files {
-        if let Some(r) = load_yaml(path, sources, diags)? {
-            match &mut registered {
-                Some(all) => all.extend(&r),
-                None => registered = Some(r),
-            }
+        let text = read(path)?;
+        let (r, errors, _unread) = AtenRegistry::from_yaml_reading_what_parses(&text);
+        if !errors.is_empty() {
+            report_schema_errors(path, text, errors, sources, diags);
+            continue;
+        }
+        match &mut registered {
+            Some(all) => all.extend(&r),
+            None => registered = Some(r),
         }
     }
     Ok(registered)

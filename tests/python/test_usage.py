@@ -98,5 +98,25 @@ def test_the_usage_report_after_an_export():
     data = report.as_dict()
     assert data["used"] == ["aten::relu"] and len(data["unused"]) == 3
     text = str(report)
-    assert text.startswith("translation table usage: 1 used, 3 unused")
-    assert "unused    aten::native_layer_norm  (the graph calls aten::layer_norm instead)" in text
+    assert text.startswith(
+        "translation table usage: 1 of 4 entries used, 3 unused (3 where the graph calls a related operator "
+        "instead); 4 operators of the graph without an entry\n"
+    ), text
+    assert "\n  aten::native_layer_norm  (the graph calls aten::layer_norm instead)\n" in text
+    # The used entries are listed on request only.
+    assert "\n  aten::relu" not in text and "\nused:\n  aten::relu\n" in report.format(used=True)
+
+
+def test_the_report_of_a_large_table_is_a_summary_with_its_lists_on_request():
+    """A table built from torchlib has hundreds of entries an export never calls: the report
+    counts them and lists only what to act on, unless asked."""
+    unused = tuple(onnxsc.UnusedEntry(f"aten::op{k}", ()) for k in range(400))
+    report = onnxsc.UsageReport(("aten::relu",), unused, ())
+    text = str(report)
+    assert text.splitlines()[0] == (
+        "translation table usage: 1 of 401 entries used, 400 unused (0 where the graph calls a related "
+        "operator instead); 0 operators of the graph without an entry"
+    )
+    assert "aten::op7" not in text and len(text.splitlines()) == 2
+    every = report.format(used=True, unused=True)
+    assert "\n  aten::op399" in every and "\n  aten::relu" in every
