@@ -21,6 +21,7 @@ and with the table of the copies (torchlib evaluated by onnxsc), and both run in
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 import shutil
 import subprocess
 import warnings
@@ -31,7 +32,11 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is installed by scripts/test")
 pytest.importorskip("expecttest", reason="expecttest is installed by scripts/test")
 
-from onnxsc import _optest  # noqa: E402
+from onnxsc._optest import judge as _judge  # noqa: E402
+from onnxsc._optest import opinfo as _opinfo  # noqa: E402
+from onnxsc._optest.calls import flatten as _flatten  # noqa: E402
+from onnxsc._optest.run import accepted_dtypes  # noqa: E402
+from onnxsc._optest.tolerance import tolerance  # noqa: E402
 from onnxsc._table import compile_library, entries  # noqa: E402
 
 MODULES = ("core", "nn", "special", "prims")
@@ -65,6 +70,33 @@ COMMON_OPS = [
 DTYPES = ("float32", "float16", "int64")
 
 
+@dataclass
+class Sample:
+    """One call: ``call(*tensors)`` computes it; the description names its arguments."""
+
+    call: object
+    tensors: list
+    description: str
+
+
+def samples_of(entry, dtype, limit: int) -> list:
+    """PyTorch's OpInfo samples of the entry's operator, as `python -m onnxsc test` finds them:
+    the database's own calls, and the operator called as they call it (``F.softmax`` reaches
+    ``aten::_softmax`` only so: the exporter keeps ``aten::softmax.int``)."""
+    found = _opinfo.samples(entry.qualname, entry.overload, dtype)
+    own = [c for c in found if c.origin == "opinfo"][:limit] + [c for c in found if c.origin == "direct"][:limit]
+    return [Sample(c.run, c.tensors(), c.describe()) for c in own]
+
+
+class _Module(torch.nn.Module):
+    def __init__(self, call):
+        super().__init__()
+        self.call = call
+
+    def forward(self, *tensors):
+        return self.call(*tensors)
+
+
 def _attention_samples(dtype) -> list:
     """4-D attention, as models call it (torchlib's translation takes 4-D inputs only, and
     OpInfo's samples are smaller): plain, causal, with a boolean mask, with a float mask."""
@@ -75,14 +107,14 @@ def _attention_samples(dtype) -> list:
     bool_mask = torch.rand(5, 5) > 0.3
     float_mask = torch.randn(2, 3, 5, 5)
     return [
-        _optest.Sample(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [q, k, v], "q, k, v [2, 3, 5, 8]"),
-        _optest.Sample(
+        Sample(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [q, k, v], "q, k, v [2, 3, 5, 8]"),
+        Sample(
             lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [q, k, v], "causal"
         ),
-        _optest.Sample(
+        Sample(
             lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), [q, k, v, bool_mask], "bool mask"
         ),
-        _optest.Sample(
+        Sample(
             lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), [q, k, v, float_mask], "float mask"
         ),
     ]
@@ -152,11 +184,11 @@ def _export_and_run(sample, table):
     """The sample exported (with the table, or the default registry for None) and run in ONNX
     Runtime: its outputs, or the exception that stopped it."""
     try:
-        with _optest._quiet():
+        with _judge.quiet():
             program = torch.onnx.export(
-                _optest._Module(sample.call), tuple(sample.tensors), dynamo=True, custom_translation_table=table
+                _Module(sample.call), tuple(sample.tensors), dynamo=True, custom_translation_table=table
             )
-            return _optest._flatten(program(*sample.tensors))
+            return _flatten(program(*sample.tensors))
     except Exception as e:  # a failure is a result: both ways must agree on it
         return e
 
@@ -164,7 +196,7 @@ def _export_and_run(sample, table):
 def _close(actual: list, expected: list, dtype_name: str) -> bool:
     if len(actual) != len(expected):
         return False
-    rtol, atol = _optest._TOLERANCES.get(dtype_name, (0, 0))
+    rtol, atol = tolerance("elementwise", dtype_name) if dtype_name.startswith("float") else (0, 0)
     for a, e in zip(actual, expected):
         if a.shape != e.shape or a.dtype != e.dtype:
             return False
@@ -181,15 +213,15 @@ def test_torchlib_translation_exports_as_torchlib_does(op, table):
     torchlib_wrong: list = []
     improved: list = []
     for dtype_name in DTYPES:
-        accepted = _optest.accepted_dtypes(entry.signature)
-        if accepted is not None and _optest._ONNX_NAMES[dtype_name] not in accepted:
+        accepted = accepted_dtypes(entry.signature)
+        if accepted is not None and _judge.ONNX_NAMES[dtype_name] not in accepted:
             continue
         torch.manual_seed(0)
         dtype = getattr(torch, dtype_name)
         extra = EXTRA_SAMPLES.get(op, lambda _: [])(dtype)
-        for sample in _optest.samples_of(entry, dtype, SAMPLES) + extra:
+        for sample in samples_of(entry, dtype, SAMPLES) + extra:
             try:
-                expected = _optest._flatten(sample.call(*sample.tensors))
+                expected = _flatten(sample.call(*sample.tensors))
             except Exception:
                 continue  # PyTorch itself rejects the sample
             n = EAGER_OUTPUTS.get(op, len(expected))
