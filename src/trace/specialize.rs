@@ -186,8 +186,9 @@ fn graph_inputs(builder: &mut GraphBuilder, fact: &Fact, base: &str, inputs: &mu
     }
 }
 
-/// The function's outputs, from what the translation returns: a tensor, or a tuple of them. An
-/// input or a value returned twice gets an `Identity` (a function cannot return an input as is).
+/// The function's outputs, from what the translation returns: a tensor, or a tuple or list of
+/// them. An input or a value returned twice gets an `Identity` (a function cannot return an
+/// input as is).
 fn outputs(
     builder: &mut GraphBuilder,
     result: PyValue,
@@ -197,6 +198,18 @@ fn outputs(
 ) -> Result<Vec<String>, Box<Diagnostic>> {
     let items = match result {
         PyValue::List(s) if s.is_tuple() => s.items().to_vec(),
+        // A list of tensors (`unbind`'s `Tensor[]`): the exporter takes any sequence of values
+        // as the node's outputs, and its `getitem` users index them.
+        PyValue::List(s) if !s.items().is_empty() && s.items().iter().all(|v| matches!(v, PyValue::Graph(_))) => {
+            s.items().to_vec()
+        }
+        PyValue::List(s) if s.items().is_empty() => {
+            return Err(Box::new(
+                Diagnostic::error(codes::TRACE_ERROR, file, "the translation returns an empty list for this call")
+                    .primary(span, "this translation")
+                    .help("an ONNX function has at least one output: where the list may be empty (a dimension of size 0), return one sequence value instead, such as `op.SplitToSequence(self, axis=dim, keepdims=False)`"),
+            ))
+        }
         other => vec![other],
     };
     let onnx = Opset { domain: String::new(), version: crate::aten::EXPORTER_OPSET };

@@ -167,11 +167,14 @@ def describe(value: Any) -> str:
 
 
 def flatten(value) -> list:
-    """The tensors of a result, in order (a tuple of outputs, a list of tensors)."""
+    """The tensors of a result, in order (a tuple of outputs, a list of tensors); a number
+    (``_local_scalar_dense``, ``item``) is the 0-d tensor an exported model returns for it."""
     import torch
 
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in flatten(v)]
+    if isinstance(value, (bool, int, float)):
+        return [torch.tensor(value)]
     return []

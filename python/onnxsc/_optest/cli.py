@@ -12,7 +12,9 @@ when one failed or is untested (``--allow-untested`` accepts the latter), 2 on a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 import warnings
@@ -48,6 +50,11 @@ def main(argv: Optional[list] = None) -> int:
         help="calls an operator's translation must run on, or it is untested (default %(default)s)",
     )
     parser.add_argument("--allow-untested", action="store_true", help="an untested operator does not fail the run")
+    parser.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="test the translations without errors when others have some (they are left out, named on stderr)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the seed of every generated sample (default 0)")
     parser.add_argument("--no-shrink", action="store_true", help="report failures as found, without shrinking them")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: the cores)")
@@ -80,7 +87,7 @@ def main(argv: Optional[list] = None) -> int:
         source=" ".join(args.paths) if len(args.paths) > 1 else args.paths[0],
     )
     try:
-        tallies = run(args.paths, args.op, options, args.imports, jobs=args.jobs, shard=shard)
+        tallies = run(args.paths, args.op, options, args.imports, jobs=args.jobs, shard=shard, skip_invalid=args.skip_invalid)
     except OnnxscError as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -102,25 +109,39 @@ def _prepare(imports: list) -> None:
         importlib.import_module(module)
 
 
-def _entries(paths: list, only: Optional[list]) -> tuple:
+def _entries(paths: list, only: Optional[list], skip_invalid: bool = False) -> tuple:
     """The table's entries (those of ``only``), and the operators this PyTorch does not register."""
     from onnxsc._table import compile_library, entries
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data, model = compile_library(paths)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data, model = compile_library(paths, skip_invalid=skip_invalid)
         unresolved: list = []
         found = entries(model, data, unresolved)
+    for w in caught:
+        # The errors of what --skip-invalid left out, then its summary; check's warnings are
+        # `onnxsc check`'s to report.
+        code = getattr(w.message, "code", "")
+        if skip_invalid and (code == "left-out" or code.startswith("E")):
+            print(str(w.message), file=sys.stderr)
     if only:
         found = [e for e in found if e.qualname in only]
         unresolved = [u for u in unresolved if u[0] in only]
     return found, unresolved
 
 
-def run(paths: list, only: Optional[list], options: Options, imports: list = (), jobs: int = 1, shard=(1, 1)) -> list:
+def run(
+    paths: list,
+    only: Optional[list],
+    options: Options,
+    imports: list = (),
+    jobs: int = 1,
+    shard=(1, 1),
+    skip_invalid: bool = False,
+) -> list:
     """Tests the translations of ``paths`` (those of ``only``); the tallies, by operator name."""
     _prepare(list(imports))
-    found, unresolved = _entries(paths, only)
+    found, unresolved = _entries(paths, only, skip_invalid)
     k, n = shard
     names = sorted({e.qualname for e in found} | {u[0] for u in unresolved})
     mine = set(names[k - 1 :: n])
@@ -132,12 +153,14 @@ def run(paths: list, only: Optional[list], options: Options, imports: list = (),
             tally.skipped["not registered with this PyTorch: nothing to compare with (register it with --import MODULE)"] = 1
             tallies.append(tally)
     if jobs > 1 and len(found) > 1:
-        tallies += _in_workers(paths, [e.qualname for e in found], options, list(imports), jobs)
+        tallies += _in_workers(paths, [e.qualname for e in found], options, list(imports), jobs, skip_invalid)
     else:
         import torch
 
         torch.manual_seed(options.seed)
-        tallies += [test_operator(e, options) for e in found]
+        for k, e in enumerate(found, 1):
+            tallies.append(test_operator(e, options))
+            _progress(k, len(found), tallies[-1])
     return sorted(tallies, key=lambda t: t.operator)
 
 
@@ -148,12 +171,13 @@ def run(paths: list, only: Optional[list], options: Options, imports: list = (),
 _WORKER: dict = {}
 
 
-def _start_worker(paths: list, imports: list) -> None:
+def _start_worker(paths: list, imports: list, skip_invalid: bool) -> None:
     import torch
 
     torch.set_num_threads(1)
     _prepare(imports)
-    found, _ = _entries(paths, None)
+    with contextlib.redirect_stderr(io.StringIO()):
+        found, _ = _entries(paths, None, skip_invalid)
     _WORKER["entries"] = {e.qualname: e for e in found}
 
 
@@ -161,15 +185,65 @@ def _work(qualname: str, options: Options) -> Tally:
     return test_operator(_WORKER["entries"][qualname], options)
 
 
-def _in_workers(paths: list, names: list, options: Options, imports: list, jobs: int) -> list:
+def _in_workers(paths: list, names: list, options: Options, imports: list, jobs: int, skip_invalid: bool) -> list:
+    """The operators' tallies, tested by ``jobs`` worker processes, at most one operator each at a
+    time. A worker that dies (a crash in a kernel, the system's memory) breaks the pool: the
+    operators it may have been testing are tested again one by one in a fresh pool, and the one
+    that kills it is reported untested, with the reason."""
     import concurrent.futures
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=min(jobs, len(names)), mp_context=context, initializer=_start_worker, initargs=(paths, imports)
-    ) as pool:
-        return list(pool.map(_work, names, [options] * len(names)))
+
+    def pool(workers: int):
+        return concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(paths, imports, skip_invalid)
+        )
+
+    done: dict = {}
+    pending = list(names)
+    suspects: list = []
+
+    def finished(name: str, tally: Tally) -> None:
+        done[name] = tally
+        _progress(len(done), len(names), tally)
+
+    while pending:
+        executor = pool(min(jobs, len(pending)))
+        running: dict = {}
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    name = pending.pop(0)
+                    running[executor.submit(_work, name, options)] = name
+                over, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in over:
+                    tally = future.result()
+                    finished(running.pop(future), tally)
+        except concurrent.futures.process.BrokenProcessPool:
+            suspects += list(running.values())
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+        for name in suspects:
+            alone = pool(1)
+            try:
+                finished(name, alone.submit(_work, name, options).result())
+            except concurrent.futures.process.BrokenProcessPool:
+                tally = Tally(name, untested=True)
+                tally.skipped["the process judging it died (a crash, or the system's memory)"] = 1
+                finished(name, tally)
+            finally:
+                alone.shutdown(wait=False, cancel_futures=True)
+        suspects = []
+    return [done[name] for name in names]
+
+
+def _progress(n: int, total: int, tally: Tally) -> None:
+    """One line on stderr per operator judged, for a long run (the report is on stdout)."""
+    if total < 2:
+        return
+    verdict = "FAILED" if tally.failed else "untested" if tally.untested else "ok"
+    print(f"onnxsc test: [{n}/{total}] {tally.operator}: {verdict} ({tally.ran} calls)", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,6 +288,6 @@ def report(tallies: list, options: Options, allow_untested: bool = False) -> str
     untested = sum(t.untested for t in tallies)
     verdict = "FAILED" if failed or (untested and not allow_untested) else "ok"
     lines.append(
-        f"onnxsc test: {len(tallies)} operators, {passed} calls passed, {failed} failed, {untested} untested: {verdict}"
+        f"onnxsc test: {len(tallies)} operator{'' if len(tallies) == 1 else 's'}, {passed} calls passed, {failed} failed, {untested} untested: {verdict}"
     )
     return "\n".join(lines) + "\n"

@@ -154,6 +154,8 @@ pub(super) fn data_type_arg(v: &PyValue) -> LibResult<ElemType> {
     match v {
         PyValue::Int(code) => ElemType::from_code(i64::try_from(*code).unwrap_or(-1))
             .ok_or_else(|| LibError::Python(format!("ValueError: {code} is not a valid TensorProto data type"))),
+        // `x.dtype`, an `ir.DataType` (an int enum), as `ir.DataType(x.dtype)` leaves it.
+        PyValue::DType(t) => Ok(*t),
         other => Err(LibError::Python(format!(
             "TypeError: the data type must be a `TensorProto` or `ir.DataType` member, not {}",
             other.brief()
