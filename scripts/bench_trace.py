@@ -375,7 +375,9 @@ def measure_case(case: Case, registry, library: Library, repeat: int) -> Row:
         specializer.traced(entry.proto, entry.signature, facts)
 
     def run_serve(facts):
-        specializer._respond(json.dumps(facts).encode("utf-8"))
+        from onnxsc._server import TRACE
+
+        specializer._respond(TRACE, json.dumps(facts).encode("utf-8"))
 
     def run_call(arguments):
         args, kwargs = arguments

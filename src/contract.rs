@@ -51,9 +51,10 @@ pub fn source(data: &[u8]) {
     assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
     assert_eq!(first.outlines, second.outlines, "the functions compiled differ between two runs");
     if let Some((bytes, _)) = library {
-        let mut written = emit::proto::library_header_bytes(&second.outlines, second.library_meta());
-        second.encoded.iter().for_each(|part| written.extend_from_slice(part));
-        assert!(written == bytes, "what `build` writes differs from the library model's encoding");
+        assert!(
+            second.encoded_library().to_bytes() == bytes,
+            "what `build` writes differs from the library model's encoding"
+        );
     }
 }
 
@@ -259,28 +260,34 @@ fn link_once(model: &[u8], library: &[u8], mode: link::Mode) -> Result<Vec<u8>, 
     Ok(linked.model.encode_to_vec())
 }
 
-/// `serve`: the bytes are the server's input, framed requests (a length of 4 bytes, little
-/// endian, then a model), answered against the tutorial's library. Every request gets one
-/// response, framed; a linked model is what `link --mode inline` makes of the request, a
-/// refusal is text, and a model link accepts is refused only for its external data; the input
-/// cut inside a request ends serving, with a refusal; the same input gives the same output.
+/// `serve`: the bytes are the server's input after the handshake, framed requests (a length of 4
+/// bytes, little endian, then a kind byte and a body), answered against the tutorial's library.
+/// Every request gets one response, framed; a linked model is what `link --mode inline` makes of
+/// a [`serve::kind::LINK`] request's model, a refusal is text, and a model link accepts is
+/// refused only for its external data; the input cut inside a request ends serving, with a
+/// refusal; the same input gives the same output.
 pub fn serve(data: &[u8]) {
     static SERVER: OnceLock<Server> = OnceLock::new();
     let server = SERVER.get_or_init(|| {
         let library = link::load::library(&fixtures().0, "library.onnx").unwrap_or_else(|d| panic!("{}", d.message));
         Server::new(link::Libraries::new(vec![library]), SourceMap::new())
     });
+    let mut input = hello_frame();
+    input.extend_from_slice(data);
     let run = || {
         let mut out = Vec::new();
         let ended =
-            server.serve(&mut &data[..], &mut out).unwrap_or_else(|e| panic!("serving from memory failed: {e}"));
+            server.serve(&mut &input[..], &mut out).unwrap_or_else(|e| panic!("serving from memory failed: {e}"));
         (ended, out)
     };
     let (ended, out) = run();
     assert!(run() == (ended.clone(), out.clone()), "serving the same input twice differs");
     let (requests, cut) = frames(data);
-    let responses = frames(&out);
-    assert!(!responses.1, "a response is cut short");
+    let (mut responses, response_cut) = frames(&out);
+    assert!(!response_cut, "a response is cut short");
+    assert_eq!(responses.first().map(|r| r.first()), Some(Some(&serve::LINKED)), "the handshake is answered");
+    responses.remove(0);
+    let responses = (responses, response_cut);
     assert_eq!(responses.0.len(), requests.len() + usize::from(cut), "one response per request");
     assert_eq!(matches!(ended, Ended::Cut(_)), cut, "serving ends as the input does");
     for (i, response) in responses.0.iter().enumerate() {
@@ -290,12 +297,15 @@ pub fn serve(data: &[u8]) {
             continue;
         };
         let fresh = || {
+            let model = request.strip_prefix(&[serve::kind::LINK]).ok_or(())?;
             let l = link::load::library(&fixtures().0, "library.onnx").map_err(|_| ())?;
-            let m = link::load::model(request, "the request").map_err(|_| ())?;
+            let m = link::load::model(model, "the request").map_err(|_| ())?;
             let linked = link::link(m, vec![l], &serve::OPTIONS).map_err(|_| ())?;
             Ok::<_, ()>(linked.model)
         };
         match status {
+            // A handshake again: the server's versions.
+            serve::LINKED if request.first() == Some(&serve::kind::HELLO) => {}
             serve::LINKED => {
                 let model = fresh().unwrap_or_else(|()| panic!("request {i}: linked by the server only"));
                 check_model(&model, "the linked model");
@@ -312,6 +322,14 @@ pub fn serve(data: &[u8]) {
             other => panic!("request {i}: status {other}"),
         }
     }
+}
+
+/// The framed handshake of this protocol.
+fn hello_frame() -> Vec<u8> {
+    let body = [&[serve::kind::HELLO][..], &serve::PROTOCOL.to_le_bytes(), b"contract"].concat();
+    let mut framed = u32::try_from(body.len()).unwrap_or(0).to_le_bytes().to_vec();
+    framed.extend(body);
+    framed
 }
 
 /// The messages of a framed stream, and whether it ends inside one.

@@ -14,6 +14,7 @@ pub mod diagnostics;
 pub mod digits;
 pub mod driver;
 pub mod emit;
+pub mod ir;
 pub mod link;
 pub mod lower;
 pub mod lsp;

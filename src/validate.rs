@@ -25,15 +25,7 @@ use std::collections::{HashMap, HashSet};
 pub const MAX_FUNCTIONS: usize = 10_000;
 /// The deepest message nesting protobuf readers (onnx's, ONNX Runtime's, prost) accept.
 pub const MAX_MESSAGE_DEPTH: usize = 100;
-/// The longest chain of model-local functions calling each other that onnx.checker (1.23) and
-/// ONNX Runtime accept, counted in functions (the main graph not counted): onnx.checker's
-/// `kMaxFunctionCallDepth`, "Function call chain depth exceeds limit (100)", and ONNX Runtime's
-/// "Model local function call depth 101 exceeds the maximum supported depth of 100". The checker
-/// walks the call graph from its functions in hash order, so whether it sees a chain of 101
-/// depends on the functions' names; ONNX Runtime always refuses one. Not one of [`model`]'s
-/// rules: inline mode links models past it into models within it, so `link` checks it itself
-/// where it keeps functions as functions.
-pub const MAX_CALL_DEPTH: usize = 100;
+pub use crate::onnx::MAX_CALL_DEPTH;
 /// Problems reported at most; the first one is usually enough.
 const SHOWN: usize = 20;
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::emit::{proto, wire};
-use onnxsc::lower::ir::*;
+use onnxsc::ir::*;
 use onnxsc::onnx::tensor::{Tensor, TensorData};
 use onnxsc::onnx::AttrType;
 use onnxsc::onnx::{ir_version, ElemType};
@@ -87,7 +87,7 @@ fn every_kind_of_value_is_written_as_prost_writes_it() {
             GraphInput { name: "untyped".into(), ty: None },
             typed(ElemType::Int64, None),
             typed(ElemType::Float, Some(vec![])),
-            typed(ElemType::Bool, Some(vec![Dim::Value(3), Dim::Param("N".into()), Dim::Unknown])),
+            typed(ElemType::Bool, Some(vec![Dim::Known(3), Dim::Symbolic("N".into()), Dim::Unknown])),
         ],
         nodes: vec![Node {
             domain: String::new(),

@@ -94,15 +94,17 @@ fn write_link_seeds_when_asked() {
     write_serve_seeds();
 }
 
-/// Requests for `serve`: a model calling each of the tutorial's functions, one calling one of
-/// them, a request that is not a model, and the input cut inside a request.
+/// Requests for `serve` after its handshake: a model calling each of the tutorial's functions,
+/// one calling one of them, a request that is not a model, and the input cut inside a request.
 fn write_serve_seeds() {
     use prost::Message;
     let text = include_str!("../examples/tutorial.onnxs");
     let c = onnxsc::driver::compile_sources(vec![("tutorial.onnxs".into(), text.into())]);
     let library = onnxsc::emit::proto::library_model(&c.functions, c.library_meta());
+    // A request to link a model (the handshake is the contract's own).
     let frame = |bytes: &[u8]| {
-        let mut f = u32::try_from(bytes.len()).expect("small").to_le_bytes().to_vec();
+        let mut f = u32::try_from(bytes.len() + 1).expect("small").to_le_bytes().to_vec();
+        f.push(onnxsc::driver::serve::kind::LINK);
         f.extend_from_slice(bytes);
         f
     };

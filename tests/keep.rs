@@ -7,7 +7,7 @@
 
 use onnxsc::driver::{compile_inputs, Compilation, Keep, Options, SourceInput};
 use onnxsc::emit;
-use onnxsc::lower::ir::Outline;
+use onnxsc::ir::Outline;
 use std::path::{Path, PathBuf};
 
 fn compile(inputs: &[SourceInput], keep: Keep) -> Compilation {
@@ -16,9 +16,7 @@ fn compile(inputs: &[SourceInput], keep: Keep) -> Compilation {
 
 /// What `build` writes: the header, then the functions' fields as the lowering threads wrote them.
 fn written(c: &Compilation) -> Vec<u8> {
-    let mut bytes = emit::proto::library_header_bytes(&c.outlines, c.library_meta());
-    c.encoded.iter().for_each(|part| bytes.extend_from_slice(part));
-    bytes
+    c.encoded_library().to_bytes()
 }
 
 fn assert_keeping_changes_nothing_else(name: &str, inputs: &[SourceInput]) {

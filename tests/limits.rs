@@ -142,9 +142,8 @@ fn ten_thousand_nested_subscripts() {
 }
 
 /// 2,000 modules, each importing the next as a namespace (5 GB before).
-#[test]
-fn a_chain_of_two_thousand_modules() {
-    let n = 2000;
+/// `n` modules, each importing the next and calling its function.
+fn chain_of_modules(n: usize) -> Compilation {
     let inputs: Vec<SourceInput> = (0..n)
         .map(|i| {
             let (import, body) = if i + 1 < n {
@@ -156,9 +155,21 @@ fn a_chain_of_two_thousand_modules() {
             SourceInput { name: format!("/nonexistent-onnxsc-test/m{i}.onnxs"), bytes: text.into_bytes() }
         })
         .collect();
-    let c = compile_inputs(&inputs, &Options::default()).expect("no files to read");
+    compile_inputs(&inputs, &Options::default()).expect("no files to read")
+}
+
+/// 2,000 modules, each calling the next: compiled in linear time, and refused as a library
+/// (E0811) at the call that makes the chain one function deeper than onnx.checker accepts.
+#[test]
+fn a_chain_of_two_thousand_modules() {
+    let c = chain_of_modules(2000);
+    assert_eq!(codes_of(&c), [codes::CALL_CHAIN_TOO_DEEP]);
+    assert_eq!(c.functions.len(), 2000);
+    let text = render_plain(&c.sources, &c.diagnostics[0]);
+    assert!(text.contains("m99.onnxs:8:12") && text.contains("`g99` calls `g100`"), "{text}");
+    // A hundred deep is what onnx.checker and ONNX Runtime accept.
+    let c = chain_of_modules(100);
     assert!(!c.has_errors(), "{:?}", codes_of(&c));
-    assert_eq!(c.functions.len(), n);
 }
 
 /// A sum of four million terms (a stack overflow before): E1002, without recursion.

@@ -52,6 +52,33 @@ fn frame(bytes: &[u8]) -> Vec<u8> {
     f
 }
 
+/// The kind bytes of a request (`driver::serve::kind`) and the protocol's version.
+const HELLO: u8 = 0;
+const LINK: u8 = 1;
+const PROTOCOL: u32 = 2;
+
+/// A handshake of protocol `version`.
+fn hello(version: u32) -> Vec<u8> {
+    frame(&[&[HELLO][..], &version.to_le_bytes(), b"serve tests"].concat())
+}
+
+/// A request to link `model`.
+fn request(model: &[u8]) -> Vec<u8> {
+    frame(&[&[LINK][..], model].concat())
+}
+
+/// `onnxsc serve LIBS` given the handshake and then `input`; its output without the answer to
+/// the handshake.
+fn session(libs: &[&str], input: &[u8]) -> Output {
+    let mut o = serve(libs, &[hello(PROTOCOL), input.to_vec()].concat());
+    if let Some(len) = o.stdout.first_chunk::<4>() {
+        let answered = 4 + u32::from_le_bytes(*len) as usize;
+        assert_eq!(o.stdout.get(4), Some(&0), "the handshake is answered");
+        o.stdout.drain(..answered.min(o.stdout.len()));
+    }
+    o
+}
+
 /// The responses on stdout: (status, payload) each; every byte belongs to one.
 fn responses(stdout: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let mut out = Vec::new();
@@ -150,10 +177,10 @@ fn several_requests_in_one_session_give_what_link_inline_writes() {
     let dir = scratch("session");
     let built = built_tutorial(&dir);
     let requests = requests();
-    let input: Vec<u8> = requests.iter().flat_map(|r| frame(r)).collect();
+    let input: Vec<u8> = requests.iter().flat_map(|r| request(r)).collect();
     // A built library, and the sources compiled as `link` compiles them.
     for lib in [built.as_str(), TUTORIAL] {
-        let o = serve(&[lib], &input);
+        let o = session(&[lib], &input);
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         let got = responses(&o.stdout);
         assert_eq!(got.len(), requests.len(), "one response per request");
@@ -165,7 +192,7 @@ fn several_requests_in_one_session_give_what_link_inline_writes() {
         assert_eq!(got[0], got[4], "the same request, the same bytes");
         assert_ne!(got[0], got[1], "attributes make another variant");
         // Deterministic across sessions too.
-        assert_eq!(serve(&[lib], &input).stdout, o.stdout);
+        assert_eq!(session(&[lib], &input).stdout, o.stdout);
     }
 }
 
@@ -175,8 +202,8 @@ fn a_refused_request_is_answered_and_the_next_one_linked() {
     let built = built_tutorial(&dir);
     let good = call("custom_aten_gelu", &["self"], &[]);
     let unknown = call("no_such_function", &["x"], &[]);
-    let input = [frame(b"not a model at all"), frame(&unknown), frame(&[]), frame(&good)].concat();
-    let o = serve(&[&built], &input);
+    let input = [request(b"not a model at all"), request(&unknown), request(&[]), request(&good)].concat();
+    let o = session(&[&built], &input);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let got = responses(&o.stdout);
     assert_eq!(got.len(), 4);
@@ -198,19 +225,19 @@ fn a_frame_cut_short_is_refused_and_ends_the_server() {
     let built = built_tutorial(&dir);
     let good = call("custom_aten_gelu", &["self"], &[]);
     // The payload cut short.
-    let mut input = frame(&good);
-    input.extend(&frame(&good)[..20]);
-    let o = serve(&[&built], &input);
+    let mut input = request(&good);
+    input.extend(&request(&good)[..20]);
+    let o = session(&[&built], &input);
     assert_eq!(o.status.code(), Some(2));
     let got = responses(&o.stdout);
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].0, 0);
     assert_eq!(got[1].0, 1);
     let why = text(&got[1].1);
-    assert!(why.contains(&format!("its length says {} bytes, 16 came", good.len())), "{why}");
+    assert!(why.contains(&format!("its length says {} bytes, 16 came", good.len() + 1)), "{why}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("the input ended inside a request"));
     // The length cut short.
-    let o = serve(&[&built], &[7, 0]);
+    let o = session(&[&built], &[7, 0]);
     assert_eq!(o.status.code(), Some(2));
     let got = responses(&o.stdout);
     assert_eq!(got.len(), 1);
@@ -218,7 +245,7 @@ fn a_frame_cut_short_is_refused_and_ends_the_server() {
     // A length no model has, and too few bytes: the bytes are skipped, not kept.
     let mut huge = u32::MAX.to_le_bytes().to_vec();
     huge.extend([0u8; 100]);
-    let o = serve(&[&built], &huge);
+    let o = session(&[&built], &huge);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&responses(&o.stdout)[0].1).contains("100 came"));
 }
@@ -227,7 +254,7 @@ fn a_frame_cut_short_is_refused_and_ends_the_server() {
 fn empty_input_ends_the_server_cleanly() {
     let dir = scratch("empty");
     let built = built_tutorial(&dir);
-    let o = serve(&[&built], &[]);
+    let o = session(&[&built], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stdout.is_empty());
 }
@@ -236,20 +263,20 @@ fn empty_input_ends_the_server_cleanly() {
 fn libraries_that_cannot_be_served_exit_as_link_does() {
     let dir = scratch("libs");
     // No library file: an I/O failure.
-    let o = serve(&["no/such/library.onnx"], &[]);
+    let o = session(&["no/such/library.onnx"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/library.onnx"));
     // Sources with errors: their diagnostics, exit 1, before any request.
     let bad = dir.join("bad.onnxs");
     std::fs::write(&bad, "from onnxscript import opset18 as op\n\ndef f(x):\n    return op.Ad(x, x)\n").unwrap();
-    let o = serve(&[bad.to_str().unwrap()], &frame(&call("f", &["x"], &[])));
+    let o = session(&[bad.to_str().unwrap()], &request(&call("f", &["x"], &[])));
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("error[E0402]"));
     assert!(o.stdout.is_empty());
     // A file that is no library.
     let not = dir.join("not.onnx");
     std::fs::write(&not, b"junk").unwrap();
-    let o = serve(&[not.to_str().unwrap()], &[]);
+    let o = session(&[not.to_str().unwrap()], &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("error[E0802]"));
     // A library is required.
@@ -269,7 +296,7 @@ fn a_closed_stdout_ends_the_server_with_exit_2() {
     // Nobody reads the responses.
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(&frame(&call("custom_aten_gelu", &["self"], &[])));
+    let _ = stdin.write_all(&[hello(PROTOCOL), request(&call("custom_aten_gelu", &["self"], &[]))].concat());
     drop(stdin);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -296,10 +323,44 @@ fn a_request_with_external_data_is_refused() {
         ..Default::default()
     };
     model.graph.as_mut().unwrap().initializer.push(weight);
-    let o = serve(&[&built], &frame(&model.encode_to_vec()));
+    let o = session(&[&built], &request(&model.encode_to_vec()));
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let got = responses(&o.stdout);
     assert_eq!(got[0].0, 1);
     let why = text(&got[0].1);
     assert!(why.contains("external data (`weights.bin`)"), "{why}");
+}
+
+#[test]
+fn the_handshake_comes_first_and_names_both_protocols_when_they_differ() {
+    let dir = scratch("hello");
+    let built = built_tutorial(&dir);
+    let good = call("custom_aten_gelu", &["self"], &[]);
+    // The answer to a handshake is the server's versions.
+    let o = serve(&[&built], &hello(PROTOCOL));
+    let got = responses(&o.stdout);
+    assert_eq!(got[0].0, 0);
+    assert!(
+        text(&got[0].1).starts_with(&format!("{{\"onnxsc\":\"{}\",\"protocol\":2}}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        text(&got[0].1)
+    );
+    // A client of another protocol is refused with both versions, until it greets as this one.
+    let o = serve(&[&built], &[hello(1), request(&good), hello(PROTOCOL), request(&good)].concat());
+    assert_eq!(o.status.code(), Some(0));
+    let got = responses(&o.stdout);
+    assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 1, 0, 0]);
+    let refused = text(&got[0].1);
+    assert!(refused.contains("speaks serve protocol 1, and onnxsc") && refused.contains("speaks 2"), "{refused}");
+    assert!(refused.contains("different versions") && refused.contains("help: install"), "{refused}");
+    // A client of protocol 1 sends a model with no kind byte and no handshake.
+    let o = serve(&[&built], &frame(&good));
+    let refused = text(&responses(&o.stdout)[0].1);
+    assert!(refused.contains("did not begin with the handshake of serve protocol 2"), "{refused}");
+    // After the handshake, an unknown kind is refused and the server goes on.
+    let o = session(&[&built], &[frame(&[9, 1, 2]), request(&good)].concat());
+    let got = responses(&o.stdout);
+    assert_eq!(got[0].0, 1);
+    assert!(text(&got[0].1).contains("kind byte is 9"), "{}", text(&got[0].1));
+    assert_eq!(got[1], (0, linked_by_link(&dir, &good, &[&built], "good")));
 }

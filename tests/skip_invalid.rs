@@ -32,9 +32,7 @@ fn compile(files: &[(&str, String)], skip_invalid: bool) -> Compilation {
 }
 
 fn library(c: &Compilation) -> Vec<u8> {
-    let mut bytes = emit::proto::library_header_bytes(&c.outlines, c.library_meta());
-    c.encoded.iter().for_each(|part| bytes.extend_from_slice(part));
-    bytes
+    c.encoded_library().to_bytes()
 }
 
 #[test]

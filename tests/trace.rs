@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::diagnostics::{render_plain, Severity};
-use onnxsc::driver::trace::TraceProgram;
+use onnxsc::driver::trace::{TraceAnswerError, TraceProgram};
 use onnxsc::driver::SourceInput;
 use onnxsc::emit;
 use onnxsc::trace::CallFacts;
@@ -28,10 +28,11 @@ fn traced(path: &Path) -> String {
         for call in &calls {
             out.push_str(&format!("── call: {call}\n"));
             let facts = CallFacts::from_json(call).unwrap_or_else(|why| panic!("{}: bad call: {why}", path.display()));
-            let variant = facts.function.rsplit("::").next().unwrap_or_default().to_string();
-            match program.specialize(&facts, &variant) {
+            // As `onnxsc trace` answers it.
+            match program.answer(&facts) {
                 Ok(f) => out.push_str(&emit::text::function_to_text(&f)),
-                Err(d) => out.push_str(&render_plain(&program.sources, &d)),
+                Err(TraceAnswerError::Failed(d)) => out.push_str(&render_plain(&program.sources, &d)),
+                Err(unknown) => out.push_str(&format!("{unknown}\n")),
             }
             out.push('\n');
         }

@@ -17,8 +17,9 @@ import math
 from typing import Callable
 
 from onnxsc._errors import OnnxscError
-from onnxsc._signature import Signature, parse
+from onnxsc._signature import Input, Output, Signature, parse
 from onnxsc._translation import _with_signature
+from onnxsc._variant import variant_function
 
 # The library model's record of its trace-only translations (onnx::metadata::TRACE_KEY).
 TRACE_KEY = "onnxsc.trace"
@@ -172,3 +173,110 @@ def _torch_dtype(value):
     from torch.onnx._internal.exporter._core import torch_dtype_to_onnx_dtype
 
     return torch_dtype_to_onnx_dtype(value).name
+
+
+class TracedVariant:
+    """One call's specialisation of a trace-only translation: the linked graph's nodes, recorded
+    straight into the exporter's graph as its own tracing records torchlib's nodes
+    (:meth:`record`), or, for an evaluator that is not the exporter's, called as a function."""
+
+    def __init__(self, proto, linked):
+        import onnx_ir as ir
+
+        self._proto = proto
+        self._linked = linked
+        self._function = None
+        graph = linked.graph
+        index = {value.name: ("input", k) for k, value in enumerate(graph.input)}
+        self._nodes = []
+        for n, node in enumerate(graph.node):
+            inputs = [index[name] if name else None for name in node.input]
+            attributes = [ir.serde.deserialize_attribute(a) for a in node.attribute]
+            metadata = {e.key: e.value for e in node.metadata_props}
+            self._nodes.append((node.domain, node.op_type, inputs, attributes, len(node.output), metadata))
+            for k, name in enumerate(node.output):
+                index[name] = ("node", n, k)
+        self._outputs = [index[value.name] for value in graph.output]
+        # A graph output that is a graph input needs an Identity, which only the function path
+        # builds; and initializers are not recorded here.
+        self.direct = bool(graph.node) and not graph.initializer and all(o[0] == "node" for o in self._outputs)
+
+    def record(self, recorder, tensors: list):
+        """Appends the nodes to the exporter's ``recorder`` (``OpRecorder.nodes``), reading the
+        call's ``tensors``; the outputs, as the exporter's tracing returns them. A scalar or 1-D
+        constant comes from the exporter's own store of constants, which it shares across the
+        calls of a graph as it does for torchlib's."""
+        import onnx_ir as ir
+        from torch.onnx._internal.exporter import _tensors
+
+        made: list = []
+        opset = recorder.opset
+        for domain, op_type, inputs, attributes, n_outputs, metadata in self._nodes:
+            shared = _shared_constant(recorder, domain, op_type, attributes)
+            if shared is not None:
+                made.append([shared])
+                continue
+            values = [None if ref is None else tensors[ref[1]] if ref[0] == "input" else made[ref[1]][ref[2]] for ref in inputs]
+            while values and values[-1] is None:
+                values.pop()
+            outputs = [_tensors.SymbolicTensor(opset) for _ in range(n_outputs)]
+            node = ir.Node(
+                domain,
+                op_type,
+                inputs=values,
+                attributes=[ir.Attr(a.name, a.type, a.value) for a in attributes],
+                outputs=outputs,
+                metadata_props=dict(metadata),
+            )
+            recorder.nodes.append(node)
+            made.append(outputs)
+        results = [made[ref[1]][ref[2]] for ref in self._outputs]
+        return results[0] if len(results) == 1 else results
+
+    def __call__(self, *tensors):
+        """The variant called as a function (added to the model, inlined by the exporter)."""
+        if self._function is None:
+            graph = self._linked.graph
+            inputs, outputs = [i.name for i in graph.input], [o.name for o in graph.output]
+            signature = Signature(
+                attributes=(),
+                inputs=tuple(Input(name=name, type=None, optional=False) for name in inputs),
+                outputs=tuple(Output(name=name, type=None) for name in outputs),
+                parameters=tuple(inputs),
+            )
+            self._function = variant_function(self._proto, self._linked, inputs, outputs, signature, len(outputs))
+        return self._function(*tensors)
+
+
+# The element types whose values NumPy gives back as Python numbers, which make the same tensor
+# again (`ir.tensor(value, dtype)`): those of the constants the exporter makes itself.
+_SHAREABLE = frozenset(
+    ("FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL")
+)
+
+
+def _shared_constant(recorder, domain: str, op_type: str, attributes: list):
+    """The exporter's shared value for a ``Constant`` node of a scalar or a 1-D tensor of numbers
+    (its ``constant_farm``, keyed as the exporter keys the constants it makes itself: the Python
+    value and the element type), or None for any other node."""
+    farm = getattr(recorder, "constant_farm", None)
+    if farm is None or op_type != "Constant" or domain not in ("", "ai.onnx") or len(attributes) != 1:
+        return None
+    attribute = attributes[0]
+    if attribute.name != "value":
+        return None
+    import onnx_ir as ir
+
+    tensor = attribute.value
+    dtype = getattr(tensor, "dtype", None)
+    if dtype is None or dtype.name not in _SHAREABLE or len(tensor.shape) > 1:
+        return None
+    try:
+        from torch.onnx._internal.exporter._building import _get_or_create_constant
+    except ImportError:
+        return None
+    array = tensor.numpy()
+    key = array.item() if array.ndim == 0 else tuple(array.tolist())
+    if array.ndim == 1 and not key:
+        return None
+    return _get_or_create_constant(farm, key, dtype, recorder.opset)

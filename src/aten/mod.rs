@@ -18,6 +18,7 @@
 pub mod model;
 pub mod parse;
 pub mod registry;
+pub mod schema_query;
 pub mod yaml;
 
 pub use model::{Annotation, Argument, BaseType, DefaultValue, FunctionSchema, Return, Type, DEFAULT_NAMESPACE};

@@ -6,7 +6,7 @@
 use super::control::{self, After, LoopKind, LoopShape, Reads};
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
-use super::signature;
+use super::recorded_signature;
 use super::{Module, Unsupported};
 use crate::onnx::metadata::SignatureRecord;
 use crate::onnx::{attribute_kind, AttrType, ElemType};
@@ -20,7 +20,7 @@ use std::fmt::Write;
 pub struct Needs {
     pub graph: bool,
     /// Annotations and `@torch_op`.
-    pub types: signature::TypeNeeds,
+    pub types: recorded_signature::TypeNeeds,
     /// `helper.make_tensor` (which names `TensorProto` too).
     pub make_tensor: bool,
     /// `TensorProto.FLOAT` as a data type.
@@ -76,15 +76,15 @@ impl<'m> FunctionWriter<'m> {
         let names: Vec<&str> =
             f.attribute.iter().map(String::as_str).chain(f.attribute_proto.iter().map(|a| a.name())).collect();
         let attributes: Vec<String> = names.iter().map(|n| self.attribute_ident(n)).collect();
-        let record = signature::recorded(f).filter(|r| !r.parameters.is_empty());
+        let record = recorded_signature::recorded(f).filter(|r| !r.parameters.is_empty());
         let recorded = match &record {
             Some(r) => self.recorded_parameters(r)?,
             None => None,
         };
         let (params, decorator, returns) = match (recorded, &record) {
             (Some(params), Some(r)) => {
-                let torch_op = signature::torch_op_decorator(r, f.domain(), &mut self.needs.types);
-                let returns = signature::return_annotation(r, &self.module.type_vars, &mut self.needs.types);
+                let torch_op = recorded_signature::torch_op_decorator(r, f.domain(), &mut self.needs.types);
+                let returns = recorded_signature::return_annotation(r, &self.module.type_vars, &mut self.needs.types);
                 (params, torch_op.unwrap_or_else(|| decorator.to_string()), returns)
             }
             _ => (self.parameters(f, inputs, &attributes)?, decorator.to_string(), None),
@@ -143,7 +143,7 @@ impl<'m> FunctionWriter<'m> {
             let ident = self.parameter_ident(name)?;
             let needs = &mut self.needs.types;
             let (text, has_default) = if let Some(input) = r.inputs.iter().find(|i| &i.name == name) {
-                match signature::input_annotation(input.ty.as_deref(), r, &self.module.type_vars, needs) {
+                match recorded_signature::input_annotation(input.ty.as_deref(), r, &self.module.type_vars, needs) {
                     Some(a) => (format!("{ident}: {a}"), false),
                     None => (ident, false),
                 }
@@ -151,7 +151,7 @@ impl<'m> FunctionWriter<'m> {
                 let ann = a.ty.python_name();
                 match a.default.as_ref().filter(|v| !v.is_null()) {
                     Some(v) => {
-                        let literal = signature::default_literal(v).ok_or_else(|| {
+                        let literal = recorded_signature::default_literal(v).ok_or_else(|| {
                             Unsupported::new(format!("a default of `{name}` that is not a Python value"))
                         })?;
                         (format!("{ident}: {ann} = {literal}"), true)

@@ -17,7 +17,7 @@ pub mod compare;
 mod control;
 mod literal;
 mod names;
-mod signature;
+mod recorded_signature;
 
 use crate::diagnostics::{codes, Diagnostic};
 use crate::onnx::metadata::{InputRecord, OutputRecord, SignatureRecord, SIGNATURE_KEY, SIGNATURE_VERSION};
@@ -49,7 +49,7 @@ pub struct Module {
     /// The names the module binds, which no function may rebind.
     idents: names::Idents,
     /// The TypeVars the module declares, from the functions' recorded signatures.
-    type_vars: signature::TypeVars,
+    type_vars: recorded_signature::TypeVars,
 }
 
 impl Module {
@@ -134,7 +134,7 @@ pub fn module(
     for elem in crate::onnx::ElemType::ALL {
         idents.reserve(elem.script_name());
     }
-    let type_vars = signature::type_vars(functions);
+    let type_vars = recorded_signature::type_vars(functions);
     for name in type_vars.keys() {
         idents.reserve(name);
     }
@@ -264,7 +264,7 @@ fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
     }
     if !module.type_vars.is_empty() {
         out.push('\n');
-        out.push_str(&signature::type_var_declarations(&module.type_vars));
+        out.push_str(&recorded_signature::type_var_declarations(&module.type_vars));
     }
     out
 }

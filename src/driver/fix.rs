@@ -117,3 +117,13 @@ fn overlaps(a: Span, b: Span) -> bool {
 fn is_syntax(code: &str) -> bool {
     code.strip_prefix("E000").is_some_and(|n| n.len() == 1)
 }
+
+/// The changes as one unified diff, file by file (`check --diff`).
+pub fn unified_diff(outcome: &FixOutcome) -> String {
+    let mut text = String::new();
+    for (name, before, after) in &outcome.changed {
+        let diff = similar::TextDiff::from_lines(before, after);
+        text.push_str(&diff.unified_diff().header(name, name).to_string());
+    }
+    text
+}

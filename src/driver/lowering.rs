@@ -8,11 +8,8 @@ use crate::aten::AtenRegistry;
 use crate::diagnostics::suppression::FileRules;
 use crate::diagnostics::{Diagnostics, Reported};
 use crate::emit::proto::FunctionFields;
-use crate::lower::{
-    self,
-    ir::{Function, Outline},
-    FunctionContext,
-};
+use crate::ir::{Function, Outline};
+use crate::lower::{self, FunctionContext};
 use crate::sema::binding;
 use crate::sema::calls::{CalleeKind, Calls};
 use crate::sema::decorators::Decoration;

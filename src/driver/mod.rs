@@ -30,6 +30,7 @@ mod reuse;
 mod schemas;
 pub mod serve;
 mod stack;
+pub mod summary;
 mod suppress;
 pub mod trace;
 pub mod traced_calls;
@@ -45,7 +46,7 @@ pub use stack::{on_compiler_stack, CALLER_NESTING, CALLER_PARSE_BYTES, CALLER_ST
 
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{Diagnostic, Diagnostics};
-use crate::lower::ir::{Function, Outline};
+use crate::ir::{Function, Outline};
 use crate::source::SourceMap;
 use crate::syntax;
 use std::path::PathBuf;
@@ -100,6 +101,33 @@ impl Compilation {
 
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.severity == crate::diagnostics::Severity::Error)
+    }
+
+    /// The library of a compilation that kept [`Keep::Encoded`], as `build` writes it: the
+    /// model's header (from the outlines), then each function's fields as lowering encoded them.
+    pub fn encoded_library(&self) -> EncodedLibrary<'_> {
+        EncodedLibrary {
+            header: crate::emit::proto::library_header_bytes(&self.outlines, self.library_meta()),
+            functions: &self.encoded,
+        }
+    }
+}
+
+/// A library's model in pieces whose concatenation is its encoding ([`Compilation::encoded_library`]).
+pub struct EncodedLibrary<'c> {
+    header: Vec<u8>,
+    functions: &'c [Vec<u8>],
+}
+
+impl EncodedLibrary<'_> {
+    /// The pieces, in order: written one after another, they are the model.
+    pub fn parts(&self) -> Vec<&[u8]> {
+        std::iter::once(self.header.as_slice()).chain(self.functions.iter().map(Vec::as_slice)).collect()
+    }
+
+    /// The model's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.parts().concat()
     }
 }
 

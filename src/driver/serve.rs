@@ -4,16 +4,23 @@
 //! variant per distinct call of a translation) pays for a process, for reading the libraries
 //! and for files once, not per call.
 //!
-//! Every message is a 4-byte little-endian length, then that many bytes. A request is a
-//! serialized `ModelProto`, or a trace request: the JSON facts of one call of a trace-only
-//! translation (`trace::facts`; its first byte is `{`, which no serialized model starts with,
-//! field 15 being unused and groups never written), answered with the linked model of one call
-//! of the translation specialised to those facts. A response is one status byte, then the
-//! payload: [`LINKED`] and
-//! the linked model's bytes (what `onnxsc link --mode inline` writes for that model), or
-//! [`REFUSED`] and the diagnostics as UTF-8 text (as `link --color never` renders them). A
-//! request that is not a model, or a frame longer than a model may be, is a refusal and the
-//! server goes on; a frame the input ends inside is refused, and ends the server.
+//! Every message is a 4-byte little-endian length, then that many bytes. A request is a kind
+//! byte, then its body:
+//!
+//! - [`kind::HELLO`]: the protocol version the client speaks (4 bytes, little-endian), then its
+//!   own version as text. It must come first, as rust-analyzer's proc-macro clients ask their
+//!   server's version first: a package and a binary of different versions then fail with a
+//!   message that says so, not on a frame one of them misreads. Answered with [`LINKED`] and
+//!   `{"protocol": N, "onnxsc": "VERSION"}`, or refused when the versions differ.
+//! - [`kind::LINK`]: a serialized `ModelProto`, answered with that model linked in inline mode
+//!   (what `onnxsc link --mode inline` writes for it).
+//! - [`kind::TRACE`]: the JSON facts of one call of a trace-only translation (`trace::facts`),
+//!   answered with the linked model of one call of the translation specialised to them.
+//!
+//! A response is one status byte, then the payload: [`LINKED`] and the bytes, or [`REFUSED`]
+//! and the diagnostics as UTF-8 text (as `link --color never` renders them). A request before
+//! the handshake, of an unknown kind, not a model, or longer than a model may be, is a refusal
+//! and the server goes on; a frame the input ends inside is refused, and ends the server.
 
 use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
 use super::traced_calls::{call_model, TracedLibraries};
@@ -26,7 +33,21 @@ use prost::Message;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
-/// The status byte of a linked model.
+/// The version of this protocol, which a client names in its [`kind::HELLO`]. Version 1 had no
+/// handshake and no kinds (a model, or JSON facts told by their `{`).
+pub const PROTOCOL: u32 = 2;
+
+/// The first byte of a request: what its body is.
+pub mod kind {
+    /// The handshake: the client's protocol version and its own version.
+    pub const HELLO: u8 = 0;
+    /// A model to link.
+    pub const LINK: u8 = 1;
+    /// The facts of a call of a trace-only translation.
+    pub const TRACE: u8 = 2;
+}
+
+/// The status byte of a linked model (or of the answer to the handshake).
 pub const LINKED: u8 = 0;
 /// The status byte of diagnostics: the request cannot be linked.
 pub const REFUSED: u8 = 1;
@@ -95,11 +116,22 @@ impl Server {
         &self.sources
     }
 
-    /// The response to one request.
+    /// The response to one request of a client that has greeted the server (its kind byte, then
+    /// its body).
     pub fn respond(&self, request: &[u8]) -> Response {
-        if request.first() == Some(&b'{') {
-            return self.respond_to_trace(request);
+        match request.split_first() {
+            Some((&kind::LINK, model)) => self.respond_to_model(model),
+            Some((&kind::TRACE, facts)) => self.respond_to_trace(facts),
+            Some((&kind::HELLO, hello)) => hello_response(hello),
+            Some((other, _)) => refusal(&format!(
+                "error: the request's kind byte is {other}, which serve protocol {PROTOCOL} does not have\n"
+            )),
+            None => refusal("error: the request is empty: it has no kind byte\n"),
         }
+    }
+
+    /// A linked model for the model of a [`kind::LINK`] request.
+    fn respond_to_model(&self, request: &[u8]) -> Response {
         let mut model = match link::load::model(request, REQUEST) {
             Ok(m) => m,
             Err(d) => return self.refused(&[*d]),
@@ -122,7 +154,7 @@ impl Server {
             Ok(call) => call,
             Err(why) => return refusal(&format!("error: the trace request is not a call: {why}\n")),
         };
-        let variant = format!("{}__traced", call.function.rsplit("::").next().unwrap_or_default());
+        let variant = format!("{}__traced", call.domain_and_name().1);
         match self.traced.specialize(&call, &variant) {
             Ok(f) => self.link(call_model(f)),
             Err(failure) => {
@@ -149,10 +181,16 @@ impl Server {
     pub fn serve(&self, input: &mut impl Read, output: &mut impl Write) -> io::Result<Ended> {
         let reading = |e: io::Error| io::Error::new(e.kind(), format!("cannot read a request: {e}"));
         let writing = |e: io::Error| io::Error::new(e.kind(), format!("cannot write a response: {e}"));
+        let mut greeted = false;
         loop {
             let response = match read_frame(input).map_err(reading)? {
                 Frame::End => return Ok(Ended::Closed),
-                Frame::Request(bytes) => self.respond(&bytes),
+                Frame::Request(bytes) if greeted => self.respond(&bytes),
+                Frame::Request(bytes) => {
+                    let response = first_response(&bytes);
+                    greeted = response.status == LINKED;
+                    response
+                }
                 Frame::TooLarge(len) => refusal(&format!(
                     "error: the request is {len} bytes, more than the {} a model may be\n",
                     files::MAX_MODEL_BYTES
@@ -165,6 +203,40 @@ impl Server {
             write_response(output, &response).map_err(writing)?;
         }
     }
+}
+
+/// The response to a client's first request, which must be a [`kind::HELLO`] of this protocol.
+fn first_response(request: &[u8]) -> Response {
+    match request.split_first() {
+        Some((&kind::HELLO, hello)) => hello_response(hello),
+        _ => refusal(&format!(
+            "error: the client did not begin with the handshake of serve protocol {PROTOCOL}, which onnxsc {} speaks: \
+             the onnxsc Python package and the onnxsc binary are of different versions\n\
+             help: install the package and the binary of one release (`pip install onnxsc` installs both; \
+             ONNXSC_BIN may point at another binary)\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+    }
+}
+
+/// The answer to a handshake: this server's versions, or a refusal naming both protocols.
+fn hello_response(hello: &[u8]) -> Response {
+    let Some((version, client)) = hello.split_first_chunk::<4>() else {
+        return refusal("error: the handshake is shorter than its 4-byte protocol version\n");
+    };
+    let version = u32::from_le_bytes(*version);
+    let client = String::from_utf8_lossy(client);
+    if version != PROTOCOL {
+        return refusal(&format!(
+            "error: the client ({client}) speaks serve protocol {version}, and onnxsc {} speaks {PROTOCOL}: \
+             the onnxsc Python package and the onnxsc binary are of different versions\n\
+             help: install the package and the binary of one release (`pip install onnxsc` installs both; \
+             ONNXSC_BIN may point at another binary)\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    let answer = serde_json::json!({ "protocol": PROTOCOL, "onnxsc": env!("CARGO_PKG_VERSION") });
+    Response { status: LINKED, payload: answer.to_string().into_bytes() }
 }
 
 /// E0802 for a request that keeps tensors in external data: there is no directory to find

@@ -118,10 +118,57 @@ impl<'m> TraceProgram<'m> {
                 format!("no trace-only translation `{}` in these sources", call.function),
             )));
         };
-        let (domain, _) = call.function.rsplit_once("::").unwrap_or(("", &call.function));
+        let (domain, _) = call.domain_and_name();
         let cx = TraceContext { sources: &self.sources, envs: &self.envs, scripts: &self.scripts };
         let function = trace::specialize(&cx, id, domain, variant, call)?;
         Ok(emit::proto::function(&function))
+    }
+}
+
+/// Why `onnxsc trace` has no function for a call.
+pub enum TraceAnswerError {
+    /// The sources have no trace-only translation of that name; these are the ones they have.
+    Unknown { function: String, known: Vec<String> },
+    /// The trace stopped at this error (located in [`TraceProgram::sources`]).
+    Failed(Box<Diagnostic>),
+}
+
+impl std::fmt::Display for TraceAnswerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceAnswerError::Unknown { function, .. } => {
+                write!(f, "`--call` names `{function}`, which is no trace-only translation of these sources")
+            }
+            TraceAnswerError::Failed(d) => f.write_str(&d.message),
+        }
+    }
+}
+
+impl TraceAnswerError {
+    /// What to name instead.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            TraceAnswerError::Unknown { known, .. } if known.is_empty() => {
+                Some("the sources define no `@torch_op(..., trace_only=True)` function".into())
+            }
+            TraceAnswerError::Unknown { known, .. } => {
+                Some(format!("name one as `domain::name`: {}", known.join(", ")))
+            }
+            TraceAnswerError::Failed(d) => d.help.clone(),
+        }
+    }
+}
+
+impl TraceProgram<'_> {
+    /// What `onnxsc trace` prints for a call: the function it names specialised to its facts,
+    /// under the function's own name.
+    pub fn answer(&self, call: &CallFacts) -> Result<FunctionProto, TraceAnswerError> {
+        if !self.has_function(&call.function) {
+            let known = self.function_names().into_iter().map(String::from).collect();
+            return Err(TraceAnswerError::Unknown { function: call.function.clone(), known });
+        }
+        let (_, name) = call.domain_and_name();
+        self.specialize(call, name).map_err(TraceAnswerError::Failed)
     }
 }
 

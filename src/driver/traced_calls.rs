@@ -17,7 +17,7 @@ use crate::proto::onnx::{
 use crate::schema::normalize_domain;
 use crate::sema::value::{Dim, PyValue};
 use crate::source::SourceMap;
-use crate::trace::{CallFacts, Fact};
+use crate::trace::{ArgFact, CallFacts};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -81,7 +81,7 @@ impl TracedLibraries {
         call: &CallFacts,
         variant: &str,
     ) -> Result<crate::proto::onnx::FunctionProto, TraceFailure<'_>> {
-        let (domain, name) = call.function.rsplit_once("::").unwrap_or(("", &call.function));
+        let (domain, name) = call.domain_and_name();
         let Some((entry, _)) = self.find(domain, name) else {
             return Err(TraceFailure {
                 diagnostic: Box::new(Diagnostic::error(
@@ -132,7 +132,7 @@ impl TracedLibraries {
     fn specialize_graph(
         &self,
         graph: &mut GraphProto,
-        outer: &HashMap<String, Fact>,
+        outer: &HashMap<String, ArgFact>,
         made: &mut Made,
         sources: &mut SourceMap,
         diags: &mut Vec<Diagnostic>,
@@ -147,7 +147,7 @@ impl TracedLibraries {
         for t in &graph.initializer {
             let elem = t.data_type.and_then(|c| ElemType::from_code(i64::from(c)));
             let shape = Some(t.dims.iter().map(|d| Dim::Known(*d)).collect());
-            types.insert(t.name.clone().unwrap_or_default(), Fact::Tensor { elem, shape, sequence: false });
+            types.insert(t.name.clone().unwrap_or_default(), ArgFact::Tensor { elem, shape, sequence: false });
         }
         for node in &mut graph.node {
             for a in &mut node.attribute {
@@ -173,7 +173,7 @@ impl TracedLibraries {
         &self,
         node: &mut NodeProto,
         record: &TracedFunctionRecord,
-        types: &HashMap<String, Fact>,
+        types: &HashMap<String, ArgFact>,
         made: &mut Made,
     ) -> Result<(), TraceFailure<'_>> {
         let call = node_facts(node, record, types).map_err(|message| TraceFailure {
@@ -229,7 +229,7 @@ struct Made {
 fn node_facts(
     node: &NodeProto,
     record: &TracedFunctionRecord,
-    types: &HashMap<String, Fact>,
+    types: &HashMap<String, ArgFact>,
 ) -> Result<CallFacts, String> {
     let sig = &record.signature;
     let mut kwargs = Vec::new();
@@ -245,7 +245,7 @@ fn node_facts(
         if actual.is_empty() {
             continue;
         }
-        let fact = types.get(actual).cloned().unwrap_or(Fact::Tensor { elem: None, shape: None, sequence: false });
+        let fact = types.get(actual).cloned().unwrap_or(ArgFact::Tensor { elem: None, shape: None, sequence: false });
         kwargs.push((formal.name.clone(), fact));
     }
     for a in &node.attribute {
@@ -253,7 +253,7 @@ fn node_facts(
         let Some(formal) = sig.attributes.iter().find(|f| f.name == name) else {
             return Err(format!("`{}` has no attribute `{name}`", record.name));
         };
-        kwargs.push((name, Fact::Value(attribute_value(a, formal)?)));
+        kwargs.push((name, ArgFact::Value(attribute_value(a, formal)?)));
     }
     Ok(CallFacts { function: format!("{}::{}", record.domain, record.name), args: Vec::new(), kwargs })
 }
@@ -289,8 +289,8 @@ fn attribute_value(a: &AttributeProto, formal: &AttributeRecord) -> Result<PyVal
 }
 
 /// What a declared type says of a value: its element type and shape, or a sequence.
-fn tensor_fact(ty: Option<&TypeProto>) -> Fact {
-    let unknown = Fact::Tensor { elem: None, shape: None, sequence: false };
+fn tensor_fact(ty: Option<&TypeProto>) -> ArgFact {
+    let unknown = ArgFact::Tensor { elem: None, shape: None, sequence: false };
     let Some(value) = ty.and_then(|t| t.value.as_ref()) else { return unknown };
     match value {
         type_proto::Value::TensorType(t) => {
@@ -306,14 +306,14 @@ fn tensor_fact(ty: Option<&TypeProto>) -> Fact {
                     })
                     .collect()
             });
-            Fact::Tensor { elem, shape, sequence: false }
+            ArgFact::Tensor { elem, shape, sequence: false }
         }
         type_proto::Value::SequenceType(s) => {
             let elem = s.elem_type.as_ref().and_then(|t| match &t.value {
                 Some(type_proto::Value::TensorType(t)) => t.elem_type.and_then(|c| ElemType::from_code(i64::from(c))),
                 _ => None,
             });
-            Fact::Tensor { elem, shape: None, sequence: true }
+            ArgFact::Tensor { elem, shape: None, sequence: true }
         }
         _ => unknown,
     }

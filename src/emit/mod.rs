@@ -2,6 +2,6 @@
 //! and as ONNX's textual syntax ([`text`]).
 
 pub mod proto;
-pub mod signature;
+pub mod signature_json;
 pub mod text;
 pub mod wire;

@@ -1,6 +1,6 @@
 //! Emission: IR functions to ONNX FunctionProtos, and a library model that carries them.
 
-use crate::lower::ir::*;
+use crate::ir::*;
 use crate::onnx::metadata::{
     LeftOutRecord, SourceRecord, TraceRecord, TracedFunctionRecord, CUSTOM_OPS_KEY, LEFT_OUT_KEY, SIGNATURE_KEY,
     SIGNATURE_VERSION, SOURCE_KEY, TRACE_KEY,
@@ -102,8 +102,8 @@ fn graph_input(i: &GraphInput) -> onnx::ValueInfoProto {
 fn dimension(d: &Dim) -> onnx::tensor_shape_proto::Dimension {
     use onnx::tensor_shape_proto::dimension::Value;
     let value = match d {
-        Dim::Value(v) => Some(Value::DimValue(*v)),
-        Dim::Param(p) => Some(Value::DimParam(p.clone())),
+        Dim::Known(v) => Some(Value::DimValue(*v)),
+        Dim::Symbolic(p) => Some(Value::DimParam(p.to_string())),
         Dim::Unknown => None,
     };
     onnx::tensor_shape_proto::Dimension { value, ..Default::default() }
@@ -130,7 +130,7 @@ pub fn function(f: &Function) -> onnx::FunctionProto {
             .iter()
             .map(|(d, v)| onnx::OperatorSetIdProto { domain: Some(d.clone()), version: Some(*v) })
             .collect(),
-        metadata_props: std::iter::once(entry(SIGNATURE_KEY, super::signature::of(f).to_json()))
+        metadata_props: std::iter::once(entry(SIGNATURE_KEY, super::signature_json::of(f).to_json()))
             .chain(f.source.iter().map(|at| entry(SOURCE_KEY, location(&f.source_file, at))))
             .collect(),
         ..Default::default()
@@ -268,7 +268,7 @@ pub fn trace_record(meta: LibraryMeta) -> Option<TraceRecord> {
                 doc: f.doc.clone(),
                 domain: f.domain.clone(),
                 name: f.name.clone(),
-                signature: super::signature::of(f),
+                signature: super::signature_json::of(f),
                 source: f.source.as_ref().map(|at| location(&f.source_file, at)).unwrap_or_default(),
             })
             .collect(),

@@ -9,7 +9,7 @@
 //! `tests/emit_wire.rs` holds every function of the test corpus, and one with every kind of
 //! attribute and tensor, to prost's bytes.
 
-use crate::lower::ir::*;
+use crate::ir::*;
 use crate::onnx::metadata::{SIGNATURE_KEY, SOURCE_KEY};
 use crate::onnx::tensor::{Tensor, TensorData};
 use crate::onnx::{ir_version, ElemType};
@@ -58,7 +58,7 @@ pub fn function(out: &mut Vec<u8>, f: &Function) {
             delimited(out, 11, |out| attribute(out, &a.name, default, ""));
         }
     }
-    let json = super::signature::of(f).to_json();
+    let json = super::signature_json::of(f).to_json();
     delimited(out, 14, |out| entry(out, SIGNATURE_KEY, |out| out.extend_from_slice(json.as_bytes())));
     if let Some(at) = &f.source {
         delimited(out, 14, |out| entry(out, SOURCE_KEY, |out| location(out, &f.source_file, at)));
@@ -157,8 +157,8 @@ fn graph_input(out: &mut Vec<u8>, i: &GraphInput) {
 
 fn dimension(out: &mut Vec<u8>, d: &Dim) {
     match d {
-        Dim::Value(v) => int(out, 1, *v),
-        Dim::Param(p) => string(out, 2, p),
+        Dim::Known(v) => int(out, 1, *v),
+        Dim::Symbolic(p) => string(out, 2, p),
         Dim::Unknown => {}
     }
 }

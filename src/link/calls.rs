@@ -3,8 +3,8 @@
 //! callees before callers; unresolved calls and cycles are errors. And the deepest chain of
 //! calls among functions, which onnx.checker and ONNX Runtime limit.
 
+use super::interface::check_call;
 use super::library::{qualname, Table};
-use super::signature::check_call;
 use super::walk::{each_node, site, Scope};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::proto::onnx::NodeProto;

@@ -9,7 +9,7 @@
 //! shadows the libraries' (W0801) unless `--override`, and a name the libraries define twice is
 //! ambiguous (E0804).
 
-use super::signature::CallSignature;
+use super::interface::CallSignature;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::onnx::metadata::TraceRecord;
 use crate::proto::onnx::{FunctionProto, NodeProto};

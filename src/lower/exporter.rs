@@ -2,9 +2,9 @@
 //! one opset ([`EXPORTER_OPSET`]) and inlines them there, with every function they call, so a
 //! translation, and each function it reaches, must import that opset.
 
-use super::ir::Outline;
 use crate::aten::EXPORTER_OPSET;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
+use crate::ir::Outline;
 use crate::sema::decorators::TorchBinding;
 use crate::source::{FileId, Span};
 use foldhash::HashMap;

@@ -1,7 +1,6 @@
-//! Lowering: checked AST to the IR of ONNX nodes ([`ir`]).
+//! Lowering: checked AST to the IR of ONNX nodes ([`crate::ir`]).
 
 pub mod exporter;
 pub mod function;
-pub mod ir;
 
 pub use function::{lower_function, FunctionContext};

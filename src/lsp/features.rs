@@ -213,7 +213,7 @@ fn global_markdown(a: &Analysis, name: &str, g: &Global) -> Option<String> {
 
 fn torch_op_markdown(a: &Analysis, qualname: &str, start: u32) -> Option<String> {
     let s = a.registry.lookup(qualname)?;
-    let mut out = format!("```text\n{}```", crate::sema::schema_query::describe_schema(s));
+    let mut out = format!("```text\n{}```", crate::aten::schema_query::describe_schema(s));
     let binding = a.bindings.iter().find(|b| b.span.start == start && b.qualname == qualname);
     if let Some(b) = binding.filter(|b| !b.parameters.is_empty()) {
         let f = a.functions.get(b.function).map(|f| f.name.as_str()).unwrap_or("the translation");

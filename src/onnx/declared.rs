@@ -1,6 +1,6 @@
 //! The type a signature declares for a tensor value (an input or an output), as the source
 //! names it: what annotations mean (`sema::annotations`), what the IR carries, and what the
-//! signature JSON records (`emit::signature`).
+//! signature JSON records (`emit::signature_json`).
 
 use super::ElemType;
 use std::fmt;

@@ -6,7 +6,7 @@
 //! a call needs to know of the function it calls, whichever module defines it.
 
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Reported};
-use crate::onnx::AttrType;
+use crate::onnx::{AttrType, MAX_CALL_DEPTH};
 use crate::sema::env::{Global, ModuleEnv};
 use crate::sema::resolve::resolve_dotted;
 use crate::sema::signature::Signature;
@@ -271,7 +271,9 @@ pub fn check_calls(
         }
         out.retain(|c| callees.get(c.callee).is_some_and(|c| !c.python));
     }
-    report_cycles(envs, &owner, &calls, &callees, diags);
+    if !report_cycles(envs, &owner, &calls, &callees, diags) {
+        report_deep_chain(envs, &owner, &calls, &callees, diags);
+    }
     Calls { callees, called_by, mismatched }
 }
 
@@ -416,13 +418,15 @@ pub fn bind_arguments<'a>(
 }
 
 /// Finds each cycle in the call graph once and reports it at the call that closes it.
+/// Reports every cycle of calls among compiled functions; whether there was one.
 fn report_cycles(
     envs: &[ModuleEnv],
     owner: &[Option<usize>],
     calls: &[Vec<Call>],
     callees: &[Callee],
     diags: &mut Diagnostics,
-) {
+) -> bool {
+    let before = diags.error_count();
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         New,
@@ -464,6 +468,73 @@ fn report_cycles(
                 State::Done => {}
             }
         }
+    }
+    diags.error_count() > before
+}
+
+/// E0811: compiled functions that call each other more than [`MAX_CALL_DEPTH`] deep, which
+/// onnx.checker and ONNX Runtime refuse in a library; located at the call on the deepest chain
+/// that makes it one function too deep. The calls form no cycle ([`report_cycles`] said so).
+fn report_deep_chain(
+    envs: &[ModuleEnv],
+    owner: &[Option<usize>],
+    calls: &[Vec<Call>],
+    callees: &[Callee],
+    diags: &mut Diagnostics,
+) {
+    let n = calls.len();
+    // Per function: the functions on the longest chain it starts (itself counted), and the
+    // call that goes on along it. Iterative: a chain may be thousands of modules long.
+    let mut depth: Vec<Option<(usize, Option<usize>)>> = vec![None; n];
+    for root in 0..n {
+        let mut stack = vec![root];
+        while let Some(&f) = stack.last() {
+            if depth[f].is_some() {
+                stack.pop();
+                continue;
+            }
+            let pending: Vec<usize> =
+                calls[f].iter().map(|c| c.callee).filter(|&c| c < n && depth[c].is_none()).collect();
+            if pending.is_empty() {
+                let best = calls[f]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, c)| depth.get(c.callee).copied().flatten().map(|(d, _)| (d, k)))
+                    .max_by_key(|&(d, k)| (d, std::cmp::Reverse(k)));
+                depth[f] = Some(best.map_or((1, None), |(d, k)| (d + 1, Some(k))));
+                stack.pop();
+            } else {
+                stack.extend(pending);
+            }
+        }
+    }
+    let deepest = (0..n).filter_map(|f| depth[f].map(|(d, _)| (d, f))).max_by_key(|&(d, f)| (d, std::cmp::Reverse(f)));
+    let Some((total, first)) = deepest.filter(|&(d, _)| d > MAX_CALL_DEPTH) else { return };
+    // Walk the chain to the call from its MAX_CALL_DEPTH-th function to the next.
+    let mut chain = vec![first];
+    let mut f = first;
+    while let Some((_, Some(k))) = depth[f] {
+        let call = &calls[f][k];
+        if chain.len() == MAX_CALL_DEPTH {
+            let Some(env) = owner[f].and_then(|m| envs.get(m)) else { return };
+            let name = |id: usize| callees.get(id).map(|c| format!("`{}`", c.name)).unwrap_or_default();
+            let d = Diagnostic::error(
+                codes::CALL_CHAIN_TOO_DEEP,
+                env.file,
+                format!(
+                    "functions call each other {total} deep, more than the {MAX_CALL_DEPTH} onnx.checker and ONNX Runtime accept"
+                ),
+            )
+            .primary(call.func_span, format!("the call {} deep: {} calls {}", MAX_CALL_DEPTH + 1, name(f), name(call.callee)))
+            .note(format!("the chain starts at {}", name(first)))
+            .help(format!(
+                "call fewer functions one inside another (at most {MAX_CALL_DEPTH}): let a caller call the functions of a chain side by side, or write a helper's nodes into its caller"
+            ));
+            diags.push(d);
+            return;
+        }
+        chain.push(call.callee);
+        f = call.callee;
     }
 }
 

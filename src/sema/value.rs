@@ -59,12 +59,9 @@ pub enum GraphType {
     Sequence { elem: Option<ElemType> },
 }
 
-/// One dimension of a shape: a number, or a symbol for a number the call does not know.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Dim {
-    Known(i64),
-    Symbolic(Arc<str>),
-}
+/// One dimension of a shape, as the IR names it (a trace's facts know each dimension, as a
+/// number or a symbol).
+pub use crate::ir::Dim;
 
 impl GraphValue {
     pub fn elem(&self) -> Option<ElemType> {

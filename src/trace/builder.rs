@@ -20,15 +20,15 @@
 //! `training_mode` one output), as the exporter counts them.
 
 use crate::diagnostics::{codes, Diagnostic};
-use crate::lower::function::{attr_value, tensor_of_type};
-use crate::lower::ir::{Attr, AttrValue, Node, SourceLocation};
+use crate::ir::{Attr, AttrValue, Node, SourceLocation};
 use crate::onnx::{AttrType, ElemType, ValueType};
 use crate::schema::{self, FormalOption, FormalType, OpSchema, Resolution};
 use crate::sema::calls::Callee;
 use crate::sema::env::ModuleEnv;
 use crate::sema::env::Opset;
-use crate::sema::eval::{FunctionCall, Graph, OpCall};
+use crate::sema::eval::{FunctionCall, GraphHost, OpCall};
 use crate::sema::infer::{self, Ty};
+use crate::sema::ir_values::{attr_value, tensor_of_type};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::{FileId, SourceMap, Span};
 use std::borrow::Cow;
@@ -198,7 +198,7 @@ impl<'a> GraphBuilder<'a> {
     }
 }
 
-impl Graph for GraphBuilder<'_> {
+impl GraphHost for GraphBuilder<'_> {
     fn op(&mut self, call: OpCall) -> Result<Vec<PyValue>, Box<Diagnostic>> {
         let at = At { file: call.file, span: call.span, site: call.site };
         let schema = match schema::registry().resolve(&call.opset.domain, call.op_type, call.opset.version) {

@@ -19,13 +19,13 @@ use std::sync::Arc;
 
 /// One argument of a call.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Fact {
+pub enum ArgFact {
     /// A tensor (or sequence) of the exporter's graph, with what the call knows of it.
     Tensor { elem: Option<ElemType>, shape: Option<Vec<Dim>>, sequence: bool },
     /// A Python value.
     Value(PyValue),
     /// A list (or tuple) whose items may be tensors.
-    List { items: Vec<Fact>, tuple: bool },
+    List { items: Vec<ArgFact>, tuple: bool },
 }
 
 /// A call of the exporter: the function, and its arguments.
@@ -33,11 +33,17 @@ pub enum Fact {
 pub struct CallFacts {
     /// `domain::name` of the function called.
     pub function: String,
-    pub args: Vec<Fact>,
-    pub kwargs: Vec<(String, Fact)>,
+    pub args: Vec<ArgFact>,
+    pub kwargs: Vec<(String, ArgFact)>,
 }
 
 impl CallFacts {
+    /// The called function's domain and name: `function` split at its last `::`
+    /// (`pkg.onnxscript.torch_lib::aten_gelu`), the domain empty when it has none.
+    pub fn domain_and_name(&self) -> (&str, &str) {
+        self.function.rsplit_once("::").unwrap_or(("", &self.function))
+    }
+
     /// The call a JSON text describes, or why it is not one.
     pub fn from_json(text: &str) -> Result<CallFacts, String> {
         let json: Json = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
@@ -59,23 +65,23 @@ impl CallFacts {
 }
 
 /// One tagged value.
-fn fact(v: &Json) -> Result<Fact, String> {
+fn fact(v: &Json) -> Result<ArgFact, String> {
     let Json::Object(map) = v else { return Err(format!("{v} is not a tagged value")) };
     let Some((tag, value)) = map.iter().next().filter(|_| map.len() == 1) else {
         return Err(format!("{v} is not a tagged value"));
     };
     let bad = || format!("`{tag}` does not hold {value}");
     Ok(match tag.as_str() {
-        "int" => Fact::Value(PyValue::Int(i128::from(value.as_i64().ok_or_else(bad)?))),
-        "float" => Fact::Value(PyValue::Float(float(value).ok_or_else(bad)?)),
-        "bool" => Fact::Value(PyValue::Bool(value.as_bool().ok_or_else(bad)?)),
-        "str" => Fact::Value(PyValue::str(value.as_str().ok_or_else(bad)?)),
-        "none" => Fact::Value(PyValue::None),
-        "dtype" => Fact::Value(PyValue::DType(elem(value).ok_or_else(bad)?)),
+        "int" => ArgFact::Value(PyValue::Int(i128::from(value.as_i64().ok_or_else(bad)?))),
+        "float" => ArgFact::Value(PyValue::Float(float(value).ok_or_else(bad)?)),
+        "bool" => ArgFact::Value(PyValue::Bool(value.as_bool().ok_or_else(bad)?)),
+        "str" => ArgFact::Value(PyValue::str(value.as_str().ok_or_else(bad)?)),
+        "none" => ArgFact::Value(PyValue::None),
+        "dtype" => ArgFact::Value(PyValue::DType(elem(value).ok_or_else(bad)?)),
         "list" | "tuple" => {
             let Json::Array(items) = value else { return Err(bad()) };
             let items = items.iter().map(fact).collect::<Result<Vec<_>, _>>()?;
-            Fact::List { items, tuple: tag == "tuple" }
+            ArgFact::List { items, tuple: tag == "tuple" }
         }
         "tensor" => {
             let elem = match value.get("dtype") {
@@ -88,7 +94,7 @@ fn fact(v: &Json) -> Result<Fact, String> {
                 Some(_) => return Err(bad()),
             };
             let sequence = value.get("sequence").and_then(Json::as_bool).unwrap_or(false);
-            Fact::Tensor { elem, shape, sequence }
+            ArgFact::Tensor { elem, shape, sequence }
         }
         other => return Err(format!("unknown tag `{other}`")),
     })
@@ -131,15 +137,15 @@ mod tests {
         assert_eq!(call.function, "d::f");
         assert_eq!(
             call.args[0],
-            Fact::Tensor {
+            ArgFact::Tensor {
                 elem: Some(ElemType::Float),
                 shape: Some(vec![Dim::Known(2), Dim::Symbolic(Arc::from("s0"))]),
                 sequence: false
             }
         );
-        assert_eq!(call.args[1], Fact::Value(PyValue::Float(1.0)));
-        assert!(matches!(&call.args[2], Fact::List { items, tuple: false } if items.len() == 2));
-        assert_eq!(call.kwargs[1], ("t".to_string(), Fact::Value(PyValue::DType(ElemType::Int64))));
+        assert_eq!(call.args[1], ArgFact::Value(PyValue::Float(1.0)));
+        assert!(matches!(&call.args[2], ArgFact::List { items, tuple: false } if items.len() == 2));
+        assert_eq!(call.kwargs[1], ("t".to_string(), ArgFact::Value(PyValue::DType(ElemType::Int64))));
         assert!(CallFacts::from_json(r#"{"function": "f", "args": [3]}"#).is_err());
     }
 }

@@ -8,13 +8,13 @@
 
 use super::builder::{op_error, At, GraphBuilder};
 use crate::diagnostics::{codes, Diagnostic};
-use crate::lower::function::attr_value;
-use crate::lower::ir::Attr;
+use crate::ir::Attr;
 use crate::onnx::{DeclaredType, ElemType};
 use crate::sema::annotations::ParamType;
 use crate::sema::calls::Callee;
 use crate::sema::env::ModuleEnv;
 use crate::sema::eval::FunctionCall;
+use crate::sema::ir_values::attr_value;
 use crate::sema::signature::{Param, Signature};
 use crate::sema::value::{GraphType, PyValue};
 use std::collections::HashMap;

@@ -13,5 +13,5 @@ mod functions;
 mod specialize;
 
 pub use builder::MAX_NODES;
-pub use facts::{CallFacts, Fact};
+pub use facts::{ArgFact, CallFacts};
 pub use specialize::{specialize, TraceContext};

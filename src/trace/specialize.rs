@@ -3,9 +3,9 @@
 //! what the translation returns as its outputs.
 
 use super::builder::GraphBuilder;
-use super::facts::{CallFacts, Fact};
+use super::facts::{ArgFact, CallFacts};
 use crate::diagnostics::{codes, Diagnostic};
-use crate::lower::ir::{Attr, AttrValue, Function, InputParam, Node, SourceLocation};
+use crate::ir::{Attr, AttrValue, Function, InputParam, Node, SourceLocation};
 use crate::onnx::DeclaredType;
 use crate::onnx::ElemType;
 use crate::sema::annotations::ParamType;
@@ -133,20 +133,20 @@ fn check_annotations(env: &ModuleEnv, f: &FunctionDef, call: &CallFacts) -> Resu
     Ok(())
 }
 
-fn holds_tensor(fact: &Fact) -> bool {
+fn holds_tensor(fact: &ArgFact) -> bool {
     match fact {
-        Fact::Tensor { .. } => true,
-        Fact::List { items, .. } => items.iter().any(holds_tensor),
-        Fact::Value(_) => false,
+        ArgFact::Tensor { .. } => true,
+        ArgFact::List { items, .. } => items.iter().any(holds_tensor),
+        ArgFact::Value(_) => false,
     }
 }
 
 /// The known element types of the tensors a fact holds.
-fn tensor_elems(fact: &Fact) -> Vec<ElemType> {
+fn tensor_elems(fact: &ArgFact) -> Vec<ElemType> {
     match fact {
-        Fact::Tensor { elem, .. } => elem.iter().copied().collect(),
-        Fact::List { items, .. } => items.iter().flat_map(tensor_elems).collect(),
-        Fact::Value(_) => Vec::new(),
+        ArgFact::Tensor { elem, .. } => elem.iter().copied().collect(),
+        ArgFact::List { items, .. } => items.iter().flat_map(tensor_elems).collect(),
+        ArgFact::Value(_) => Vec::new(),
     }
 }
 
@@ -162,10 +162,15 @@ fn allowed_elems(t: &DeclaredType) -> Option<Vec<ElemType>> {
 
 /// The value an argument's fact stands for; its tensors become inputs of the function
 /// (`base`, `base_1`... for the items of a list), in the order the call gives them.
-fn graph_inputs(builder: &mut GraphBuilder, fact: &Fact, base: &str, inputs: &mut Vec<(String, GraphType)>) -> PyValue {
+fn graph_inputs(
+    builder: &mut GraphBuilder,
+    fact: &ArgFact,
+    base: &str,
+    inputs: &mut Vec<(String, GraphType)>,
+) -> PyValue {
     match fact {
-        Fact::Value(v) => v.clone(),
-        Fact::Tensor { elem, shape, sequence } => {
+        ArgFact::Value(v) => v.clone(),
+        ArgFact::Tensor { elem, shape, sequence } => {
             let name = builder.fresh(base);
             let ty = if *sequence {
                 GraphType::Sequence { elem: *elem }
@@ -175,7 +180,7 @@ fn graph_inputs(builder: &mut GraphBuilder, fact: &Fact, base: &str, inputs: &mu
             inputs.push((name.clone(), ty.clone()));
             PyValue::Graph(Arc::new(GraphValue { name, ty, from_call: true }))
         }
-        Fact::List { items, tuple } => {
+        ArgFact::List { items, tuple } => {
             let values = items.iter().map(|i| graph_inputs(builder, i, base, inputs)).collect();
             if *tuple {
                 PyValue::tuple(values)
@@ -226,7 +231,7 @@ fn outputs(
                 ))
             }
             other => {
-                let tensor = crate::lower::function::tensor_of(&other).map_err(|why| {
+                let tensor = crate::sema::ir_values::tensor_of(&other).map_err(|why| {
                     Box::new(
                         Diagnostic::error(
                             codes::TRACE_ERROR,

@@ -80,10 +80,18 @@ def serve(binary: Path, path: Path, calls: list[dict], timeout: float) -> tuple[
     """onnxsc's answers to trace requests for `calls`, from one `onnxsc serve` of the program:
     (status, payload) per call answered, the server's exit status and its stderr. Fewer
     answers than calls means the server refused the program (exit 1, no answer) or died."""
-    frames = b"".join(struct.pack("<I", len(r)) + r for r in (json.dumps(c).encode() for c in calls))
+    from onnxsc._server import HELLO, PROTOCOL, TRACE
+
+    requests = [bytes([HELLO]) + struct.pack("<I", PROTOCOL) + b"difftest"]
+    requests += [bytes([TRACE]) + json.dumps(c).encode() for c in calls]
+    frames = b"".join(struct.pack("<I", len(r)) + r for r in requests)
     proc = subprocess.run([str(binary), "--color", "never", "serve", str(path)], input=frames,
                           capture_output=True, timeout=timeout, check=False)
     answers, data = [], proc.stdout
+    # The answer to the handshake first.
+    if len(data) >= 4:
+        (length,) = struct.unpack("<I", data[:4])
+        data = data[4 + length:]
     while len(data) >= 4 and len(answers) < len(calls):
         (length,) = struct.unpack("<I", data[:4])
         if length == 0 or len(data) < 4 + length:

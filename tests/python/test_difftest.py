@@ -102,15 +102,17 @@ def _mutant(tmp_path: Path, binary: Path) -> Path:
 
         if "serve" in sys.argv:
             run = subprocess.run([{str(binary)!r}, *sys.argv[1:]], input=sys.stdin.buffer.read(), capture_output=True)
-            out, rest = b"", run.stdout
+            out, rest, first = b"", run.stdout, True
             while len(rest) >= 4:
                 (n,) = struct.unpack("<I", rest[:4])
                 frame, rest = rest[4:4 + n], rest[4 + n:]
-                if frame[:1] == bytes([0]):
+                # The first answer is the handshake's, the server's versions.
+                if frame[:1] == bytes([0]) and not first:
                     model = onnx.load_from_string(frame[1:])
                     subtract(model.graph.node)
                     frame = bytes([0]) + model.SerializeToString()
                 out += struct.pack("<I", len(frame)) + frame
+                first = False
             sys.stdout.buffer.write(out)
             sys.stderr.buffer.write(run.stderr)
             sys.exit(run.returncode)

@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is installed by scripts/test")
 import onnx  # noqa: E402
 import onnxsc  # noqa: E402
-from onnxsc import _specialize  # noqa: E402
+from onnxsc import _server, _specialize  # noqa: E402
 from onnxsc._signature import signature_of  # noqa: E402
 from onnxsc._table import compile_library  # noqa: E402
 
@@ -30,9 +30,9 @@ pytestmark = pytest.mark.usefixtures("quiet_exporter")
 
 @pytest.fixture
 def servers(monkeypatch):
-    """Every `onnxsc serve` process started, and how many requests were sent."""
+    """Every `onnxsc serve` process started, and the requests sent (handshakes not counted)."""
     started, requests = [], []
-    popen, request = subprocess.Popen, _specialize._Server.request
+    popen, request = subprocess.Popen, _server.Server.request
 
     def counting_popen(cmd, *args, **kwargs):
         proc = popen(cmd, *args, **kwargs)
@@ -40,12 +40,13 @@ def servers(monkeypatch):
             started.append(proc)
         return proc
 
-    def counting_request(self, data):
-        requests.append(data)
-        return request(self, data)
+    def counting_request(self, kind, body):
+        if kind != _server.HELLO:
+            requests.append(body)
+        return request(self, kind, body)
 
-    monkeypatch.setattr(_specialize.subprocess, "Popen", counting_popen)
-    monkeypatch.setattr(_specialize._Server, "request", counting_request)
+    monkeypatch.setattr(_server.subprocess, "Popen", counting_popen)
+    monkeypatch.setattr(_server.Server, "request", counting_request)
     return started, requests
 
 
@@ -176,3 +177,15 @@ def test_the_server_ends_with_its_specializer(tutorial, servers):
     gc.collect()
     assert proc.poll() == 0, "the server ended at the end of its input"
     assert not os.path.exists(library), "its library file is gone"
+
+
+def test_a_binary_of_another_protocol_fails_with_a_message_naming_both(monkeypatch, tutorial):
+    """The package says its protocol first; a binary speaking another refuses, and the error
+    names both releases' protocols, not a misread frame."""
+    data, _ = compile_library([TUTORIAL])
+    monkeypatch.setattr(_server, "PROTOCOL", 1)
+    with pytest.raises(onnxsc.OnnxscError) as e:
+        _server.Server(data)
+    message = str(e.value)
+    assert "speaks serve protocol 1, and onnxsc" in message and "speaks 2" in message, message
+    assert "different releases" in message and "pip install onnxsc" in message, message

@@ -247,8 +247,8 @@ fn annotated_tensor(names: Names, a: &Expr) -> Option<TensorType> {
     let dims = items
         .into_iter()
         .map(|d| match &d.kind {
-            ExprKind::Int(v) => i64::try_from(v.get()).ok().map(Dim::Value),
-            ExprKind::Str(p) => Some(Dim::Param(p.clone())),
+            ExprKind::Int(v) => i64::try_from(v.get()).ok().map(Dim::Known),
+            ExprKind::Str(p) => Some(Dim::Symbolic(p.as_str().into())),
             ExprKind::None => Some(Dim::Unknown),
             _ => None,
         })

@@ -13,8 +13,9 @@ use crate::sema::value::PyValue;
 use crate::source::{FileId, Span};
 use foldhash::HashMap;
 
-/// The graph a trace records into.
-pub trait Graph {
+/// The host of a trace: the graph it records into (`trace::builder`), as starlark-rust's
+/// evaluator talks to its host.
+pub trait GraphHost {
     /// Records `call` and returns its outputs (as many as it makes): graph values, or Python
     /// values where the result is known without the model (the graph decides).
     fn op(&mut self, call: OpCall) -> Result<Vec<PyValue>, Box<Diagnostic>>;
@@ -73,7 +74,7 @@ impl Default for Limits {
 /// The state of one trace: the graph, the functions it may call, the calls in progress with
 /// their local variables, and what it has spent of its [`Limits`].
 pub struct Trace<'e, 'm> {
-    pub graph: &'e mut dyn Graph,
+    pub graph: &'e mut dyn GraphHost,
     /// Every module of the compilation: a function of any of them may be called.
     pub envs: &'e [ModuleEnv<'m>],
     pub(super) frames: Vec<Frame>,
@@ -86,7 +87,7 @@ pub struct Trace<'e, 'm> {
 }
 
 impl<'e, 'm> Trace<'e, 'm> {
-    pub fn new(graph: &'e mut dyn Graph, envs: &'e [ModuleEnv<'m>]) -> Trace<'e, 'm> {
+    pub fn new(graph: &'e mut dyn GraphHost, envs: &'e [ModuleEnv<'m>]) -> Trace<'e, 'm> {
         Trace {
             graph,
             envs,

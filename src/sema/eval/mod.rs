@@ -30,7 +30,7 @@ mod tensors;
 pub mod torchlib_common;
 
 pub use expr::unevaluated_builtin;
-pub use graph::{FunctionCall, Graph, Limits, OpCall, Trace};
+pub use graph::{FunctionCall, GraphHost, Limits, OpCall, Trace};
 pub use tensors::tensor_condition;
 
 pub(crate) use pyops::OpError;

@@ -234,6 +234,8 @@ pub(super) fn dim_value(d: &Dim) -> PyValue {
     match d {
         Dim::Known(n) => PyValue::Int(i128::from(*n)),
         Dim::Symbolic(s) => PyValue::SymDim(s.clone()),
+        // A call's facts name every dimension; one they do not is a symbol of its own.
+        Dim::Unknown => PyValue::SymDim("?".into()),
     }
 }
 

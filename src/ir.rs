@@ -97,10 +97,12 @@ impl TensorType {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// One dimension of a shape: a number, a symbol for a number not known until the model runs
+/// (ONNX's `dim_param`, the exporter's `s0`), or nothing known at all.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
-    Value(i64),
-    Param(String),
+    Known(i64),
+    Symbolic(std::sync::Arc<str>),
     Unknown,
 }
 

@@ -2,7 +2,7 @@
 //! docs/signature-format.md), written the same by both emitters ([`super::proto`],
 //! [`super::wire`]).
 
-use crate::lower::ir::Function;
+use crate::ir::Function;
 use crate::onnx::metadata;
 
 /// The typed signature: what a consumer needs to call the function (attribute types are not
