@@ -205,15 +205,18 @@ impl Server {
     }
 }
 
+/// Why a client and this server disagree on the protocol, and what to do.
+const OTHER_RELEASES: &str = "the onnxsc Python package and the onnxsc binary are of different versions\n\
+     help: install the package and the binary of one release (`pip install onnxsc` installs both; \
+     ONNXSC_BIN may point at another binary)\n";
+
 /// The response to a client's first request, which must be a [`kind::HELLO`] of this protocol.
 fn first_response(request: &[u8]) -> Response {
     match request.split_first() {
         Some((&kind::HELLO, hello)) => hello_response(hello),
         _ => refusal(&format!(
             "error: the client did not begin with the handshake of serve protocol {PROTOCOL}, which onnxsc {} speaks: \
-             the onnxsc Python package and the onnxsc binary are of different versions\n\
-             help: install the package and the binary of one release (`pip install onnxsc` installs both; \
-             ONNXSC_BIN may point at another binary)\n",
+             {OTHER_RELEASES}",
             env!("CARGO_PKG_VERSION")
         )),
     }
@@ -229,9 +232,7 @@ fn hello_response(hello: &[u8]) -> Response {
     if version != PROTOCOL {
         return refusal(&format!(
             "error: the client ({client}) speaks serve protocol {version}, and onnxsc {} speaks {PROTOCOL}: \
-             the onnxsc Python package and the onnxsc binary are of different versions\n\
-             help: install the package and the binary of one release (`pip install onnxsc` installs both; \
-             ONNXSC_BIN may point at another binary)\n",
+             {OTHER_RELEASES}",
             env!("CARGO_PKG_VERSION")
         ));
     }

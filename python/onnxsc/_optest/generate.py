@@ -234,27 +234,25 @@ def dtype_variants(call: Call, accepted: Optional[set]) -> list:
     accepts (every one, without annotations)."""
     import torch
 
-    from onnxsc._optest.judge import ONNX_NAMES
+    from onnxsc._optest.judge import ONNX_NAMES, short
+
+    def is_int(t) -> bool:
+        return not t.dtype.is_floating_point and t.dtype != torch.bool
 
     tensors = call.tensors()
-    floats = [t for t in tensors if t.dtype.is_floating_point]
-    ints = [t for t in tensors if not t.dtype.is_floating_point and t.dtype != torch.bool]
     out = []
-    if floats:
-        current = str(floats[0].dtype).replace("torch.", "")
-        for name in FLOAT_DTYPES:
+    # The floating point tensors if there are any, else the integer ones.
+    for names, kind in ((FLOAT_DTYPES, lambda t: t.dtype.is_floating_point), (INT_DTYPES, is_int)):
+        group = [t for t in tensors if kind(t)]
+        if not group:
+            continue
+        current = short(group[0].dtype)
+        for name in names:
             if name == current or (accepted is not None and ONNX_NAMES[name] not in accepted):
                 continue
             dtype = getattr(torch, name)
-            out.append(call.with_tensors([t.to(dtype) if t.dtype.is_floating_point else t for t in tensors], origin="dtype"))
-    elif ints:
-        current = str(ints[0].dtype).replace("torch.", "")
-        for name in INT_DTYPES:
-            if name == current or (accepted is not None and ONNX_NAMES[name] not in accepted):
-                continue
-            dtype = getattr(torch, name)
-            changed = [t.to(dtype) if (not t.dtype.is_floating_point and t.dtype != torch.bool) else t for t in tensors]
-            out.append(call.with_tensors(changed, origin="dtype"))
+            out.append(call.with_tensors([t.to(dtype) if kind(t) else t for t in tensors], origin="dtype"))
+        break
     return out
 
 
