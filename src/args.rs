@@ -2,7 +2,7 @@
 //! runs them.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use onnxsc::driver::{Keep, Options};
+use onnxsc::driver::{CompileOptions, Keep};
 use onnxsc::link;
 use std::path::PathBuf;
 
@@ -58,8 +58,8 @@ pub(crate) struct SchemaArgs {
 }
 
 impl SchemaArgs {
-    pub(crate) fn options(&self) -> Options {
-        Options {
+    pub(crate) fn options(&self) -> CompileOptions {
+        CompileOptions {
             native_functions: self.native_functions.clone(),
             schema_files: self.schema_files.clone(),
             registered_files: self.registered_files.clone(),

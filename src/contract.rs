@@ -46,7 +46,7 @@ pub fn source(data: &[u8]) {
     check_source_diagnostics(&first);
     let library = (!first.has_errors()).then(|| built(&first));
     // The second run as `build` runs it: each function encoded as soon as it is lowered.
-    let options = driver::Options { keep: driver::Keep::Encoded, ..driver::Options::default() };
+    let options = driver::CompileOptions { keep: driver::Keep::Encoded, ..driver::CompileOptions::default() };
     let Ok(second) = driver::compile_inputs(&inputs(), &options) else { panic!("the default options read no files") };
     assert_eq!(first.diagnostics, second.diagnostics, "diagnostics differ between two runs");
     assert_eq!(first.outlines, second.outlines, "the functions compiled differ between two runs");
@@ -253,7 +253,7 @@ fn link_once(model: &[u8], library: &[u8], mode: link::Mode) -> Result<Vec<u8>, 
     };
     let m = link::load::model(model, "model.onnx").map_err(|d| summary(&[*d]))?;
     let l = link::load::library(library, "library.onnx").map_err(|d| summary(&[*d]))?;
-    let options = link::Options { mode, override_model: false, max_nodes: 20_000 };
+    let options = link::LinkOptions { mode, override_model: false, max_nodes: 20_000 };
     let linked = link::link(m, vec![l], &options).map_err(|ds| summary(&ds))?;
     summary(&linked.diagnostics);
     check_model(&linked.model, "the linked model");

@@ -14,7 +14,7 @@ use onnxsc::driver::link::{LinkOutcome, LinkRequest};
 use onnxsc::driver::serve::{Ended, Server, Startup};
 use onnxsc::driver::summary::plural;
 use onnxsc::driver::trace::TraceAnswerError;
-use onnxsc::driver::{self, Compilation, Keep, Options};
+use onnxsc::driver::{self, Compilation, CompileOptions, Keep};
 use onnxsc::emit;
 use onnxsc::link;
 use std::io::Write;
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn compile(paths: &[PathBuf], options: &Options) -> Result<Compilation, AppError> {
+fn compile(paths: &[PathBuf], options: &CompileOptions) -> Result<Compilation, AppError> {
     driver::compile_paths(paths, options).map_err(|e| AppError { message: e.to_string(), help: None })
 }
 
@@ -80,11 +80,11 @@ fn summary(c: &Compilation) {
 fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
     match command {
         Command::Check { paths, format, deny_warnings, fix, diff, schemas } if fix || diff => {
-            let options = Options { keep: Keep::Outline, ..schemas.options() };
+            let options = CompileOptions { keep: Keep::Outline, ..schemas.options() };
             check_fix(&paths, &options, format, deny_warnings, diff, color)
         }
         Command::Check { paths, format, deny_warnings, schemas, .. } => {
-            let options = Options { keep: Keep::Outline, deny_warnings, ..schemas.options() };
+            let options = CompileOptions { keep: Keep::Outline, deny_warnings, ..schemas.options() };
             let c = compile(&paths, &options)?;
             let outcome = report(&c, format, color).map(|()| {
                 summary(&c);
@@ -106,7 +106,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 model: &model,
                 libs: &libs,
                 output: &output,
-                link: &link::Options { mode, override_model, max_nodes },
+                link: &link::LinkOptions { mode, override_model, max_nodes },
                 schemas: &schemas.options(),
             };
             link_model(&request, color)
@@ -149,7 +149,7 @@ fn run(command: Command, color: ColorMode) -> Result<ExitCode, AppError> {
                 Emit::Proto => Keep::Encoded,
                 Emit::Text => Keep::Functions,
             };
-            let c = compile(&paths, &Options { keep, deny_warnings, skip_invalid, ..schemas.options() })?;
+            let c = compile(&paths, &CompileOptions { keep, deny_warnings, skip_invalid, ..schemas.options() })?;
             let outcome = build_output(&c, emit, output.as_deref(), format, color);
             leave_to_exit(c);
             outcome
@@ -203,7 +203,7 @@ fn leave_to_exit(c: Compilation) {
 /// `check --fix` and `check --diff`.
 fn check_fix(
     paths: &[PathBuf],
-    options: &Options,
+    options: &CompileOptions,
     format: Format,
     deny_warnings: bool,
     diff_only: bool,
@@ -291,7 +291,7 @@ fn link_model(request: &LinkRequest, color: ColorMode) -> Result<ExitCode, AppEr
 }
 
 /// `onnxsc serve LIB...`.
-fn serve(libs: &[PathBuf], options: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+fn serve(libs: &[PathBuf], options: &CompileOptions, color: ColorMode) -> Result<ExitCode, AppError> {
     let server = match Server::start(libs, options).map_err(|e| AppError { message: e.message, help: e.help })? {
         Startup::Ready { server, compiled } => {
             render_to_stderr(server.sources(), &compiled, color);
@@ -312,7 +312,7 @@ fn serve(libs: &[PathBuf], options: &Options, color: ColorMode) -> Result<ExitCo
 }
 
 /// `onnxsc schema QUALNAME`.
-fn schema(qualname: &str, options: &Options, color: ColorMode) -> Result<ExitCode, AppError> {
+fn schema(qualname: &str, options: &CompileOptions, color: ColorMode) -> Result<ExitCode, AppError> {
     let selected = driver::schemas_for(options).map_err(|e| AppError { message: e.to_string(), help: None })?;
     if !selected.diagnostics.is_empty() {
         render_to_stderr(&selected.sources, &selected.diagnostics, color);

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::diagnostics::{render_plain, Severity};
-use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Options, SourceInput};
+use onnxsc::driver::{compile_inputs, compile_sources, Compilation, CompileOptions, SourceInput};
 use onnxsc::emit;
 use onnxsc::syntax::{layout::layout, parse};
 use std::path::Path;
@@ -24,7 +24,7 @@ fn read(path: &Path) -> (String, String) {
 /// Compiles one case from its bytes (some error cases are deliberately not UTF-8).
 fn compile_case(path: &Path) -> Compilation {
     let bytes = std::fs::read(path).expect("case file is readable");
-    compile_inputs(&[SourceInput { name: case_name(path), bytes }], &Options::default())
+    compile_inputs(&[SourceInput { name: case_name(path), bytes }], &CompileOptions::default())
         .expect("no schema files to read")
 }
 
@@ -166,7 +166,7 @@ fn suppression() {
 fn registered_schemas() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/registered");
     let bytes = std::fs::read(dir.join("declared.onnxs")).expect("case file is readable");
-    let options = Options { registered_files: vec![dir.join("registered.yaml")], ..Options::default() };
+    let options = CompileOptions { registered_files: vec![dir.join("registered.yaml")], ..CompileOptions::default() };
     let input = SourceInput { name: "tests/cases/registered/declared.onnxs".into(), bytes };
     let c = compile_inputs(std::slice::from_ref(&input), &options).expect("the registered schemas are readable");
     let codes: Vec<&str> = c.diagnostics.iter().map(|d| d.code).collect();
@@ -174,7 +174,7 @@ fn registered_schemas() {
     let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
     insta::assert_snapshot!(rendered);
     // Without the registrations, the declarations are all there is: `twice` is unknown.
-    let alone = compile_inputs(&[input], &Options::default()).expect("no schema files");
+    let alone = compile_inputs(&[input], &CompileOptions::default()).expect("no schema files");
     assert_eq!(alone.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), ["E0501"]);
 }
 
@@ -277,7 +277,7 @@ fn modules_ok() {
         if !dir.is_dir() {
             return;
         }
-        let c = compile_inputs(&scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        let c = compile_inputs(&scenario_inputs(dir), &CompileOptions::default()).expect("no schema files to read");
         let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
         assert!(!c.has_errors(), "{} should compile:\n{rendered}", dir.display());
         let protos: Vec<_> = c.functions.iter().map(emit::proto::function).collect();
@@ -292,7 +292,7 @@ fn modules_errors() {
         if !dir.is_dir() {
             return;
         }
-        let c = compile_inputs(&scenario_inputs(dir), &Options::default()).expect("no schema files to read");
+        let c = compile_inputs(&scenario_inputs(dir), &CompileOptions::default()).expect("no schema files to read");
         assert!(c.has_errors(), "{} should fail to compile", dir.display());
         let rendered: String = c.diagnostics.iter().map(|d| render_plain(&c.sources, d)).collect();
         insta::assert_snapshot!(format!("{}{rendered}", files_read(&c, dir)));
@@ -309,7 +309,7 @@ fn modules_found_or_given_build_the_same_functions() {
         if !dir.is_dir() || dir.join("inputs.txt").exists() {
             continue;
         }
-        let found = compile_inputs(&scenario_inputs(&dir), &Options::default()).expect("no schema files");
+        let found = compile_inputs(&scenario_inputs(&dir), &CompileOptions::default()).expect("no schema files");
         let mut all = Vec::new();
         let mut stack = vec![dir.clone()];
         while let Some(d) = stack.pop() {
@@ -328,7 +328,7 @@ fn modules_found_or_given_build_the_same_functions() {
             &all.iter()
                 .map(|p| SourceInput { name: case_name(p), bytes: std::fs::read(p).expect("readable") })
                 .collect::<Vec<_>>(),
-            &Options::default(),
+            &CompileOptions::default(),
         )
         .expect("no schema files");
         assert!(!given.has_errors(), "{}", dir.display());
@@ -389,7 +389,7 @@ fn modules_cut_anywhere_compile_or_report() {
                             SourceInput { name: p.display().to_string(), bytes: std::fs::read(&p).expect("readable") }
                         })
                         .collect();
-                    let c = compile_inputs(&scenario_inputs, &Options::default()).expect("no schema files");
+                    let c = compile_inputs(&scenario_inputs, &CompileOptions::default()).expect("no schema files");
                     for d in &c.diagnostics {
                         let _ = render_plain(&c.sources, d);
                     }

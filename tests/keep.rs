@@ -5,13 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
-use onnxsc::driver::{compile_inputs, Compilation, Keep, Options, SourceInput};
+use onnxsc::driver::{compile_inputs, Compilation, CompileOptions, Keep, SourceInput};
 use onnxsc::emit;
 use onnxsc::ir::Outline;
 use std::path::{Path, PathBuf};
 
 fn compile(inputs: &[SourceInput], keep: Keep) -> Compilation {
-    compile_inputs(inputs, &Options { keep, ..Options::default() }).expect("no schema files to read")
+    compile_inputs(inputs, &CompileOptions { keep, ..CompileOptions::default() }).expect("no schema files to read")
 }
 
 /// What `build` writes: the header, then the functions' fields as the lowering threads wrote them.

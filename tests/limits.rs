@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
 use onnxsc::diagnostics::{codes, render_plain, Diagnostic};
-use onnxsc::driver::{compile_inputs, compile_sources, Compilation, Options, SourceInput};
+use onnxsc::driver::{compile_inputs, compile_sources, Compilation, CompileOptions, SourceInput};
 use onnxsc::link;
 use onnxsc::proto::onnx::ModelProto;
 use prost::Message;
@@ -155,7 +155,7 @@ fn chain_of_modules(n: usize) -> Compilation {
             SourceInput { name: format!("/nonexistent-onnxsc-test/m{i}.onnxs"), bytes: text.into_bytes() }
         })
         .collect();
-    compile_inputs(&inputs, &Options::default()).expect("no files to read")
+    compile_inputs(&inputs, &CompileOptions::default()).expect("no files to read")
 }
 
 /// 2,000 modules, each calling the next: compiled in linear time, and refused as a library
@@ -196,7 +196,7 @@ fn sources_over_the_limit_are_not_read() {
     let path = dir.path().join("big.onnxs");
     let f = std::fs::File::create(&path).expect("created");
     f.set_len(13 << 20).expect("a sparse file");
-    let e = onnxsc::driver::compile_paths(&[path], &Options::default()).err().expect("refused");
+    let e = onnxsc::driver::compile_paths(&[path], &CompileOptions::default()).err().expect("refused");
     assert!(e.message.contains("too large"), "{}", e.message);
 }
 
@@ -234,7 +234,7 @@ fn link_inline(model: &ModelProto, libraries: Vec<link::Library>) -> Result<link
     link::link(
         m,
         libraries,
-        &link::Options { mode: link::Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &link::LinkOptions { mode: link::Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
 }
 

@@ -9,7 +9,7 @@
 use onnxsc::diagnostics::{render_plain, Diagnostic};
 use onnxsc::emit;
 use onnxsc::link::specialize::{specialize, specialize_call, Actual};
-use onnxsc::link::{self, Library, Mode, Options};
+use onnxsc::link::{self, Library, LinkOptions, Mode};
 use onnxsc::proto::onnx::{
     AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, ValueInfoProto,
 };
@@ -159,7 +159,7 @@ fn text(m: &ModelProto) -> String {
 }
 
 fn errors(m: ModelProto, libs: Vec<Library>, mode: Mode) -> String {
-    match link::link(m, libs, &Options { mode, override_model: false, max_nodes: link::DEFAULT_MAX_NODES }) {
+    match link::link(m, libs, &LinkOptions { mode, override_model: false, max_nodes: link::DEFAULT_MAX_NODES }) {
         Ok(_) => panic!("linking should fail"),
         Err(diags) => render(&diags),
     }
@@ -350,7 +350,7 @@ fn inline_mode_text() {
     let linked = link::link(
         exported(),
         lib(library()),
-        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     assert_eq!(linked.inlined_calls, 5);
@@ -362,7 +362,7 @@ fn reference_mode_adds_called_functions_only() {
     let linked = link::link(
         exported(),
         lib(library()),
-        &Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
@@ -385,7 +385,7 @@ fn inline_names_do_not_collide_with_existing_ones() {
     let linked = link::link(
         m,
         lib(library()),
-        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     insta::assert_snapshot!("inline_fresh_names", text(&linked.model));
@@ -417,7 +417,7 @@ fn functions_still_called_are_kept() {
     let linked = link::link(
         m,
         lib(library()),
-        &Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     let names: Vec<&str> = linked.model.functions.iter().map(|f| f.name()).collect();
@@ -499,7 +499,7 @@ fn model_function_kept_without_override() {
     let kept = link::link(
         m.clone(),
         lib(library()),
-        &Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     insta::assert_snapshot!("model_function_kept", render(&kept.diagnostics));
@@ -507,7 +507,7 @@ fn model_function_kept_without_override() {
     let replaced = link::link(
         m,
         lib(library()),
-        &Options { mode: Mode::Reference, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
+        &LinkOptions { mode: Mode::Reference, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
     )
     .expect("links");
     assert!(replaced.diagnostics.is_empty());
@@ -547,7 +547,7 @@ fn model18(g: GraphProto) -> ModelProto {
 }
 
 fn reference(m: ModelProto, functions: Vec<FunctionProto>) -> Result<link::Linked, Vec<Diagnostic>> {
-    let options = Options { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let options = LinkOptions { mode: Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
     link::link(m, lib(functions), &options)
 }
 
@@ -680,7 +680,7 @@ fn reference_mode_refuses_a_variant_that_needs_the_omitted_input() {
         Err(d) => render(&d),
     };
     insta::assert_snapshot!("variant_impossible", err);
-    let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let inline = LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
     assert!(link::link(m, lib(vec![gated(), outer]), &inline).is_ok(), "inline mode folds the If");
 }
 
@@ -716,7 +716,7 @@ fn call_chains_deeper_than_onnx_accepts_are_refused_in_reference_mode() {
     let (m, functions) = chain(101);
     insta::assert_snapshot!("call_chain_too_deep", errors(m.clone(), lib(functions.clone()), Mode::Reference));
     // Inline mode expands the chain.
-    let inline = Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let inline = LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
     let linked = link::link(m, lib(functions), &inline).expect("inline mode links it");
     assert!(linked.model.functions.is_empty());
 }
@@ -734,7 +734,7 @@ fn link_bytes(model_bytes: &[u8], lib_bytes: &[u8]) {
             libs.iter()
                 .map(|l| Library { name: l.name.clone(), functions: l.functions.clone(), traced: None })
                 .collect(),
-            &Options { mode, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
+            &LinkOptions { mode, override_model: true, max_nodes: link::DEFAULT_MAX_NODES },
         );
     }
 }
@@ -813,7 +813,7 @@ fn model_functions_over_libraries_report_shadowing_and_duplicates_in_order() {
     };
     let mut report = String::new();
     for override_model in [false, true] {
-        let options = Options { mode: Mode::Reference, override_model, max_nodes: link::DEFAULT_MAX_NODES };
+        let options = LinkOptions { mode: Mode::Reference, override_model, max_nodes: link::DEFAULT_MAX_NODES };
         let diags = match link::link(m.clone(), libs(), &options) {
             Ok(linked) => linked.diagnostics,
             Err(diags) => diags,
@@ -845,7 +845,7 @@ fn libraries_indexed_once_link_each_model_as_afresh() {
     ];
     for mode in [Mode::Inline, Mode::Reference] {
         for override_model in [false, true] {
-            let options = Options { mode, override_model, max_nodes: link::DEFAULT_MAX_NODES };
+            let options = LinkOptions { mode, override_model, max_nodes: link::DEFAULT_MAX_NODES };
             for m in &models {
                 let afresh = link::link(m.clone(), lib(library()), &options).map(|l| l.model.encode_to_vec());
                 let shared = link::link_against(m.clone(), &indexed, &options).map(|l| l.model.encode_to_vec());

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
-use onnxsc::driver::{analyze, analyze_again, Analysis, Options, Overlay, Reuse, SourceInput};
+use onnxsc::driver::{analyze, analyze_again, Analysis, CompileOptions, Overlay, Reuse, SourceInput};
 use std::path::Path;
 
 fn input(text: &str) -> Vec<SourceInput> {
@@ -25,9 +25,9 @@ fn summary(a: &Analysis) -> String {
 fn check_sequence(texts: &[String]) {
     let mut reuse = Reuse::default();
     for text in texts {
-        let again =
-            analyze_again(input(text), &Options::default(), &Overlay::new(), &mut reuse).expect("no schema files");
-        let fresh = analyze(input(text), &Options::default(), &Overlay::new()).expect("no schema files");
+        let again = analyze_again(input(text), &CompileOptions::default(), &Overlay::new(), &mut reuse)
+            .expect("no schema files");
+        let fresh = analyze(input(text), &CompileOptions::default(), &Overlay::new()).expect("no schema files");
         assert_eq!(summary(&again), summary(&fresh), "after the edit to:\n{text}");
     }
 }

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a test fails by panicking, in helpers too")]
 
-use onnxsc::driver::{compile_inputs, Compilation, Keep, Options, SourceInput};
+use onnxsc::driver::{compile_inputs, Compilation, CompileOptions, Keep, SourceInput};
 use onnxsc::emit;
 
 const HEAD: &str = "from onnxscript import FLOAT, opset18 as op\nfrom onnxscript.function_libs.torch_lib.registration import torch_op\n\n\n";
@@ -27,7 +27,7 @@ fn compile(files: &[(&str, String)], skip_invalid: bool) -> Compilation {
         .iter()
         .map(|(name, text)| SourceInput { name: name.to_string(), bytes: text.clone().into_bytes() })
         .collect();
-    let options = Options { keep: Keep::Encoded, skip_invalid, isolated: true, ..Options::default() };
+    let options = CompileOptions { keep: Keep::Encoded, skip_invalid, isolated: true, ..CompileOptions::default() };
     compile_inputs(&inputs, &options).expect("no schema files")
 }
 

@@ -7,7 +7,7 @@ use super::control::{self, After, LoopKind, LoopShape, Reads};
 use super::literal;
 use super::names::{is_identifier, is_plain, Idents, Scopes};
 use super::recorded_signature;
-use super::{Module, Unsupported};
+use super::{ModuleNames, Unsupported};
 use crate::onnx::metadata::SignatureRecord;
 use crate::onnx::{attribute_kind, AttrType, ElemType};
 use crate::proto::onnx::{AttributeProto, FunctionProto, GraphProto, NodeProto};
@@ -29,7 +29,7 @@ pub struct Needs {
 
 /// Writes one function.
 pub struct FunctionWriter<'m> {
-    module: &'m Module,
+    module: &'m ModuleNames,
     /// The function's own opset versions, by domain.
     imports: HashMap<String, i64>,
     idents: Idents,
@@ -50,7 +50,7 @@ enum Head {
 }
 
 impl<'m> FunctionWriter<'m> {
-    pub fn new(module: &'m Module, f: &FunctionProto) -> Self {
+    pub fn new(module: &'m ModuleNames, f: &FunctionProto) -> Self {
         let imports = f.opset_import.iter().map(|o| (normalize_domain(o.domain()).to_string(), o.version())).collect();
         FunctionWriter {
             module,

@@ -41,7 +41,7 @@ impl Unsupported {
 }
 
 /// The module-level names: opset aliases, the functions' Python names.
-pub struct Module {
+pub struct ModuleNames {
     /// `(domain, version)` → alias.
     aliases: BTreeMap<(String, i64), String>,
     /// `(domain, name)` of each function written → its Python name.
@@ -52,7 +52,7 @@ pub struct Module {
     type_vars: recorded_signature::TypeVars,
 }
 
-impl Module {
+impl ModuleNames {
     /// The alias of `domain` at `version` (the function's own import), else of the domain's
     /// greatest version in the module.
     fn alias(&self, domain: &str, version: Option<i64>) -> String {
@@ -153,7 +153,7 @@ pub fn module(
         python_names.insert((normalize_domain(f.domain()).to_string(), f.name().to_string()), name.clone());
         ordered.push(name);
     }
-    let module = Module { aliases, functions: python_names, idents, type_vars };
+    let module = ModuleNames { aliases, functions: python_names, idents, type_vars };
     let mut needs = body::Needs::default();
     let mut text = String::new();
     for (f, name) in functions.iter().zip(&ordered) {
@@ -196,7 +196,7 @@ functions one by one with `--function NAME`";
 const MAX_ONNXSCRIPT_OPSET: i64 = 27;
 
 /// The imports and opset declarations.
-fn header(module: &Module, needs: &body::Needs, comment: &str) -> String {
+fn header(module: &ModuleNames, needs: &body::Needs, comment: &str) -> String {
     let mut out: String = comment.lines().map(|l| format!("# {l}\n")).collect();
     let types = &needs.types;
     let mut typing: Vec<&str> = Vec::new();

@@ -7,7 +7,7 @@ use super::inputs::{InputError, SourceInput};
 use super::pipeline::pipeline;
 use super::reuse::Reuse;
 use super::stack::on_compiler_stack;
-use super::Options;
+use super::CompileOptions;
 use std::path::PathBuf;
 
 /// Texts that stand in for files on disk (an editor's unsaved documents), by
@@ -16,7 +16,7 @@ pub type Overlay = std::collections::HashMap<PathBuf, String>;
 
 /// Checks inputs the way `check` does, for an editor: the modules they import are read from
 /// `overlay` before the disk, and the result keeps what the compiler learned ([`Analysis`]).
-pub fn analyze(inputs: Vec<SourceInput>, options: &Options, overlay: &Overlay) -> Result<Analysis, InputError> {
+pub fn analyze(inputs: Vec<SourceInput>, options: &CompileOptions, overlay: &Overlay) -> Result<Analysis, InputError> {
     analyze_again(inputs, options, overlay, &mut Reuse::default())
 }
 
@@ -24,7 +24,7 @@ pub fn analyze(inputs: Vec<SourceInput>, options: &Options, overlay: &Overlay) -
 /// previous analyses of these inputs left there) and leaving this one's for the next.
 pub fn analyze_again(
     inputs: Vec<SourceInput>,
-    options: &Options,
+    options: &CompileOptions,
     overlay: &Overlay,
     reuse: &mut Reuse,
 ) -> Result<Analysis, InputError> {

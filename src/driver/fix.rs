@@ -5,7 +5,7 @@
 
 use super::inputs::{read_inputs, InputError, SourceInput};
 use super::output::{self, OutputError};
-use super::{compile_inputs, Compilation, Options};
+use super::{compile_inputs, Compilation, CompileOptions};
 use crate::diagnostics::{Edit, Severity};
 use crate::source::Span;
 use std::collections::{BTreeMap, HashSet};
@@ -29,7 +29,7 @@ pub struct FixOutcome {
 
 /// Applies the fixes of the diagnostics of the sources at `paths`, compiled with `options`;
 /// the files are left as they are (see [`write_fixed`]).
-pub fn fix_paths(paths: &[PathBuf], options: &Options) -> Result<FixOutcome, InputError> {
+pub fn fix_paths(paths: &[PathBuf], options: &CompileOptions) -> Result<FixOutcome, InputError> {
     let mut inputs = read_inputs(paths)?;
     let originals: Vec<Vec<u8>> = inputs.iter().map(|i| i.bytes.clone()).collect();
     let mut compilation = compile_inputs(&inputs, options)?;

@@ -6,7 +6,7 @@
 
 use super::output::{self, OutputError};
 use super::traced_calls::TracedLibraries;
-use super::{compile_paths, files, Compilation, Options};
+use super::{compile_paths, files, Compilation, CompileOptions};
 use crate::diagnostics::Diagnostic;
 use crate::emit;
 use crate::link::{self, Library, Linked};
@@ -21,9 +21,9 @@ pub struct LinkRequest<'a> {
     /// Built libraries, or `.onnxs` files and directories to compile.
     pub libs: &'a [PathBuf],
     pub output: &'a Path,
-    pub link: &'a link::Options,
+    pub link: &'a link::LinkOptions,
     /// Where the PyTorch schemas of the compiled sources come from.
-    pub schemas: &'a Options,
+    pub schemas: &'a CompileOptions,
 }
 
 /// A failure to read or write a file, as opposed to a model or library that cannot be linked
@@ -112,7 +112,7 @@ pub struct Loaded {
 /// The libraries `libs` name: `.onnxs` files and directories compiled together into one
 /// library (named after them), then the built libraries read and checked, in order. `Ok(Err)`
 /// is what makes them impossible to link against: source errors, or a refused library.
-pub fn load_libraries(libs: &[PathBuf], schemas: &Options) -> Result<Result<Loaded, LinkOutcome>, LinkIoError> {
+pub fn load_libraries(libs: &[PathBuf], schemas: &CompileOptions) -> Result<Result<Loaded, LinkOutcome>, LinkIoError> {
     let (source_libs, file_libs): (Vec<&PathBuf>, Vec<&PathBuf>) =
         libs.iter().partition(|p| p.is_dir() || p.extension().is_some_and(|e| e == "onnxs"));
     // Link diagnostics have no source text; compiled libraries bring theirs.

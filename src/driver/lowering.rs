@@ -1,5 +1,5 @@
 //! Lowering a module's functions, after their heads: each function's PyTorch bindings checked,
-//! then the function lowered (`lower::lower_function`) and kept as [`Options::keep`] says; a
+//! then the function lowered (`lower::lower_function`) and kept as [`CompileOptions::keep`] says; a
 //! large module in pieces on the compiler's threads.
 
 use super::pieces::{each_range, function_ranges};
@@ -46,7 +46,7 @@ pub(super) struct LoweringInputs<'a> {
     pub rules: Option<&'a FileRules>,
 }
 
-/// What lowering functions gave, as [`Options::keep`] says.
+/// What lowering functions gave, as [`CompileOptions::keep`] says.
 #[derive(Default)]
 pub(super) struct Lowered {
     pub functions: Vec<Function>,

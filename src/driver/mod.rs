@@ -74,10 +74,10 @@ pub struct Compilation {
     pub files: Vec<PathBuf>,
     /// The custom operators the modules declare with `torch.library.define`, sorted.
     pub custom_ops: Vec<String>,
-    /// With [`Options::skip_invalid`]: the functions left out for their errors, in source order.
+    /// With [`CompileOptions::skip_invalid`]: the functions left out for their errors, in source order.
     /// The functions, outlines and encoded fields hold the others only.
     pub left_out: Vec<crate::onnx::metadata::LeftOutRecord>,
-    /// With [`Options::skip_invalid`]: whether the functions without errors make a library
+    /// With [`CompileOptions::skip_invalid`]: whether the functions without errors make a library
     /// (every error lies in a module, not in a schema file).
     pub partial: bool,
     /// The syntax trees the phases are done with, held rather than freed at the end of the
@@ -133,7 +133,7 @@ impl EncodedLibrary<'_> {
 
 /// Where the PyTorch operator schemas come from, and what to keep of the functions compiled.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub struct CompileOptions {
     /// A native_functions.yaml to use instead of the embedded one.
     pub native_functions: Option<PathBuf>,
     /// More schemas (custom operators), in native_functions.yaml format.
@@ -167,7 +167,7 @@ pub enum Keep {
     Outline,
 }
 
-impl Options {
+impl CompileOptions {
     /// Whether any schema comes from a file rather than the embedded tables.
     pub fn names_files(&self) -> bool {
         self.native_functions.is_some() || !self.schema_files.is_empty() || !self.registered_files.is_empty()
@@ -175,7 +175,7 @@ impl Options {
 }
 
 /// Reads and compiles the given files.
-pub fn compile_paths(paths: &[PathBuf], options: &Options) -> Result<Compilation, InputError> {
+pub fn compile_paths(paths: &[PathBuf], options: &CompileOptions) -> Result<Compilation, InputError> {
     compile_inputs(&inputs::read_inputs(paths)?, options)
 }
 
@@ -192,7 +192,7 @@ pub fn compile_sources(inputs: Vec<(String, String)>) -> Compilation {
     reason = "schema files are the only input that can fail, and the default options name none"
 )]
 pub fn compile_embedded(inputs: &[SourceInput]) -> Compilation {
-    compile_inputs(inputs, &Options::default()).expect("the default options read no files")
+    compile_inputs(inputs, &CompileOptions::default()).expect("the default options read no files")
 }
 
 /// The operator schemas the options select, without the modules' custom operators, with the
@@ -203,7 +203,7 @@ pub struct SelectedSchemas {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
+pub fn schemas_for(options: &CompileOptions) -> Result<SelectedSchemas, InputError> {
     let (mut sources, mut diags) = (SourceMap::new(), Diagnostics::new());
     let registry = schemas::load(options, &mut sources, &mut diags)?;
     Ok(SelectedSchemas { registry, sources, diagnostics: diags.into_sorted() })
@@ -213,7 +213,7 @@ pub fn schemas_for(options: &Options) -> Result<SelectedSchemas, InputError> {
 ///
 /// Shallow sources are compiled on the calling thread, which needs [`CALLER_STACK`] for it; the
 /// phases that could recurse deeper move to a thread with [`crate::parallel::COMPILER_STACK`].
-pub fn compile_inputs(inputs: &[SourceInput], options: &Options) -> Result<Compilation, InputError> {
+pub fn compile_inputs(inputs: &[SourceInput], options: &CompileOptions) -> Result<Compilation, InputError> {
     // Schema files are parsed before any source is measured: on the large stack, as before.
     // A compilation large enough to be split runs on a thread of the pool from the start: each
     // parallel phase then starts and ends there, that thread taking pieces too, instead of on

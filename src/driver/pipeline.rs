@@ -15,13 +15,13 @@ use super::parse::PreviousParses;
 use super::reuse::{self, Reuse};
 use super::stack::{on_stack_for, CALLER_NESTING};
 use super::suppress::Rules;
-use super::{schemas, Compilation, Keep, Options, Overlay};
+use super::{schemas, Compilation, CompileOptions, Keep, Overlay};
 use crate::aten::AtenRegistry;
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Severity};
 use crate::lower::{self, FunctionContext};
 use crate::sema::calls::{self, Callee, Calls};
 use crate::sema::decorators::Decoration;
-use crate::sema::env::{Linked, ModuleEnv, ModuleKey};
+use crate::sema::env::{ModuleEnv, ModuleKey, SharedNamespaces};
 use crate::sema::env_builder;
 use crate::sema::eval::torchlib_common;
 use crate::sema::facts::Fact;
@@ -35,7 +35,10 @@ use std::path::{Path, PathBuf};
 
 /// Compiles the inputs on this thread (the phases that recurse move to the compiler's stack
 /// when the sources need it).
-pub(super) fn compile_on_this_thread(inputs: &[SourceInput], options: &Options) -> Result<Compilation, InputError> {
+pub(super) fn compile_on_this_thread(
+    inputs: &[SourceInput],
+    options: &CompileOptions,
+) -> Result<Compilation, InputError> {
     pipeline(inputs, options, &Overlay::new(), None).map(|(c, _)| c)
 }
 
@@ -44,7 +47,7 @@ pub(super) fn compile_on_this_thread(inputs: &[SourceInput], options: &Options) 
 /// result includes what the editor keeps ([`Known`]).
 pub(super) fn pipeline(
     inputs: &[SourceInput],
-    options: &Options,
+    options: &CompileOptions,
     overlay: &Overlay,
     mut reuse: Option<&mut Reuse>,
 ) -> Result<(Compilation, Option<Known>), InputError> {
@@ -87,7 +90,7 @@ struct ParsedInputs {
 /// The phases after parsing: names, calls, lowering, and what an editor keeps.
 fn compile_parsed(
     parsed: ParsedInputs,
-    options: &Options,
+    options: &CompileOptions,
     mut reuse: Option<&mut Reuse>,
 ) -> (Compilation, Option<Known>) {
     let ParsedInputs { sources, mut diags, mods, previous, base, registered, rules } = parsed;
@@ -228,7 +231,7 @@ pub fn deny_warnings(diagnostics: &mut [Diagnostic]) {
 pub(super) fn build_environments<'m>(mods: &'m Modules, diags: &mut Diagnostics) -> Vec<ModuleEnv<'m>> {
     let (mut interfaces, firsts) = mods.interfaces();
     let keys: Vec<ModuleKey> = mods.units.iter().map(|u| ModuleKey::Onnxs(u.name.clone())).collect();
-    let linked = Linked::default();
+    let linked = SharedNamespaces::default();
     let mut built: Vec<Option<ModuleEnv>> = (0..mods.units.len()).map(|_| None).collect();
     let order = mods.build_order();
     for (k, &u) in order.iter().enumerate() {

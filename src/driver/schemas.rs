@@ -3,7 +3,7 @@
 //! compared with the operators registered with the PyTorch that will export (`--registered`,
 //! which the Python package writes from the live `torch.ops` schemas).
 
-use super::{InputError, Options};
+use super::{CompileOptions, InputError};
 use crate::aten::{parse_schema, AtenRegistry, DefaultValue, FunctionSchema, Type, YamlSchemaError};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::sema::env::ModuleEnv;
@@ -69,7 +69,7 @@ fn resolve_native_functions(path: &Path) -> Result<PathBuf, InputError> {
 /// The registry from the command-line options. Unreadable files are input errors (exit 2);
 /// malformed ones are diagnostics, and the embedded schemas stand in for them.
 pub fn load(
-    options: &Options,
+    options: &CompileOptions,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Result<Cow<'static, AtenRegistry>, InputError> {
@@ -92,7 +92,7 @@ pub fn load(
 /// registration whose types onnxsc does not read (TorchScript's `t[]`, `complex`) is passed
 /// over: bindings to it stay unchecked, as without the file.
 pub fn load_registered(
-    options: &Options,
+    options: &CompileOptions,
     sources: &mut SourceMap,
     diags: &mut Diagnostics,
 ) -> Result<Option<AtenRegistry>, InputError> {

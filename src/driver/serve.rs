@@ -24,7 +24,7 @@
 
 use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
 use super::traced_calls::{call_model, TracedLibraries};
-use super::{files, Options};
+use super::{files, CompileOptions};
 use crate::diagnostics::{codes, render_plain, Diagnostic};
 use crate::link::{self, Libraries, Mode};
 use crate::source::SourceMap;
@@ -56,8 +56,8 @@ pub const REFUSED: u8 = 1;
 const REQUEST: &str = "the request";
 
 /// How every request is linked: inline, as `link --mode inline` links with its defaults.
-pub const OPTIONS: link::Options =
-    link::Options { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+pub const OPTIONS: link::LinkOptions =
+    link::LinkOptions { mode: Mode::Inline, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
 
 /// The libraries, indexed, answering requests.
 pub struct Server {
@@ -95,7 +95,7 @@ pub enum Ended {
 
 impl Server {
     /// Loads `libs` as `link` does, and indexes their functions.
-    pub fn start(libs: &[PathBuf], schemas: &Options) -> Result<Startup, LinkIoError> {
+    pub fn start(libs: &[PathBuf], schemas: &CompileOptions) -> Result<Startup, LinkIoError> {
         Ok(match load_libraries(libs, schemas)? {
             Ok(Loaded { mut libraries, sources, compiled, .. }) => {
                 let traced = TracedLibraries::take(&mut libraries);

@@ -19,28 +19,28 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// The names already used in a graph (or function body), and the fresh ones handed out.
-pub struct Names {
+pub struct FreshNames {
     values: Namer,
     nodes: Namer,
     /// Call-site prefixes, kept distinct so that instances rarely need a numeric suffix.
     prefixes: Namer,
 }
 
-impl Names {
-    pub fn of_graph(g: &GraphProto) -> Names {
+impl FreshNames {
+    pub fn of_graph(g: &GraphProto) -> FreshNames {
         let mut values = Vec::new();
         graph_value_names(g, &mut |n| values.push(n));
         let mut nodes = Vec::new();
         node_names(&g.node, &mut |n| nodes.push(n));
-        Names { values: Namer::new(values), nodes: Namer::new(nodes), prefixes: Namer::default() }
+        FreshNames { values: Namer::new(values), nodes: Namer::new(nodes), prefixes: Namer::default() }
     }
 
-    fn of_body(formals: &[String], body: &[NodeProto]) -> Names {
+    fn of_body(formals: &[String], body: &[NodeProto]) -> FreshNames {
         let mut values: Vec<&str> = formals.iter().map(String::as_str).collect();
         value_names(body, &mut |n| values.push(n));
         let mut nodes = Vec::new();
         node_names(body, &mut |n| nodes.push(n));
-        Names { values: Namer::new(values), nodes: Namer::new(nodes), prefixes: Namer::default() }
+        FreshNames { values: Namer::new(values), nodes: Namer::new(nodes), prefixes: Namer::default() }
     }
 }
 
@@ -113,7 +113,7 @@ impl<'t> Inliner<'t> {
     }
 
     /// Expands every call in the graph and its subgraphs.
-    pub fn expand_graph(&mut self, g: &mut GraphProto, names: &mut Names) {
+    pub fn expand_graph(&mut self, g: &mut GraphProto, names: &mut FreshNames) {
         let nodes = std::mem::take(&mut g.node);
         let mut out = Vec::with_capacity(nodes.len());
         for mut node in nodes {
@@ -187,7 +187,7 @@ impl<'t> Inliner<'t> {
             value_info: std::mem::take(&mut f.value_info),
             ..Default::default()
         };
-        let mut names = Names::of_body(&f.input, &body.node);
+        let mut names = FreshNames::of_body(&f.input, &body.node);
         let given: HashSet<String> =
             f.input.iter().zip(actuals).filter(|(_, a)| **a == Actual::Tensor).map(|(n, _)| n.clone()).collect();
         self.tensors.push(given);
@@ -234,7 +234,7 @@ fn target_id(table: &Table, call: &NodeProto) -> Option<usize> {
 fn instantiate(
     t: &Template,
     call: &NodeProto,
-    names: &mut Names,
+    names: &mut FreshNames,
     out: &mut Vec<NodeProto>,
     value_info: &mut Vec<ValueInfoProto>,
 ) {

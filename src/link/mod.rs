@@ -55,7 +55,7 @@ pub enum Mode {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub struct LinkOptions {
     pub mode: Mode,
     /// Library functions replace the model's own functions of the same (domain, name, overload).
     pub override_model: bool,
@@ -79,7 +79,7 @@ pub struct Linked {
 
 /// Links `model` against `libraries`. On errors nothing is produced: all the diagnostics found
 /// are returned (warnings included).
-pub fn link(model: ModelProto, libraries: Vec<Library>, options: &Options) -> Result<Linked, Vec<Diagnostic>> {
+pub fn link(model: ModelProto, libraries: Vec<Library>, options: &LinkOptions) -> Result<Linked, Vec<Diagnostic>> {
     link_against(model, &Libraries::new(libraries), options)
 }
 
@@ -88,7 +88,7 @@ pub fn link(model: ModelProto, libraries: Vec<Library>, options: &Options) -> Re
 pub fn link_against(
     mut model: ModelProto,
     libraries: &Libraries,
-    options: &Options,
+    options: &LinkOptions,
 ) -> Result<Linked, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut table =
@@ -114,7 +114,7 @@ pub fn link_against(
             let mut inliner = inline::Inliner::new(&table);
             inliner.max_nodes = options.max_nodes;
             inliner.know_tensors(&graph);
-            let mut names = inline::Names::of_graph(&graph);
+            let mut names = inline::FreshNames::of_graph(&graph);
             inliner.expand_graph(&mut graph, &mut names);
             if let Some(chain) = inliner.overflow {
                 diags.push(too_large(&table, &chain, options.max_nodes));

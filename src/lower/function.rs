@@ -37,7 +37,7 @@ pub(crate) use crate::sema::ir_values::{attr_value, tensor_of, tensor_of_type};
 use crate::sema::liveness;
 use crate::sema::op_arguments::{argument_order_error, bind_op_arguments, OpArguments};
 use crate::sema::resolve::resolve_dotted;
-use crate::sema::signature::{Param as SigParam, Signature};
+use crate::sema::signature::{Signature, SignatureParam};
 use crate::sema::value::PyValue;
 use crate::source::{LineIndex, Span};
 use crate::syntax::ast::*;

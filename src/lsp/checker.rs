@@ -12,7 +12,7 @@ use super::explain;
 use super::position::LineMap;
 use super::Shared;
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::driver::{self, Analysis, Options, Overlay, Reuse, SourceInput};
+use crate::driver::{self, Analysis, CompileOptions, Overlay, Reuse, SourceInput};
 use crossbeam_channel::{Receiver, Sender};
 use lsp_server::Notification;
 use lsp_types::notification::{Notification as _, PublishDiagnostics};
@@ -99,7 +99,7 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn start(shared: Arc<Shared>, options: Options, explain: Option<PathBuf>) -> Checker {
+    pub fn start(shared: Arc<Shared>, options: CompileOptions, explain: Option<PathBuf>) -> Checker {
         let (jobs, job_rx) = crossbeam_channel::unbounded::<Vec<Url>>();
         let (done_tx, done) = crossbeam_channel::unbounded();
         let spawned = std::thread::Builder::new().name("onnxsc-checker".into()).spawn(move || {
@@ -133,7 +133,7 @@ impl Checker {
 
 /// Checks one document as `onnxsc check FILE` would, reading the other open documents instead
 /// of their files, then stores the analysis and publishes its diagnostics.
-fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, uri: &Url, reuse: &mut Reuse) {
+fn check(shared: &Shared, options: &CompileOptions, explain: Option<&std::path::Path>, uri: &Url, reuse: &mut Reuse) {
     // An editor may send every Python file to the server (`.onnxs` is Python to it): only
     // `.onnxs` documents are checked.
     if !uri.path().ends_with(".onnxs") {
@@ -182,7 +182,13 @@ fn check(shared: &Shared, options: &Options, explain: Option<&std::path::Path>, 
 }
 
 /// The analysis of `before`, a document's text up to its syntax error, if that parses.
-fn parsed_prefix(options: &Options, overlay: &Overlay, uri: &Url, version: i32, before: String) -> Option<Checked> {
+fn parsed_prefix(
+    options: &CompileOptions,
+    overlay: &Overlay,
+    uri: &Url,
+    version: i32,
+    before: String,
+) -> Option<Checked> {
     let (_, name) = path_of(uri);
     let input = SourceInput { name, bytes: before.as_bytes().to_vec() };
     let analysis =

@@ -21,7 +21,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
-use crate::driver::Options;
+use crate::driver::CompileOptions;
 use documents::{Document, Store};
 use lsp_server::{Connection, Message, Notification};
 use lsp_types::notification::{self as notif, Notification as _};
@@ -54,7 +54,7 @@ impl Shared {
 const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(30);
 
 /// Runs the server on stdin and stdout until the client says `exit`.
-pub fn run_stdio(options: Options) -> Result<(), String> {
+pub fn run_stdio(options: CompileOptions) -> Result<(), String> {
     let (connection, io_threads) = Connection::stdio();
     serve(connection, options)?;
     io_threads.join().map_err(|e| e.to_string())
@@ -93,7 +93,7 @@ fn capabilities() -> ServerCapabilities {
     clippy::needless_pass_by_value,
     reason = "dropping the connection at the end closes its channels: the caller's I/O threads end"
 )]
-pub fn serve(connection: Connection, options: Options) -> Result<(), String> {
+pub fn serve(connection: Connection, options: CompileOptions) -> Result<(), String> {
     let (id, params) = connection.initialize_start().map_err(|e| e.to_string())?;
     let init: InitializeParams = serde_json::from_value(params).unwrap_or_default();
     let setting = |name: &str| init.initialization_options.as_ref().and_then(|o| o.get(name)).cloned();

@@ -3,13 +3,13 @@
 use super::documents::Checked;
 use super::features;
 use super::snapshot::Snapshot;
-use crate::driver::{analyze, Options, Overlay, SourceInput};
+use crate::driver::{analyze, CompileOptions, Overlay, SourceInput};
 use lsp_types::{Position, Range, Url};
 use std::sync::Arc;
 
 fn check(text: &str) -> Checked {
     let input = SourceInput { name: "example.onnxs".into(), bytes: text.as_bytes().to_vec() };
-    let analysis = analyze(vec![input], &Options::default(), &Overlay::new()).expect("no schema files to read");
+    let analysis = analyze(vec![input], &CompileOptions::default(), &Overlay::new()).expect("no schema files to read");
     Checked { version: 0, text: Arc::new(text.to_string()), analysis: Arc::new(analysis) }
 }
 

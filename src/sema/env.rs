@@ -109,7 +109,7 @@ pub struct ModuleEnv<'m> {
     /// The namespaces of every module of the compilation, shared by all their environments:
     /// `a.b.f` may reach a module that this one does not import itself. One table, not a copy
     /// per module, so a chain of 2,000 modules takes linear memory.
-    pub linked: Linked,
+    pub linked: SharedNamespaces,
     /// Custom operators declared with `torch.library.define(NAME, SCHEMA)`, in source order.
     pub custom_ops: Vec<CustomOpDecl>,
     /// The earlier meanings of names the module binds more than once, with the offset where each
@@ -121,10 +121,10 @@ pub struct ModuleEnv<'m> {
 }
 
 /// The namespaces of the modules of a compilation, by key (see [`ModuleEnv::linked`]).
-pub type Linked = Arc<Mutex<HashMap<ModuleKey, Arc<Namespace>>>>;
+pub type SharedNamespaces = Arc<Mutex<HashMap<ModuleKey, Arc<Namespace>>>>;
 
 /// The namespaces of `linked`, however another thread that held them ended.
-pub(crate) fn namespaces_of(linked: &Linked) -> MutexGuard<'_, HashMap<ModuleKey, Arc<Namespace>>> {
+pub(crate) fn namespaces_of(linked: &SharedNamespaces) -> MutexGuard<'_, HashMap<ModuleKey, Arc<Namespace>>> {
     linked.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -152,7 +152,7 @@ pub struct CustomOpDecl {
 
 impl<'m> ModuleEnv<'m> {
     /// An empty environment of `module`, whose functions are numbered from `first_function`.
-    pub fn empty(file: FileId, module: &'m Module, first_function: usize, linked: Linked) -> ModuleEnv<'m> {
+    pub fn empty(file: FileId, module: &'m Module, first_function: usize, linked: SharedNamespaces) -> ModuleEnv<'m> {
         ModuleEnv {
             file,
             module,

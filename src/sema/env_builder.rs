@@ -5,7 +5,7 @@
 
 use super::annotations::tensor_types;
 use super::env::{
-    function_defs, module_statements, ConstReports, CustomOpDecl, Global, Linked, ModuleEnv, Names, Opset,
+    function_defs, module_statements, ConstReports, CustomOpDecl, Global, ModuleEnv, Names, Opset, SharedNamespaces,
 };
 use super::eval::{eval_const, eval_global, ConstError};
 use super::imports::{import_modules, import_names, ImportContext, ModuleLookup};
@@ -18,7 +18,7 @@ use crate::syntax::ast::*;
 /// Builds the environment of a module compiled on its own: imports of other `.onnxs` modules
 /// are not resolved (they are opaque).
 pub fn build<'m>(file: FileId, module: &'m Module, diags: &mut Diagnostics) -> ModuleEnv<'m> {
-    let linked = Linked::default();
+    let linked = SharedNamespaces::default();
     let ctx = ImportContext {
         first_function: 0,
         resolve: &|_, _| ModuleLookup::External,

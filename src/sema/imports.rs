@@ -3,7 +3,7 @@
 //! defines; a `.onnxs` module of the compilation (or a directory of them) binds a namespace
 //! shared with the other modules' environments, resolved by the driver ([`ImportContext`]).
 
-use super::env::{namespaces_of, Global, Linked, ModuleEnv, ModuleKey, Namespace};
+use super::env::{namespaces_of, Global, ModuleEnv, ModuleKey, Namespace, SharedNamespaces};
 use super::known_names::{imported, module_global};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics, Edit, Reported};
 use crate::source::{FileId, Span};
@@ -65,7 +65,7 @@ pub struct ImportContext<'c> {
     /// The key of each module's namespace ([`Global::Module`]), unique in the compilation.
     pub keys: &'c [ModuleKey],
     /// The namespaces of the compilation, filled as modules are built.
-    pub linked: &'c Linked,
+    pub linked: &'c SharedNamespaces,
 }
 
 /// `import a.b.c` and `import a.b.c as m`: a module onnxsc knows by name, or a `.onnxs`

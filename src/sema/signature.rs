@@ -19,8 +19,8 @@ pub struct Signature<'f> {
     /// The function as written.
     pub def: &'f FunctionDef,
     /// Every parameter of the `def` line, in order (`*args` and the like included, for the
-    /// passes that report them: [`Param::is_plain`] says which ones callers bind).
-    pub params: Vec<Param<'f>>,
+    /// passes that report them: [`SignatureParam::is_plain`] says which ones callers bind).
+    pub params: Vec<SignatureParam<'f>>,
     /// The return annotation's output types (`None`: no annotation; `Err`: an invalid one, with
     /// its span and why).
     pub outputs: Option<Result<Vec<Option<DeclaredType>>, AnnotationError>>,
@@ -28,7 +28,7 @@ pub struct Signature<'f> {
 
 /// One parameter.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Param<'f> {
+pub struct SignatureParam<'f> {
     /// The parameter as written (name, default, annotation, spans).
     pub def: &'f ast::Param,
     /// What its annotation makes of it (an unannotated parameter is an input of unknown type);
@@ -54,13 +54,13 @@ impl<'f> Signature<'f> {
     /// The signature of `f` with names as `names` sees them (a nested function: as the function
     /// around it sees them).
     pub fn with_names(names: Names, f: &'f FunctionDef) -> Signature<'f> {
-        let params = f.params.iter().map(|p| Param::of(names, p)).collect();
+        let params = f.params.iter().map(|p| SignatureParam::of(names, p)).collect();
         let outputs = f.returns.as_ref().map(|r| return_types(names, r));
         Signature { def: f, params, outputs }
     }
 
     /// The parameters callers bind, in order.
-    pub fn plain(&self) -> impl Iterator<Item = &Param<'f>> {
+    pub fn plain(&self) -> impl Iterator<Item = &SignatureParam<'f>> {
         self.params.iter().filter(|p| p.is_plain())
     }
 
@@ -73,8 +73,8 @@ impl<'f> Signature<'f> {
     }
 }
 
-impl<'f> Param<'f> {
-    fn of(names: Names, p: &'f ast::Param) -> Param<'f> {
+impl<'f> SignatureParam<'f> {
+    fn of(names: Names, p: &'f ast::Param) -> SignatureParam<'f> {
         let ty = match &p.annotation {
             None => Ok(ParamType::Input { ty: None, optional: false }),
             Some(a) => param_type(names, a),
@@ -86,7 +86,7 @@ impl<'f> Param<'f> {
             (Ok(ParamType::Input { .. }), Some(Global::TypeVar { name, .. })) => Some(name),
             _ => None,
         };
-        Param { def: p, ty, optional: annotated_optional || defaults_to_none, defaults_to_none, type_var }
+        SignatureParam { def: p, ty, optional: annotated_optional || defaults_to_none, defaults_to_none, type_var }
     }
 
     pub fn name(&self) -> &'f str {
@@ -143,7 +143,7 @@ def f(x: T, s: Sequence[FLOAT], o: Optional[FLOAT], d: FLOAT = None, k: int = NO
         let env = env_builder::build(0, &module, &mut diags);
         let f = env.functions.first().expect("one function");
         let sig = Signature::of(&env, f);
-        let row = |p: &Param| {
+        let row = |p: &SignatureParam| {
             let ty = match &p.ty {
                 Ok(ParamType::Input { ty, .. }) => ty.as_ref().map_or("input".to_string(), ToString::to_string),
                 Ok(ParamType::Attr { ty, .. }) => ty.python_name().to_string(),

@@ -15,7 +15,7 @@ use crate::sema::calls::Callee;
 use crate::sema::env::ModuleEnv;
 use crate::sema::eval::FunctionCall;
 use crate::sema::ir_values::attr_value;
-use crate::sema::signature::{Param, Signature};
+use crate::sema::signature::{Signature, SignatureParam};
 use crate::sema::value::{GraphType, PyValue};
 use std::collections::HashMap;
 
@@ -35,7 +35,7 @@ impl GraphBuilder<'_> {
                 "call a function of it",
             ));
         };
-        let params: Vec<&Param> = sig.plain().collect();
+        let params: Vec<&SignatureParam> = sig.plain().collect();
         let bound = bind(callee, &params, call.args, call.kwargs, at)?;
         let binding = type_binding(&params, &bound);
         let mut inputs = Vec::new();
@@ -89,7 +89,7 @@ impl GraphBuilder<'_> {
 /// given). Errors as Python raises them for a call with the wrong arguments.
 fn bind(
     callee: &Callee,
-    params: &[&Param],
+    params: &[&SignatureParam],
     args: Vec<PyValue>,
     kwargs: Vec<(String, PyValue)>,
     at: At,
@@ -131,7 +131,7 @@ fn bind(
 }
 
 /// The element types the tensors passed fix for each type variable of the signature.
-fn type_binding(params: &[&Param], bound: &[Option<PyValue>]) -> HashMap<String, ElemType> {
+fn type_binding(params: &[&SignatureParam], bound: &[Option<PyValue>]) -> HashMap<String, ElemType> {
     let mut out = HashMap::new();
     for (p, v) in params.iter().zip(bound) {
         if let (Some(var), Some(PyValue::Graph(g))) = (&p.type_var, v) {
@@ -145,7 +145,7 @@ fn type_binding(params: &[&Param], bound: &[Option<PyValue>]) -> HashMap<String,
 
 /// The element type of a constant passed for parameter `p`: its type variable's, as the
 /// tensors passed bind it; the annotation's only type; else the constant's own.
-fn constant_elem(p: &Param, v: &PyValue, binding: &HashMap<String, ElemType>) -> ElemType {
+fn constant_elem(p: &SignatureParam, v: &PyValue, binding: &HashMap<String, ElemType>) -> ElemType {
     if let Some(e) = p.type_var.as_ref().and_then(|var| binding.get(var)) {
         return *e;
     }

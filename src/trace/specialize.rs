@@ -12,7 +12,7 @@ use crate::sema::annotations::ParamType;
 use crate::sema::calls::Callee;
 use crate::sema::env::{ModuleEnv, Opset};
 use crate::sema::eval::{self, ConstError, Trace};
-use crate::sema::signature::{Param, Signature};
+use crate::sema::signature::{Signature, SignatureParam};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::SourceMap;
 use crate::syntax::ast::{FunctionDef, ParamKind};
@@ -95,7 +95,7 @@ pub fn specialize(
 /// error at the parameter (the exporter would build a graph ONNX Runtime refuses, or worse).
 fn check_annotations(env: &ModuleEnv, f: &FunctionDef, call: &CallFacts) -> Result<(), Box<Diagnostic>> {
     let sig = Signature::of(env, f);
-    let params: Vec<&Param> = sig.plain().collect();
+    let params: Vec<&SignatureParam> = sig.plain().collect();
     let positional = call.args.iter().zip(params.iter().copied());
     let by_name = call.kwargs.iter().filter_map(|(k, fact)| Some((fact, *params.iter().find(|p| p.name() == k)?)));
     for (fact, p) in positional.chain(by_name) {

@@ -62,7 +62,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// One parameter of a nested function: a tensor input of the graph.
-    fn graph_input<'p>(&mut self, param: &SigParam<'p>, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
+    fn graph_input<'p>(&mut self, param: &SignatureParam<'p>, seen: &mut HashMap<&'p str, Span>) -> R<GraphInput> {
         let p = param.def;
         if p.kind != ParamKind::Normal {
             return Err(self.unsupported(

@@ -139,7 +139,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     }
 
     /// A tensor input parameter, annotated `ty` (`optional`: `Optional[...]`): bound as a value.
-    fn lower_input_param(&mut self, param: &SigParam, ty: Option<DeclaredType>, optional: bool) -> InputParam {
+    fn lower_input_param(&mut self, param: &SignatureParam, ty: Option<DeclaredType>, optional: bool) -> InputParam {
         let p = param.def;
         self.values.take(p.name.name.clone());
         self.bind(&p.name.name, Binding::Value(p.name.name.clone()));
@@ -167,7 +167,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     /// attribute reference; an invalid default fails `ok`.
     fn lower_attr_param(
         &mut self,
-        param: &SigParam,
+        param: &SignatureParam,
         ty: crate::onnx::AttrKind,
         optional: bool,
         ok: &mut Result<(), Reported>,
