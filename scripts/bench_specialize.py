@@ -4,9 +4,9 @@ library, a request per variant) against the old path (an `onnxsc link --mode inl
 variant, with its files), side by side in one run; and what a translation table adds to an
 export of a 6-layer `torch.nn.TransformerEncoder`.
 
-A benchmark, not a test. Per variant, both paths go through `Specializer._link` (the one-call
-model built, linked, the result parsed); only how the link is asked for differs (the old path
-is `Specializer._respond` replaced by the old subprocess, as the package ran it). Each variant
+A benchmark, not a test. Per variant, the server's path is `Specializer._link` (a call request,
+the one-call model built and linked by the server, the result parsed); the old path builds the
+same model in Python and runs `onnxsc link` on files, as the package once did. Each variant
 is linked again and again (`_link` keeps no cache), and the median is reported; the server's
 start (the first request) is reported apart. The libraries: the tutorial's `add` and `gelu`,
 every function of `tests/python/overrides/` (one call each, every input given, each attribute
@@ -40,6 +40,9 @@ import bench_compile
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "tests" / "python"))
+
+import harness  # noqa: E402
 
 TUTORIAL = REPO / "examples" / "tutorial.onnxs"
 OVERRIDES = REPO / "tests" / "python" / "overrides"
@@ -49,20 +52,21 @@ EXPORT_OVERRIDES = REPO / "scripts" / "bench_specialize.onnxs"
 VALUES = {"float": 0.5, "int": 1, "bool": 1, "str": "none", "list[float]": [0.5], "list[int]": [0], "list[bool]": [1], "list[str]": ["a"]}
 
 
-def respond_by_link(self, request: bytes) -> tuple:
-    """The old path: the library and the one-call model written to files, `onnxsc link --mode
+def link_by_process(library: bytes, call) -> "onnx.ModelProto":
+    """The old path: the one-call model built in Python (``harness.one_call``, what the server
+    builds for a call request), written to a file with the library, `onnxsc link --mode
     inline` in a process of its own, the output read back."""
+    import onnx
+
     from onnxsc._binary import find_onnxsc_bin
 
     with tempfile.TemporaryDirectory(prefix="onnxsc-") as tmp:
-        call, library, linked = (Path(tmp) / n for n in ("call.onnx", "library.onnx", "linked.onnx"))
-        call.write_bytes(request)
-        library.write_bytes(self.library)
-        cmd = [find_onnxsc_bin(), "--color", "never", "link", str(call), str(library), "-o", str(linked), "--mode", "inline"]
-        proc = subprocess.run(cmd, capture_output=True)
-        if proc.returncode != 0:
-            return 1, proc.stderr
-        return 0, linked.read_bytes()
+        model, lib, linked = (Path(tmp) / n for n in ("call.onnx", "library.onnx", "linked.onnx"))
+        model.write_bytes(harness.one_call(*call).SerializeToString())
+        lib.write_bytes(library)
+        cmd = [find_onnxsc_bin(), "--color", "never", "link", str(model), str(lib), "-o", str(linked), "--mode", "inline"]
+        subprocess.run(cmd, capture_output=True, check=True)
+        return onnx.load_from_string(linked.read_bytes())
 
 
 def build(paths: list, out: Path) -> bytes:
@@ -107,14 +111,13 @@ def per_variant(library: bytes, call, repeat: int, old_repeat: int) -> tuple:
     start = time.perf_counter()
     served = server._link(proto, signature, given, attributes)
     first = (time.perf_counter() - start) * 1e3
-    old = Specializer(library)
-    old._respond = respond_by_link.__get__(old)
-    assert old._link(proto, signature, given, attributes).SerializeToString() == served.SerializeToString()
+    old = (proto, given, attributes, signature)
+    assert link_by_process(library, old).SerializeToString() == served.SerializeToString()
     # Interleaved in blocks, so that drift of the machine falls on both.
     fast, slow = [], []
     for _ in range(5):
         fast.append(median_ms(repeat // 5, lambda: server._link(proto, signature, given, attributes)))
-        slow.append(median_ms(max(1, old_repeat // 5), lambda: old._link(proto, signature, given, attributes)))
+        slow.append(median_ms(max(1, old_repeat // 5), lambda: link_by_process(library, old)))
     server.close()
     return first, statistics.median(fast), statistics.median(slow)
 
@@ -164,15 +167,21 @@ def export_table(exports: int) -> None:
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=256, activation="gelu", batch_first=True)
     model = torch.nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False).eval()
     x = torch.randn(2, 16, 64)
-    respond, link = _specialize.Specializer._respond, _specialize.Specializer._link
+    link = _specialize.Specializer._link
     linking = []  # (seconds) of every `_link` of the current export
 
-    def timed_link(self, *args):
-        start = time.perf_counter()
-        try:
-            return link(self, *args)
-        finally:
-            linking.append(time.perf_counter() - start)
+    def old_link(self, proto, signature, given, attributes):
+        return link_by_process(self.library, (proto, given, attributes, signature))
+
+    def timed(inner):
+        def timed_link(self, *args):
+            start = time.perf_counter()
+            try:
+                return inner(self, *args)
+            finally:
+                linking.append(time.perf_counter() - start)
+
+        return timed_link
 
     # What the default registry spends per FX node: torchlib's function called and traced.
     from torch.onnx._internal.exporter import _core
@@ -189,8 +198,7 @@ def export_table(exports: int) -> None:
     def export(way: str) -> tuple:
         """(export ms, of which specialising ms, variants made) of one export."""
         table = None if way == "default" else onnxsc.translation_table(EXPORT_OVERRIDES)
-        _specialize.Specializer._respond = respond_by_link if way == "old path" else respond
-        _specialize.Specializer._link = timed_link
+        _specialize.Specializer._link = timed(old_link if way == "old path" else link)
         if way == "default":
             _core._handle_call_function_node_with_lowering = timed_lower
         linking.clear()
@@ -200,7 +208,7 @@ def export_table(exports: int) -> None:
             program = torch.onnx.export(model, (x,), dynamo=True, custom_translation_table=table, verbose=False)
             took = time.perf_counter() - start
         finally:
-            _specialize.Specializer._respond, _specialize.Specializer._link = respond, link
+            _specialize.Specializer._link = link
             _core._handle_call_function_node_with_lowering = lower
         if table is not None:
             torch.testing.assert_close(torch.as_tensor(program(x)[0]), model(x), rtol=1e-4, atol=1e-4)

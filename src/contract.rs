@@ -17,6 +17,7 @@
 //! in a response framed as the protocol says.
 
 use crate::diagnostics::{self, Diagnostic};
+use crate::driver::call::CallRequest;
 use crate::driver::serve::{self, Ended, Server};
 use crate::driver::{self, Compilation, SourceInput};
 use crate::emit;
@@ -263,7 +264,7 @@ fn link_once(model: &[u8], library: &[u8], mode: link::Mode) -> Result<Vec<u8>, 
 /// `serve`: the bytes are the server's input after the handshake, framed requests (a length of 4
 /// bytes, little endian, then a kind byte and a body), answered against the tutorial's library.
 /// Every request gets one response, framed; a linked model is what `link --mode inline` makes of
-/// a [`serve::kind::LINK`] request's model, a refusal is text, and a model link accepts is
+/// a [`serve::kind::LINK`] request's model (or of the model of a [`serve::kind::CALL`]'s call), a refusal is text, and a model link accepts is
 /// refused only for its external data; the input cut inside a request ends serving, with a
 /// refusal; the same input gives the same output.
 pub fn serve(data: &[u8]) {
@@ -297,9 +298,12 @@ pub fn serve(data: &[u8]) {
             continue;
         };
         let fresh = || {
-            let model = request.strip_prefix(&[serve::kind::LINK]).ok_or(())?;
             let l = link::load::library(&fixtures().0, "library.onnx").map_err(|_| ())?;
-            let m = link::load::model(model, "the request").map_err(|_| ())?;
+            let m = match request.split_first() {
+                Some((&serve::kind::LINK, model)) => link::load::model(model, "the request").map_err(|_| ())?,
+                Some((&serve::kind::CALL, body)) => called_model(&l, body).ok_or(())?,
+                _ => return Err(()),
+            };
             let linked = link::link(m, vec![l], &serve::OPTIONS).map_err(|_| ())?;
             Ok::<_, ()>(linked.model)
         };
@@ -322,6 +326,19 @@ pub fn serve(data: &[u8]) {
             other => panic!("request {i}: status {other}"),
         }
     }
+}
+
+/// The model of a [`serve::kind::CALL`] request's call, made from the library's function by
+/// the request's own rules (`driver::call`); `None` when the request is not a call of it.
+fn called_model(library: &link::Library, body: &[u8]) -> Option<ModelProto> {
+    let call = CallRequest::from_json(&String::from_utf8_lossy(body)).ok()?;
+    let (domain, name) = call.domain_and_name();
+    let f = library.functions.iter().find(|f| {
+        crate::schema::normalize_domain(f.domain()) == crate::schema::normalize_domain(domain)
+            && f.name() == name
+            && f.overload() == call.overload
+    })?;
+    call.model(f, &link::interface::CallSignature::of(f)).ok()
 }
 
 /// The framed handshake of this protocol.

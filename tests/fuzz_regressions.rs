@@ -95,7 +95,8 @@ fn write_link_seeds_when_asked() {
 }
 
 /// Requests for `serve` after its handshake: a model calling each of the tutorial's functions,
-/// one calling one of them, a request that is not a model, and the input cut inside a request.
+/// one calling one of them, a request that is not a model, the input cut inside a request, and
+/// call requests (one that does not fit its function).
 fn write_serve_seeds() {
     use prost::Message;
     let text = include_str!("../examples/tutorial.onnxs");
@@ -123,4 +124,23 @@ fn write_serve_seeds() {
     cut.extend(frame(&all));
     cut.truncate(cut.len() - 10);
     std::fs::write(dir.join("seed-cut"), cut).expect("written");
+    let call = |json: &str| {
+        let mut f = u32::try_from(json.len() + 1).expect("small").to_le_bytes().to_vec();
+        f.push(onnxsc::driver::serve::kind::CALL);
+        f.extend_from_slice(json.as_bytes());
+        f
+    };
+    let add = "pkg.onnxscript.torch_lib::custom_aten_add";
+    std::fs::write(
+        dir.join("seed-calls"),
+        [
+            call(&format!(
+                r#"{{"function": "{add}", "inputs": ["self", "other"], "attributes": {{"alpha": {{"float": 2.0}}}}}}"#
+            )),
+            call(&format!(r#"{{"function": "{add}", "inputs": ["self"], "attributes": {{"alpha": {{"str": "x"}}}}}}"#)),
+            call(r#"{"function": "pkg.onnxscript.torch_lib::custom_aten_gelu", "inputs": ["self"]}"#),
+        ]
+        .concat(),
+    )
+    .expect("written");
 }

@@ -55,7 +55,8 @@ fn frame(bytes: &[u8]) -> Vec<u8> {
 /// The kind bytes of a request (`driver::serve::kind`) and the protocol's version.
 const HELLO: u8 = 0;
 const LINK: u8 = 1;
-const PROTOCOL: u32 = 2;
+const CALL: u8 = 3;
+const PROTOCOL: u32 = 3;
 
 /// A handshake of protocol `version`.
 fn hello(version: u32) -> Vec<u8> {
@@ -341,7 +342,7 @@ fn the_handshake_comes_first_and_names_both_protocols_when_they_differ() {
     let got = responses(&o.stdout);
     assert_eq!(got[0].0, 0);
     assert!(
-        text(&got[0].1).starts_with(&format!("{{\"onnxsc\":\"{}\",\"protocol\":2}}", env!("CARGO_PKG_VERSION"))),
+        text(&got[0].1).starts_with(&format!("{{\"onnxsc\":\"{}\",\"protocol\":3}}", env!("CARGO_PKG_VERSION"))),
         "{}",
         text(&got[0].1)
     );
@@ -351,16 +352,96 @@ fn the_handshake_comes_first_and_names_both_protocols_when_they_differ() {
     let got = responses(&o.stdout);
     assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 1, 0, 0]);
     let refused = text(&got[0].1);
-    assert!(refused.contains("speaks serve protocol 1, and onnxsc") && refused.contains("speaks 2"), "{refused}");
+    assert!(refused.contains("speaks serve protocol 1, and onnxsc") && refused.contains("speaks 3"), "{refused}");
     assert!(refused.contains("different versions") && refused.contains("help: install"), "{refused}");
     // A client of protocol 1 sends a model with no kind byte and no handshake.
     let o = serve(&[&built], &frame(&good));
     let refused = text(&responses(&o.stdout)[0].1);
-    assert!(refused.contains("did not begin with the handshake of serve protocol 2"), "{refused}");
+    assert!(refused.contains("did not begin with the handshake of serve protocol 3"), "{refused}");
     // After the handshake, an unknown kind is refused and the server goes on.
     let o = session(&[&built], &[frame(&[9, 1, 2]), request(&good)].concat());
     let got = responses(&o.stdout);
     assert_eq!(got[0].0, 1);
     assert!(text(&got[0].1).contains("kind byte is 9"), "{}", text(&got[0].1));
     assert_eq!(got[1], (0, linked_by_link(&dir, &good, &[&built], "good")));
+}
+
+/// A call request (`driver::call::CallRequest`).
+fn call_request(json: &str) -> Vec<u8> {
+    frame(&[&[CALL][..], json.as_bytes()].concat())
+}
+
+#[test]
+fn a_call_request_is_answered_with_the_body_link_gives_for_that_call() {
+    let dir = scratch("call");
+    let built = built_tutorial(&dir);
+    let calls = [
+        (
+            r#"{"function": "pkg.onnxscript.torch_lib::custom_aten_add", "inputs": ["self", "other"]}"#,
+            call("custom_aten_add", &["self", "other"], &[]),
+        ),
+        (
+            r#"{"function": "pkg.onnxscript.torch_lib::custom_aten_add", "inputs": ["self", "other"], "attributes": {"alpha": {"float": 2.0}}}"#,
+            call("custom_aten_add", &["self", "other"], &[("alpha", 2.0)]),
+        ),
+        // An int for a float attribute is that float, as Python's call would be.
+        (
+            r#"{"function": "pkg.onnxscript.torch_lib::custom_aten_add", "inputs": ["self", "other"], "attributes": {"alpha": {"int": 2}}}"#,
+            call("custom_aten_add", &["self", "other"], &[("alpha", 2.0)]),
+        ),
+        (
+            r#"{"function": "pkg.onnxscript.torch_lib::custom_aten_gelu", "inputs": ["self"]}"#,
+            call("custom_aten_gelu", &["self"], &[]),
+        ),
+    ];
+    let input: Vec<u8> = calls.iter().flat_map(|(json, _)| call_request(json)).collect();
+    let o = session(&[&built], &input);
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), calls.len());
+    for ((status, payload), (json, model)) in got.iter().zip(&calls) {
+        assert_eq!(*status, 0, "{json}: {}", text(payload));
+        let by_call = ModelProto::decode(payload.as_slice()).unwrap();
+        let by_link = ModelProto::decode(linked_by_link(&dir, model, &[&built], "call").as_slice()).unwrap();
+        // The nodes: this test's model types its inputs FLOAT, the call's leaves them unknown.
+        let (by_call, by_link) = (by_call.graph.unwrap(), by_link.graph.unwrap());
+        assert_eq!(by_call.node, by_link.node, "{json}: the body `link --mode inline` gives the same call");
+        let names = |g: &onnxsc::proto::onnx::GraphProto| g.input.iter().map(|i| i.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&by_call), names(&by_link));
+    }
+    assert_ne!(got[0], got[1], "attributes make another body");
+    assert_eq!(got[1], got[2]);
+}
+
+#[test]
+fn a_call_that_does_not_fit_the_signature_is_refused_and_the_server_goes_on() {
+    let dir = scratch("bad-call");
+    let built = built_tutorial(&dir);
+    let add = "pkg.onnxscript.torch_lib::custom_aten_add";
+    let cases = [
+        (
+            r#"{"function": "pkg.onnxscript.torch_lib::no_such", "inputs": []}"#.to_string(),
+            "error[E0801]: no library of this server defines `pkg.onnxscript.torch_lib::no_such`",
+        ),
+        (format!(r#"{{"function": "{add}", "inputs": ["x"]}}"#), "error[E0803]: `custom_aten_add` has no input `x`"),
+        (
+            format!(r#"{{"function": "{add}", "inputs": ["self"], "attributes": {{"beta": {{"float": 1.0}}}}}}"#),
+            "has no attribute `beta`",
+        ),
+        (
+            format!(r#"{{"function": "{add}", "inputs": ["self"], "attributes": {{"alpha": {{"str": "two"}}}}}}"#),
+            "attribute `alpha` is a `float`",
+        ),
+        ("[1]".to_string(), "the call request is not a call"),
+    ];
+    let mut input: Vec<u8> = cases.iter().flat_map(|(json, _)| call_request(json)).collect();
+    input.extend(call_request(&format!(r#"{{"function": "{add}", "inputs": ["self", "other"]}}"#)));
+    let o = session(&[&built], &input);
+    assert_eq!(o.status.code(), Some(0));
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), cases.len() + 1);
+    for ((status, payload), (json, expected)) in got.iter().zip(&cases) {
+        assert_eq!(*status, 1, "{json}");
+        assert!(text(payload).contains(expected), "{json}: {}", text(payload));
+    }
+    assert_eq!(got[cases.len()].0, 0, "{}", text(&got[cases.len()].1));
 }

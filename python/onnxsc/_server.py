@@ -2,7 +2,7 @@
 one request per variant (``driver::serve`` in the compiler says the protocol).
 
 Every message is a 4-byte little-endian length, then its bytes. A request is a kind byte
-(:data:`HELLO`, :data:`LINK`, :data:`TRACE`) and its body; a response a status byte and its
+(:data:`HELLO`, :data:`LINK`, :data:`TRACE`, :data:`CALL`) and its body; a response a status byte and its
 payload. The first request is the handshake: this package's protocol version and its own
 version, so that a binary of another release fails with a message that names both.
 """
@@ -25,12 +25,13 @@ from onnxsc._binary import find_onnxsc_bin
 from onnxsc._errors import OnnxscError
 
 # The version of the serve protocol this package speaks (`driver::serve::PROTOCOL`).
-PROTOCOL = 2
+PROTOCOL = 3
 
 # The kind byte of a request.
 HELLO = 0
 LINK = 1
 TRACE = 2
+CALL = 3
 
 # The status byte of a response.
 LINKED = 0

@@ -1,9 +1,9 @@
 """Specialising a compiled translation to one call of the exporter, with onnxsc's linker.
 
 A call fixes which optional inputs are given and the value of every attribute (None: not
-given). A one-node model calling the function that way, linked in inline mode
-(``onnxsc link --mode inline``, ``link::specialize`` in the compiler), is the function's body
-for that call: attribute references bound, ``is None`` tests and attribute-only conditions
+given). The server makes a one-node model calling the function that way (``driver::call`` in
+the compiler, from the library's own signature) and links it in inline mode, as
+``onnxsc link --mode inline`` would; its graph is the function's body for that call: attribute references bound, ``is None`` tests and attribute-only conditions
 folded, omitted values left out. It becomes a function of the given inputs only, which the
 exporter calls (and later inlines). Variants are cached per (function, inputs given,
 attribute values): one link per distinct call.
@@ -19,9 +19,9 @@ import json
 import threading
 
 from onnxsc._errors import OnnxscError
-from onnxsc._server import LINK, LINKED, TRACE, Server
-from onnxsc._signature import ATTRIBUTE_PROTO_TYPES, Signature
-from onnxsc._trace import TracedVariant
+from onnxsc._server import CALL, LINKED, TRACE, Server
+from onnxsc._signature import Signature
+from onnxsc._trace import TracedVariant, describe_plain
 from onnxsc._translation import source_of
 from onnxsc._variant import variant_function
 
@@ -98,8 +98,7 @@ class Specializer:
     def _link(self, proto, signature: Signature, given: list, attributes: dict):
         import onnx
 
-        request = call_model(proto, signature, given, attributes).SerializeToString()
-        status, payload = self._respond(LINK, request)
+        status, payload = self._respond(CALL, call_request(proto, given, attributes))
         if status != LINKED:
             raise OnnxscError(
                 f"{source_of(proto)}: cannot specialise `{proto.name}` to inputs {given} and "
@@ -122,38 +121,14 @@ class Specializer:
             server.close()
 
 
-def call_model(proto, signature: Signature, given: list, attributes: dict):
-    """A model of one call of ``proto`` that gives the inputs named in ``given`` and the
-    ``attributes``, computing ``out0``, ``out1``...: what the linker specialises."""
-    import onnx
-
-    formals = [i.name for i in signature.inputs]
-    actuals = [name if name in given else "" for name in formals]
-    while actuals and not actuals[-1]:
-        actuals.pop()
-    outputs = [f"out{k}" for k in range(len(proto.output))]
-    node = onnx.helper.make_node(proto.name, actuals, outputs, domain=proto.domain)
-    types = {a.name: a.type for a in signature.attributes}
-    for name, value in attributes.items():
-        node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=ATTRIBUTE_PROTO_TYPES[types[name]]))
-    # Given inputs are tensors: the linker folds `x is None` on them. Inputs and outputs
-    # carry a shape (of unknown rank), as onnx.checker requires and so the linker.
-    tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.UNDEFINED, None)
-    tensor.tensor_type.shape.SetInParent()
-    graph = onnx.helper.make_graph(
-        [node],
-        "call",
-        [onnx.helper.make_value_info(n, tensor) for n in given],
-        [onnx.helper.make_value_info(n, tensor) for n in outputs],
-    )
-    imports = [onnx.helper.make_opsetid(proto.domain, 1), *proto.opset_import]
-    return onnx.helper.make_model(graph, opset_imports=_unique_imports(imports), ir_version=10)
-
-
-def _unique_imports(imports):
-    seen, out = set(), []
-    for o in imports:
-        if o.domain not in seen:
-            seen.add(o.domain)
-            out.append(o)
-    return out
+def call_request(proto, given: list, attributes: dict) -> bytes:
+    """The body of a call request (``driver::call`` in the compiler): the function, the inputs
+    given by their formal names, and the attributes' values tagged as a trace's facts are. The
+    server builds the model of the call from the library's own signature of the function."""
+    request = {
+        "function": f"{proto.domain}::{proto.name}",
+        "overload": proto.overload,
+        "inputs": list(given),
+        "attributes": {name: describe_plain(value) for name, value in attributes.items()},
+    }
+    return json.dumps(request).encode("utf-8")

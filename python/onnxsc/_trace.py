@@ -102,12 +102,35 @@ def describe(value, tensors: list, where: str):
     appended to ``tensors``, in the order the server's function takes them."""
     import onnx_ir as ir
 
+    # An `ir.DataType` is an int: it is told apart before the plain values.
+    if isinstance(value, ir.DataType):
+        return {"dtype": value.name}
+    if isinstance(value, (list, tuple)):
+        tag = "tuple" if isinstance(value, tuple) else "list"
+        return {tag: [describe(v, tensors, where) for v in value]}
+    if isinstance(value, ir.Value):
+        tensors.append(value)
+        return {"tensor": _tensor_facts(value)}
+    plain = describe_plain(value)
+    if plain is not None:
+        return plain
+    dtype = _torch_dtype(value)
+    if dtype is not None:
+        return {"dtype": dtype}
+    raise OnnxscError(
+        f"{where}: the exporter passed {value!r} ({type(value).__name__}), which a trace-only "
+        f"translation cannot receive: onnxsc knows tensors, numbers, strings, None, lists and dtypes"
+    )
+
+
+def describe_plain(value):
+    """A Python None, bool, int, float or str, or a list or tuple of them, tagged as
+    :func:`describe` tags it; None for anything else. Needs no ``onnx_ir``, so that a call
+    request of a scripted translation imports nothing the exporter has not."""
     if value is None:
         return {"none": None}
     if isinstance(value, bool):
         return {"bool": value}
-    if isinstance(value, ir.DataType):
-        return {"dtype": value.name}
     if isinstance(value, int):
         return {"int": int(value)}
     if isinstance(value, float):
@@ -119,18 +142,11 @@ def describe(value, tensors: list, where: str):
     if isinstance(value, str):
         return {"str": value}
     if isinstance(value, (list, tuple)):
-        tag = "tuple" if isinstance(value, tuple) else "list"
-        return {tag: [describe(v, tensors, where) for v in value]}
-    if isinstance(value, ir.Value):
-        tensors.append(value)
-        return {"tensor": _tensor_facts(value)}
-    dtype = _torch_dtype(value)
-    if dtype is not None:
-        return {"dtype": dtype}
-    raise OnnxscError(
-        f"{where}: the exporter passed {value!r} ({type(value).__name__}), which a trace-only "
-        f"translation cannot receive: onnxsc knows tensors, numbers, strings, None, lists and dtypes"
-    )
+        items = [describe_plain(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        return {"tuple" if isinstance(value, tuple) else "list": items}
+    return None
 
 
 def _tensor_facts(value) -> dict:

@@ -11,6 +11,7 @@
 //! writing files).
 
 pub mod analysis;
+pub mod call;
 mod config;
 pub mod decompile;
 mod editor;

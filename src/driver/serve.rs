@@ -16,26 +16,31 @@
 //!   (what `onnxsc link --mode inline` writes for it).
 //! - [`kind::TRACE`]: the JSON facts of one call of a trace-only translation (`trace::facts`),
 //!   answered with the linked model of one call of the translation specialised to them.
+//! - [`kind::CALL`]: the JSON of one call of a library function (`call::CallRequest`): the
+//!   inputs it gives and its attributes, answered with the linked model of that call
+//!   (`call::call_model`), whose graph is the function's body for it.
 //!
 //! A response is one status byte, then the payload: [`LINKED`] and the bytes, or [`REFUSED`]
 //! and the diagnostics as UTF-8 text (as `link --color never` renders them). A request before
 //! the handshake, of an unknown kind, not a model, or longer than a model may be, is a refusal
 //! and the server goes on; a frame the input ends inside is refused, and ends the server.
 
+use super::call::{self, call_model, CallRequest};
 use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
-use super::traced_calls::{call_model, TracedLibraries};
+use super::traced_calls::TracedLibraries;
 use super::{files, CompileOptions};
 use crate::diagnostics::{codes, render_plain, Diagnostic};
 use crate::link::{self, Libraries, Mode};
 use crate::source::SourceMap;
-use crate::trace::CallFacts;
+use crate::trace::{variant_name, CallFacts};
 use prost::Message;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 /// The version of this protocol, which a client names in its [`kind::HELLO`]. Version 1 had no
-/// handshake and no kinds (a model, or JSON facts told by their `{`).
-pub const PROTOCOL: u32 = 2;
+/// handshake and no kinds (a model, or JSON facts told by their `{`); version 2 had no
+/// [`kind::CALL`] (a client built the model of a call itself).
+pub const PROTOCOL: u32 = 3;
 
 /// The first byte of a request: what its body is.
 pub mod kind {
@@ -45,6 +50,8 @@ pub mod kind {
     pub const LINK: u8 = 1;
     /// The facts of a call of a trace-only translation.
     pub const TRACE: u8 = 2;
+    /// A call of a library function: the inputs it gives and its attributes.
+    pub const CALL: u8 = 3;
 }
 
 /// The status byte of a linked model (or of the answer to the handshake).
@@ -122,6 +129,7 @@ impl Server {
         match request.split_first() {
             Some((&kind::LINK, model)) => self.respond_to_model(model),
             Some((&kind::TRACE, facts)) => self.respond_to_trace(facts),
+            Some((&kind::CALL, call)) => self.respond_to_call(call),
             Some((&kind::HELLO, hello)) => hello_response(hello),
             Some((other, _)) => refusal(&format!(
                 "error: the request's kind byte is {other}, which serve protocol {PROTOCOL} does not have\n"
@@ -154,14 +162,36 @@ impl Server {
             Ok(call) => call,
             Err(why) => return refusal(&format!("error: the trace request is not a call: {why}\n")),
         };
-        let variant = format!("{}__traced", call.domain_and_name().1);
+        let variant = variant_name(call.domain_and_name().1, 0);
         match self.traced.specialize(&call, &variant) {
-            Ok(f) => self.link(call_model(f)),
+            Ok(f) => {
+                let mut model = call_model(&f, &f.input, Vec::new());
+                model.functions.push(f);
+                self.link(model)
+            }
             Err(failure) => {
                 let mut traces = SourceMap::new();
                 let d = failure.into_diagnostic(&mut traces);
                 refused_in(&traces, &[d])
             }
+        }
+    }
+
+    /// A call request: the JSON of a call of a library function, answered with the linked model
+    /// of that one call.
+    fn respond_to_call(&self, request: &[u8]) -> Response {
+        let text = String::from_utf8_lossy(request);
+        let call = match CallRequest::from_json(&text) {
+            Ok(call) => call,
+            Err(why) => return refusal(&format!("error: the call request is not a call: {why}\n")),
+        };
+        let (domain, name) = call.domain_and_name();
+        let Some(def) = self.libraries.find(domain, name, &call.overload) else {
+            return self.refused(&[call::unresolved(&call)]);
+        };
+        match call.model(&def.proto, &def.signature) {
+            Ok(model) => self.link(model),
+            Err(d) => self.refused(&[*d]),
         }
     }
 

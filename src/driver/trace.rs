@@ -161,14 +161,14 @@ impl TraceAnswerError {
 
 impl TraceProgram<'_> {
     /// What `onnxsc trace` prints for a call: the function it names specialised to its facts,
-    /// under the function's own name.
+    /// named as a call answered alone is ([`trace::variant_name`]).
     pub fn answer(&self, call: &CallFacts) -> Result<FunctionProto, TraceAnswerError> {
         if !self.has_function(&call.function) {
             let known = self.function_names().into_iter().map(String::from).collect();
             return Err(TraceAnswerError::Unknown { function: call.function.clone(), known });
         }
         let (_, name) = call.domain_and_name();
-        self.specialize(call, name).map_err(TraceAnswerError::Failed)
+        self.specialize(call, &trace::variant_name(name, 0)).map_err(TraceAnswerError::Failed)
     }
 }
 

@@ -7,17 +7,18 @@
 
 use super::trace::TraceProgram;
 use crate::diagnostics::{codes, Diagnostic};
+use crate::link::walk;
 use crate::link::Library;
 use crate::onnx::metadata::{AttributeRecord, TraceRecord, TracedFunctionRecord};
 use crate::onnx::{AttrKind, ElemType};
 use crate::proto::onnx::{
     attribute_proto::AttributeType, tensor_shape_proto::dimension::Value as DimValue, type_proto, AttributeProto,
-    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto, ValueInfoProto,
+    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto,
 };
 use crate::schema::normalize_domain;
 use crate::sema::value::{Dim, PyValue};
 use crate::source::SourceMap;
-use crate::trace::{ArgFact, CallFacts};
+use crate::trace::{variant_name, ArgFact, CallFacts, CallKey};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -150,13 +151,8 @@ impl TracedLibraries {
             types.insert(t.name.clone().unwrap_or_default(), ArgFact::Tensor { elem, shape, sequence: false });
         }
         for node in &mut graph.node {
-            for a in &mut node.attribute {
-                if let Some(g) = a.g.as_mut() {
-                    self.specialize_graph(g, &types, made, sources, diags);
-                }
-                for g in &mut a.graphs {
-                    self.specialize_graph(g, &types, made, sources, diags);
-                }
+            for g in walk::subgraphs_mut(node) {
+                self.specialize_graph(g, &types, made, sources, diags);
             }
             let domain = node.domain.clone().unwrap_or_default();
             let op_type = node.op_type.clone().unwrap_or_default();
@@ -184,12 +180,13 @@ impl TracedLibraries {
             ))),
             sources: None,
         })?;
-        let key = format!("{call:?}");
+        let key = CallKey(call);
         let variant = match made.variants.get(&key) {
             Some(v) => v.clone(),
             None => {
-                let variant = format!("{}__t{}", record.name, made.functions.len());
-                let f = self.specialize(&call, &variant)?;
+                let call = &key.0;
+                let variant = variant_name(&record.name, made.functions.len());
+                let f = self.specialize(call, &variant)?;
                 if f.output.len() != node.output.len() {
                     return Err(TraceFailure {
                         diagnostic: Box::new(Diagnostic::error(
@@ -221,7 +218,7 @@ impl TracedLibraries {
 #[derive(Default)]
 struct Made {
     functions: Vec<crate::proto::onnx::FunctionProto>,
-    variants: HashMap<String, String>,
+    variants: HashMap<CallKey, String>,
 }
 
 /// What a node's call knows, as the facts of a call by name: its inputs (as the model types
@@ -317,39 +314,4 @@ fn tensor_fact(ty: Option<&TypeProto>) -> ArgFact {
         }
         _ => unknown,
     }
-}
-
-/// A model of one call of `f` (its inputs in order, its outputs `out0`, `out1`...) that
-/// carries `f`: what `serve` links to answer a trace request.
-pub fn call_model(f: crate::proto::onnx::FunctionProto) -> ModelProto {
-    let unknown = || TypeProto {
-        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-            elem_type: Some(0),
-            shape: Some(Default::default()),
-        })),
-        ..Default::default()
-    };
-    let value =
-        |name: &str| ValueInfoProto { name: Some(name.to_string()), r#type: Some(unknown()), ..Default::default() };
-    let outputs: Vec<String> = (0..f.output.len()).map(|k| format!("out{k}")).collect();
-    let node = NodeProto {
-        input: f.input.clone(),
-        output: outputs.clone(),
-        op_type: f.name.clone(),
-        domain: f.domain.clone(),
-        ..Default::default()
-    };
-    let graph = GraphProto {
-        node: vec![node],
-        name: Some("call".into()),
-        input: f.input.iter().map(|i| value(i)).collect(),
-        output: outputs.iter().map(|o| value(o)).collect(),
-        ..Default::default()
-    };
-    let mut opset_import = f.opset_import.clone();
-    let domain = f.domain.clone().unwrap_or_default();
-    if !opset_import.iter().any(|o| o.domain.clone().unwrap_or_default() == domain) {
-        opset_import.push(OperatorSetIdProto { domain: Some(domain), version: Some(1) });
-    }
-    ModelProto { ir_version: Some(10), graph: Some(graph), opset_import, functions: vec![f], ..Default::default() }
 }

@@ -120,6 +120,11 @@ impl Libraries {
         l
     }
 
+    /// The definition of `domain::name` (of `overload`), the first of the libraries'.
+    pub fn find(&self, domain: &str, name: &str, overload: &str) -> Option<&LinkableFunction> {
+        self.index.get(domain, name, overload).map(|id| &self.defs[id])
+    }
+
     /// How many functions (one per name) the libraries define.
     pub fn len(&self) -> usize {
         self.defs.len()

@@ -32,13 +32,13 @@ pub mod external;
 mod inline;
 mod library;
 pub use library::{Libraries, Library};
-mod interface;
+pub mod interface;
 pub mod load;
 mod names;
 mod opsets;
 pub mod specialize;
 mod variants;
-mod walk;
+pub mod walk;
 
 pub mod eval;
 

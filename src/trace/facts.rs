@@ -49,13 +49,13 @@ impl CallFacts {
         let json: Json = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let function = json.get("function").and_then(Json::as_str).ok_or("no `function`")?.to_string();
         let args = match json.get("args") {
-            Some(Json::Array(items)) => items.iter().map(fact).collect::<Result<_, _>>()?,
+            Some(Json::Array(items)) => items.iter().map(tagged_value).collect::<Result<_, _>>()?,
             None => Vec::new(),
             Some(_) => return Err("`args` is not an array".into()),
         };
         let kwargs = match json.get("kwargs") {
             Some(Json::Object(map)) => {
-                map.iter().map(|(k, v)| Ok((k.clone(), fact(v)?))).collect::<Result<_, String>>()?
+                map.iter().map(|(k, v)| Ok((k.clone(), tagged_value(v)?))).collect::<Result<_, String>>()?
             }
             None => Vec::new(),
             Some(_) => return Err("`kwargs` is not an object".into()),
@@ -64,8 +64,121 @@ impl CallFacts {
     }
 }
 
+/// The name of the function a trace-only translation `name` specialises to for one call: the
+/// `ordinal`-th specialisation made for a model (0 for a call answered alone). One rule, so
+/// that `link`, `serve` and `onnxsc trace` name a variant alike.
+pub fn variant_name(name: &str, ordinal: usize) -> String {
+    format!("{name}__t{ordinal}")
+}
+
+/// A call's facts as a cache key: two keys are equal when their facts are, with floats compared
+/// by their bits, so that `0.0` and `-0.0` (which a translation may tell apart) are two calls
+/// and a NaN is the same call as itself.
+#[derive(Clone, Debug)]
+pub struct CallKey(pub CallFacts);
+
+/// One piece of a call's facts, in the order [`CallKey::atoms`] walks them.
+#[derive(PartialEq, Eq, Hash)]
+enum Atom<'a> {
+    /// Where a kind of fact, or a list, begins; lists end with [`Atom::End`].
+    Open(&'static str),
+    End,
+    Int(i128),
+    Float(u64),
+    Bool(bool),
+    Text(&'a str),
+    Elem(Option<ElemType>),
+    /// A value no JSON call can hold (a tensor constant, a graph value): by its Debug text.
+    Other(String),
+}
+
+impl CallKey {
+    fn atoms(&self) -> Vec<Atom<'_>> {
+        let mut out = vec![Atom::Text(&self.0.function)];
+        for a in &self.0.args {
+            arg_atoms(a, &mut out);
+        }
+        out.push(Atom::Open("kwargs"));
+        for (name, a) in &self.0.kwargs {
+            out.push(Atom::Text(name));
+            arg_atoms(a, &mut out);
+        }
+        out
+    }
+}
+
+fn arg_atoms<'a>(a: &'a ArgFact, out: &mut Vec<Atom<'a>>) {
+    match a {
+        ArgFact::Tensor { elem, shape, sequence } => {
+            out.push(Atom::Open(if *sequence { "sequence" } else { "tensor" }));
+            out.push(Atom::Elem(*elem));
+            match shape {
+                None => out.push(Atom::Open("unranked")),
+                Some(dims) => {
+                    out.push(Atom::Open("shape"));
+                    for d in dims {
+                        out.push(match d {
+                            Dim::Known(n) => Atom::Int(i128::from(*n)),
+                            Dim::Symbolic(s) => Atom::Text(s),
+                            Dim::Unknown => Atom::Open("?"),
+                        });
+                    }
+                    out.push(Atom::End);
+                }
+            }
+        }
+        ArgFact::Value(v) => value_atoms(v, out),
+        ArgFact::List { items, tuple } => {
+            out.push(Atom::Open(if *tuple { "tuple" } else { "list" }));
+            items.iter().for_each(|i| arg_atoms(i, out));
+            out.push(Atom::End);
+        }
+    }
+}
+
+fn value_atoms<'a>(v: &'a PyValue, out: &mut Vec<Atom<'a>>) {
+    match v {
+        PyValue::Int(i) => out.push(Atom::Int(*i)),
+        PyValue::Float(f) => out.push(Atom::Float(f.to_bits())),
+        PyValue::Bool(b) => out.push(Atom::Bool(*b)),
+        PyValue::Str(s) => {
+            out.push(Atom::Open("str"));
+            out.push(Atom::Text(s));
+        }
+        PyValue::None => out.push(Atom::Open("None")),
+        PyValue::DType(e) => {
+            out.push(Atom::Open("dtype"));
+            out.push(Atom::Elem(Some(*e)));
+        }
+        PyValue::SymDim(s) => {
+            out.push(Atom::Open("symbol"));
+            out.push(Atom::Text(s));
+        }
+        PyValue::List(seq) => {
+            out.push(Atom::Open(if seq.is_tuple() { "tuple" } else { "list" }));
+            seq.items().iter().for_each(|i| value_atoms(i, out));
+            out.push(Atom::End);
+        }
+        PyValue::Tensor(_) | PyValue::Graph(_) => out.push(Atom::Other(format!("{v:?}"))),
+    }
+}
+
+impl PartialEq for CallKey {
+    fn eq(&self, other: &CallKey) -> bool {
+        self.atoms() == other.atoms()
+    }
+}
+
+impl Eq for CallKey {}
+
+impl std::hash::Hash for CallKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.atoms().hash(state);
+    }
+}
+
 /// One tagged value.
-fn fact(v: &Json) -> Result<ArgFact, String> {
+pub fn tagged_value(v: &Json) -> Result<ArgFact, String> {
     let Json::Object(map) = v else { return Err(format!("{v} is not a tagged value")) };
     let Some((tag, value)) = map.iter().next().filter(|_| map.len() == 1) else {
         return Err(format!("{v} is not a tagged value"));
@@ -80,7 +193,7 @@ fn fact(v: &Json) -> Result<ArgFact, String> {
         "dtype" => ArgFact::Value(PyValue::DType(elem(value).ok_or_else(bad)?)),
         "list" | "tuple" => {
             let Json::Array(items) = value else { return Err(bad()) };
-            let items = items.iter().map(fact).collect::<Result<Vec<_>, _>>()?;
+            let items = items.iter().map(tagged_value).collect::<Result<Vec<_>, _>>()?;
             ArgFact::List { items, tuple: tag == "tuple" }
         }
         "tensor" => {
@@ -147,5 +260,41 @@ mod tests {
         assert!(matches!(&call.args[2], ArgFact::List { items, tuple: false } if items.len() == 2));
         assert_eq!(call.kwargs[1], ("t".to_string(), ArgFact::Value(PyValue::DType(ElemType::Int64))));
         assert!(CallFacts::from_json(r#"{"function": "f", "args": [3]}"#).is_err());
+    }
+
+    fn key(args: &str) -> CallKey {
+        CallKey(CallFacts::from_json(&format!(r#"{{"function": "d::f", "args": [{args}]}}"#)).expect("a call"))
+    }
+
+    #[test]
+    fn a_call_key_tells_apart_what_a_translation_can() {
+        use std::collections::HashSet;
+        let same = [r#"{"float": 1.5}, {"tensor": {"dtype": "FLOAT", "shape": [2, "s0"]}}"#, r#"{"float": "nan"}"#];
+        for args in same {
+            assert_eq!(key(args), key(args), "{args}");
+        }
+        let different = [
+            r#"{"float": 0.0}"#,
+            r#"{"float": -0.0}"#,
+            r#"{"int": 1}"#,
+            r#"{"float": 1}"#,
+            r#"{"bool": true}"#,
+            r#"{"str": "1"}"#,
+            r#"{"list": [{"int": 1}]}"#,
+            r#"{"tuple": [{"int": 1}]}"#,
+            r#"{"list": [{"int": 1}]}, {"int": 2}"#,
+            r#"{"list": [{"int": 1}, {"int": 2}]}"#,
+            r#"{"tensor": {"dtype": "FLOAT", "shape": [2]}}"#,
+            r#"{"tensor": {"dtype": "FLOAT", "shape": ["s0"]}}"#,
+            r#"{"tensor": {"dtype": "FLOAT", "shape": null}}"#,
+            r#"{"tensor": {"dtype": "FLOAT", "shape": null, "sequence": true}}"#,
+            r#"{"tensor": {"dtype": null, "shape": null}}"#,
+            r#"{"dtype": "FLOAT"}"#,
+            r#"{"none": null}"#,
+        ];
+        let keys: HashSet<CallKey> = different.iter().map(|a| key(a)).collect();
+        assert_eq!(keys.len(), different.len());
+        let by_name = CallKey(CallFacts::from_json(r#"{"function": "d::f", "kwargs": {"x": {"int": 1}}}"#).unwrap());
+        assert!(!keys.contains(&by_name));
     }
 }

@@ -13,5 +13,5 @@ mod functions;
 mod specialize;
 
 pub use builder::MAX_NODES;
-pub use facts::{ArgFact, CallFacts};
+pub use facts::{variant_name, ArgFact, CallFacts, CallKey};
 pub use specialize::{specialize, TraceContext};

@@ -824,3 +824,32 @@ def custom_op(qualname: str, implementation, fake):
         torch.library.custom_op(qualname, mutates_args=())(implementation).register_fake(fake)
         packet = getattr(getattr(torch.ops, namespace), name)
     return packet.default
+
+
+def one_call(f: onnx.FunctionProto, given: list, attributes: dict, signature) -> onnx.ModelProto:
+    """The model of one call of ``f`` as the server builds it for a call request
+    (docs/exporter.md): one node giving the inputs ``given`` and the ``attributes``, outputs
+    ``out0``..., the function's domain imported first, then its body's imports."""
+    from onnxsc._signature import ATTRIBUTE_PROTO_TYPES
+
+    actuals = [name if name in given else "" for name in f.input]
+    while actuals and not actuals[-1]:
+        actuals.pop()
+    outputs = [f"out{k}" for k in range(len(f.output))]
+    node = onnx.helper.make_node(f.name, actuals, outputs, domain=f.domain)
+    types = {a.name: a.type for a in signature.attributes}
+    for name, value in attributes.items():
+        node.attribute.append(onnx.helper.make_attribute(name, value, attr_type=ATTRIBUTE_PROTO_TYPES[types[name]]))
+    tensor = onnx.helper.make_tensor_type_proto(onnx.TensorProto.UNDEFINED, None)
+    tensor.tensor_type.shape.SetInParent()
+    graph = onnx.helper.make_graph(
+        [node],
+        "call",
+        [onnx.helper.make_value_info(n, tensor) for n in given],
+        [onnx.helper.make_value_info(n, tensor) for n in outputs],
+    )
+    imports = {f.domain: 1}
+    for o in f.opset_import:
+        imports.setdefault(o.domain, o.version)
+    opsets = [onnx.helper.make_opsetid(d, v) for d, v in imports.items()]
+    return onnx.helper.make_model(graph, opset_imports=opsets, ir_version=10)
