@@ -337,8 +337,8 @@ fn trace(paths: &[PathBuf], call: &str, color: ColorMode) -> Result<ExitCode, Ap
             return Ok(ExitCode::from(1));
         }
         match program.answer(&call) {
-            Ok(f) => {
-                write_stdout(emit::text::function_to_text(&f).as_bytes())?;
+            Ok(answer) => {
+                write_stdout(answer.to_text().as_bytes())?;
                 Ok(ExitCode::SUCCESS)
             }
             Err(TraceAnswerError::Failed(d)) => {

@@ -11,7 +11,6 @@
 use onnxsc::diagnostics::{render_plain, Severity};
 use onnxsc::driver::trace::{TraceAnswerError, TraceProgram};
 use onnxsc::driver::SourceInput;
-use onnxsc::emit;
 use onnxsc::trace::CallFacts;
 use std::path::Path;
 
@@ -30,7 +29,7 @@ fn traced(path: &Path) -> String {
             let facts = CallFacts::from_json(call).unwrap_or_else(|why| panic!("{}: bad call: {why}", path.display()));
             // As `onnxsc trace` answers it.
             match program.answer(&facts) {
-                Ok(f) => out.push_str(&emit::text::function_to_text(&f)),
+                Ok(answer) => out.push_str(&answer.to_text()),
                 Err(TraceAnswerError::Failed(d)) => out.push_str(&render_plain(&program.sources, &d)),
                 Err(unknown) => out.push_str(&format!("{unknown}\n")),
             }

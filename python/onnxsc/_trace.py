@@ -70,6 +70,9 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
             "args": [describe(a, tensors, where) for a in args],
             "kwargs": {k: describe(v, tensors, where) for k, v in kwargs.items()},
         }
+        expect = pytorch_answer()
+        if expect is not None:
+            facts["expect"] = expect
         variant = specializer.traced(proto, signature, facts)
         try:
             recorder = exporter_recorder()
@@ -86,6 +89,76 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
     translation.calls = 0
     translation.ignored_values = lambda: 0
     return _with_signature(translation, proto, signature, n_outputs)
+
+
+# The exporter's function that calls a translation for one FX node, with the node in its
+# `node` local (torch/onnx/_internal/exporter/_core.py).
+_EXPORTER_CALLER = "_handle_call_function_node_with_lowering"
+
+
+def pytorch_answer():
+    """What PyTorch computes for the FX node the exporter is translating, as the ``expect`` of
+    a call's facts (trace::facts): the node's operator and each output's element type and
+    shape. None outside an export, or where the node's value is not tensors.
+
+    The exporter does not hand the node to a translation; it is a local of the exporter's
+    function that calls it, a few frames up."""
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(8):
+        frame = frame.f_back
+        if frame is None:
+            return None
+        if frame.f_code.co_name == _EXPORTER_CALLER:
+            break
+    else:
+        return None
+    node = frame.f_locals.get("node")
+    val = getattr(node, "meta", {}).get("val")
+    if val is None:
+        return None
+    values = list(val) if isinstance(val, (list, tuple)) else [val]
+    outputs = [_expected_tensor(v) for v in values]
+    # An output the graph never reads cannot make a wrong model: it is not compared (PyTorch's
+    # eval-mode batch norm gives empty statistics that torchlib computes in full).
+    read = _outputs_read(node) if isinstance(val, (list, tuple)) else None
+    if read is not None:
+        outputs = [o if k in read else None for k, o in enumerate(outputs)]
+    if all(o is None for o in outputs):
+        return None
+    target = node.target
+    name = target.name() if callable(getattr(target, "name", None)) else str(target)
+    return {"op": str(name), "outputs": outputs}
+
+
+def _outputs_read(node):
+    """The indices of a multi-output FX node's outputs that its users read (each through
+    ``operator.getitem``), or None when a user takes them all."""
+    import operator
+
+    read = set()
+    for user in node.users:
+        if user.target is not operator.getitem or not isinstance(user.args[1], int):
+            return None
+        read.add(user.args[1])
+    return read
+
+
+def _expected_tensor(value):
+    """A FakeTensor's element type and shape (a SymInt by its name, or by its expression), or
+    None for what onnxsc does not compare: a value that is not a tensor, or a complex one (the
+    exporter makes it a real view)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not isinstance(value, torch.Tensor) or value.is_complex():
+        return None
+    dtype = _torch_dtype(value.dtype)
+    if dtype is None:
+        return None
+    return {"dtype": dtype, "shape": [d if isinstance(d, int) else str(d) for d in value.shape]}
 
 
 def exporter_recorder():

@@ -113,6 +113,12 @@ pub const TRACE_UNKNOWN_FACT: &str = "E0904";
 pub const SCRIPT_CALLS_TRACE_ONLY: &str = "E0905";
 /// Python code branches on a tensor's value (`if x:`), which only the model knows.
 pub const TENSOR_CONDITION: &str = "E0906";
+/// An operator call violates its operator's shape constraint for a call's shapes (`Gemm` given
+/// a rank-3 input, a `Transpose` `perm` of the wrong length, sizes that do not broadcast).
+pub const SHAPE_MISMATCH: &str = "E0907";
+/// What a trace-only translation returns for a call contradicts PyTorch's own result for it
+/// (the FX node's element type, rank or a known dimension).
+pub const REFERENCE_MISMATCH: &str = "E0908";
 
 pub const NESTING_TOO_DEEP: &str = "E1001";
 pub const SYNTAX_TOO_DEEP: &str = "E1002";

@@ -4,12 +4,15 @@
 //! of what it returns is the function's body for that call.
 
 use crate::diagnostics::{codes, Diagnostic};
+use crate::ir::Dim;
 use crate::link::interface::CallSignature;
 use crate::onnx::AttrType;
+use crate::onnx::ElemType;
 use crate::proto::onnx::{
-    type_proto, AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto,
-    ValueInfoProto,
+    tensor_shape_proto, type_proto, AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto,
+    OperatorSetIdProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
+use crate::sema::value::GraphType;
 use crate::sema::value::PyValue;
 use crate::trace::facts::{tagged_value, ArgFact};
 use serde_json::Value as Json;
@@ -186,4 +189,30 @@ pub fn call_model(f: &FunctionProto, given: &[String], attributes: Vec<Attribute
         }
     }
     ModelProto { ir_version: Some(10), graph: Some(graph), opset_import, ..Default::default() }
+}
+
+/// Declares on the outputs of a call's model what a trace inferred of them: each tensor's
+/// element type and dimensions (a symbol as a `dim_param`, an unknown dimension as neither),
+/// so that a client sees what onnxsc knows of the result. An output of unknown rank keeps its
+/// placeholder type.
+pub fn declare_outputs(model: &mut ModelProto, returns: &[GraphType]) {
+    let Some(graph) = model.graph.as_mut() else { return };
+    for (value, ty) in graph.output.iter_mut().zip(returns) {
+        let GraphType::Tensor { elem, shape: Some(dims) } = ty else { continue };
+        let dim = |d: &Dim| tensor_shape_proto::Dimension {
+            value: match d {
+                Dim::Known(n) => Some(tensor_shape_proto::dimension::Value::DimValue(*n)),
+                Dim::Symbolic(s) => Some(tensor_shape_proto::dimension::Value::DimParam(s.to_string())),
+                Dim::Unknown => None,
+            },
+            ..Default::default()
+        };
+        value.r#type = Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem.map_or(0, ElemType::code)),
+                shape: Some(TensorShapeProto { dim: dims.iter().map(dim).collect() }),
+            })),
+            ..Default::default()
+        });
+    }
 }

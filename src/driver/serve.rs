@@ -27,6 +27,7 @@
 
 use super::call::{self, call_model, CallRequest};
 use super::link::{load_libraries, LinkIoError, LinkOutcome, Loaded};
+use super::trace::TraceAnswer;
 use super::traced_calls::TracedLibraries;
 use super::{files, CompileOptions};
 use crate::diagnostics::{codes, render_plain, Diagnostic};
@@ -164,9 +165,10 @@ impl Server {
         };
         let variant = variant_name(call.domain_and_name().1, 0);
         match self.traced.specialize(&call, &variant) {
-            Ok(f) => {
-                let mut model = call_model(&f, &f.input, Vec::new());
-                model.functions.push(f);
+            Ok(TraceAnswer { function, returns }) => {
+                let mut model = call_model(&function, &function.input, Vec::new());
+                call::declare_outputs(&mut model, &returns);
+                model.functions.push(function);
                 self.link(model)
             }
             Err(failure) => {

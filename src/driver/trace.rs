@@ -15,11 +15,14 @@ use super::pipeline::{build_environments, read_heads};
 use crate::diagnostics::{codes, Diagnostic, Diagnostics};
 use crate::emit;
 use crate::onnx::metadata::TraceRecord;
+use crate::onnx::ElemType;
 use crate::proto::onnx::FunctionProto;
 use crate::sema::calls::{Callee, CalleeKind};
 use crate::sema::env::ModuleEnv;
+use crate::sema::shapes;
+use crate::sema::value::GraphType;
 use crate::source::SourceMap;
-use crate::trace::{self, CallFacts, TraceContext};
+use crate::trace::{self, CallFacts, Specialized, TraceContext};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -109,8 +112,9 @@ impl<'m> TraceProgram<'m> {
     }
 
     /// The function `call` names, specialised to its facts, as a `FunctionProto` named
-    /// `variant`; or the error that stopped the trace (located in [`TraceProgram::sources`]).
-    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<FunctionProto, Box<Diagnostic>> {
+    /// `variant`, with what the trace inferred of each output; or the error that stopped the
+    /// trace (located in [`TraceProgram::sources`]).
+    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<TraceAnswer, Box<Diagnostic>> {
         let Some(&id) = self.functions.get(&call.function) else {
             return Err(Box::new(Diagnostic::error(
                 codes::TRACE_ERROR,
@@ -120,8 +124,8 @@ impl<'m> TraceProgram<'m> {
         };
         let (domain, _) = call.domain_and_name();
         let cx = TraceContext { sources: &self.sources, envs: &self.envs, scripts: &self.scripts };
-        let function = trace::specialize(&cx, id, domain, variant, call)?;
-        Ok(emit::proto::function(&function))
+        let Specialized { function, returns } = trace::specialize(&cx, id, domain, variant, call)?;
+        Ok(TraceAnswer { function: emit::proto::function(&function), returns })
     }
 }
 
@@ -161,14 +165,40 @@ impl TraceAnswerError {
 
 impl TraceProgram<'_> {
     /// What `onnxsc trace` prints for a call: the function it names specialised to its facts,
-    /// named as a call answered alone is ([`trace::variant_name`]).
-    pub fn answer(&self, call: &CallFacts) -> Result<FunctionProto, TraceAnswerError> {
+    /// named as a call answered alone is ([`trace::variant_name`]), and what it returns.
+    pub fn answer(&self, call: &CallFacts) -> Result<TraceAnswer, TraceAnswerError> {
         if !self.has_function(&call.function) {
             let known = self.function_names().into_iter().map(String::from).collect();
             return Err(TraceAnswerError::Unknown { function: call.function.clone(), known });
         }
         let (_, name) = call.domain_and_name();
         self.specialize(call, &trace::variant_name(name, 0)).map_err(TraceAnswerError::Failed)
+    }
+}
+
+/// A call specialised: the function, and what the trace inferred of each output.
+pub struct TraceAnswer {
+    pub function: FunctionProto,
+    pub returns: Vec<GraphType>,
+}
+
+impl TraceAnswer {
+    /// The function in ONNX's textual syntax, then a `# returns:` line with each output's
+    /// element type and shape (`float32[2, s0]`; `?` where unknown, `[...]` for an unknown rank).
+    pub fn to_text(&self) -> String {
+        let returns: Vec<String> = self
+            .returns
+            .iter()
+            .map(|t| match t {
+                GraphType::Tensor { elem, shape } => format!(
+                    "{}{}",
+                    elem.map_or("?", ElemType::numpy_name),
+                    shape.as_deref().map_or("[...]".into(), shapes::dims_text)
+                ),
+                GraphType::Sequence { elem } => format!("sequence[{}]", elem.map_or("?", ElemType::numpy_name)),
+            })
+            .collect();
+        format!("{}# returns: {}\n", emit::text::function_to_text(&self.function), returns.join(", "))
     }
 }
 

@@ -5,7 +5,7 @@
 //! the call becomes a call of the function that gives, added to the model. Each library's
 //! program is compiled the first time one of its translations is called.
 
-use super::trace::TraceProgram;
+use super::trace::{TraceAnswer, TraceProgram};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::link::walk;
 use crate::link::Library;
@@ -76,12 +76,9 @@ impl TracedLibraries {
         })
     }
 
-    /// The function `call` names, specialised to its facts and named `variant`.
-    pub fn specialize(
-        &self,
-        call: &CallFacts,
-        variant: &str,
-    ) -> Result<crate::proto::onnx::FunctionProto, TraceFailure<'_>> {
+    /// The function `call` names, specialised to its facts and named `variant`, with what the
+    /// trace inferred of each output.
+    pub fn specialize(&self, call: &CallFacts, variant: &str) -> Result<TraceAnswer, TraceFailure<'_>> {
         let (domain, name) = call.domain_and_name();
         let Some((entry, _)) = self.find(domain, name) else {
             return Err(TraceFailure {
@@ -186,7 +183,7 @@ impl TracedLibraries {
             None => {
                 let call = &key.0;
                 let variant = variant_name(&record.name, made.functions.len());
-                let f = self.specialize(call, &variant)?;
+                let f = self.specialize(call, &variant)?.function;
                 if f.output.len() != node.output.len() {
                     return Err(TraceFailure {
                         diagnostic: Box::new(Diagnostic::error(
@@ -252,7 +249,7 @@ fn node_facts(
         };
         kwargs.push((name, ArgFact::Value(attribute_value(a, formal)?)));
     }
-    Ok(CallFacts { function: format!("{}::{}", record.domain, record.name), args: Vec::new(), kwargs })
+    Ok(CallFacts { function: format!("{}::{}", record.domain, record.name), args: Vec::new(), kwargs, expect: None })
 }
 
 /// An attribute's value, as the Python value of the parameter's type.

@@ -20,6 +20,7 @@ pub mod liveness;
 pub mod ndarray;
 pub mod op_arguments;
 pub mod resolve;
+pub mod shapes;
 pub mod signature;
 pub mod trace_check;
 pub mod value;

@@ -19,6 +19,7 @@
 //! output count is the schema's (`Split` takes `num_outputs`, `BatchNormalization` without
 //! `training_mode` one output), as the exporter counts them.
 
+use super::shape_facts::{self, KnownInts};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::ir::{Attr, AttrValue, Node, SourceLocation};
 use crate::onnx::{AttrType, ElemType, ValueType};
@@ -29,6 +30,7 @@ use crate::sema::env::Opset;
 use crate::sema::eval::{FunctionCall, GraphHost, OpCall};
 use crate::sema::infer::{self, Ty};
 use crate::sema::ir_values::{attr_value, tensor_of_type};
+use crate::sema::shapes::{self, InputFacts, Shape, ShapeCall};
 use crate::sema::value::{GraphType, GraphValue, PyValue};
 use crate::source::{FileId, SourceMap, Span};
 use std::borrow::Cow;
@@ -57,6 +59,8 @@ pub struct GraphBuilder<'a> {
     constants: HashMap<(String, ElemType), String>,
     /// Every domain the nodes use, with its version.
     pub(super) imports: BTreeMap<String, i64>,
+    /// The values of the small integer tensors recorded (shapes, axes), for shape inference.
+    known_ints: KnownInts,
 }
 
 /// Where an operator call is: its file and span, and its site in the translation traced when
@@ -97,6 +101,7 @@ impl<'a> GraphBuilder<'a> {
             taken: HashSet::new(),
             constants: HashMap::new(),
             imports: BTreeMap::new(),
+            known_ints: KnownInts::new(),
         }
     }
 
@@ -186,6 +191,9 @@ impl<'a> GraphBuilder<'a> {
         let onnx = Opset { domain: String::new(), version: crate::aten::EXPORTER_OPSET };
         let attr = Attr { name: "value".into(), value: AttrValue::Tensor(tensor) };
         let out = self.node(&onnx, "Constant", vec![], vec![attr], 1, at)?.remove(0);
+        if let Some(ints) = shape_facts::python_ints(value).filter(|_| elem.is_integer()) {
+            self.known_ints.insert(out.clone(), ints);
+        }
         if let Some(key) = key {
             self.constants.insert(key, out.clone());
         }
@@ -266,6 +274,7 @@ impl GraphBuilder<'_> {
         at: At,
     ) -> Result<Vec<PyValue>, Box<Diagnostic>> {
         let binding = type_binding(schema, &inputs);
+        let facts = self.shape_facts(&inputs);
         let mut names: Vec<Option<String>> = Vec::new();
         let mut tys: Vec<Option<Ty>> = Vec::new();
         for (formal, arg) in schema.inputs.iter().zip(inputs) {
@@ -290,14 +299,60 @@ impl GraphBuilder<'_> {
             }
         }
         let outputs = output_count(schema, &attrs);
-        let typed = infer::check_call(schema, &tys.iter().map(Option::as_ref).collect::<Vec<_>>(), outputs)
+        if schema.domain.is_empty() && schema.name == "Split" && !attrs.iter().any(|a| a.name == "num_outputs") {
+            // The exporter's recorder raises here: it tells a Split's outputs only by this.
+            return Err(op_error(
+                codes::TRACE_ERROR,
+                at,
+                "`Split` needs `num_outputs` when traced: the exporter cannot tell how many outputs it makes",
+                "pass `num_outputs=`, the number of equal parts; to split by sizes, make a sequence with `op.SplitToSequence(x, sizes, axis=...)`",
+            ));
+        }
+        let mut typed = infer::check_call(schema, &tys.iter().map(Option::as_ref).collect::<Vec<_>>(), outputs)
             .map_err(|c| op_error(codes::TYPE_MISMATCH, at, c.message, c.help.unwrap_or(c.label)))?;
+        if let Some(to) = cast_target(schema, &attrs) {
+            typed[0] = Some(Ty::Elem(to));
+        }
+        let call = ShapeCall {
+            op: &schema.name,
+            domain: &schema.domain,
+            version: opset.version,
+            inputs: &facts,
+            attrs: &attrs,
+            outputs,
+        };
+        let shapes = shapes::infer(&call).map_err(|v| op_error(codes::SHAPE_MISMATCH, at, v.message, v.help))?;
+        let values =
+            shape_facts::propagated(&schema.name, &facts, &attrs, &shapes).filter(|_| schema.domain.is_empty());
         let outs = self.node(opset, &schema.name, names, attrs, outputs, at)?;
+        if let (Some(values), Some(first)) = (values, outs.first()) {
+            self.known_ints.insert(first.clone(), values);
+        }
         Ok(outs
             .into_iter()
+            .zip(shapes)
             .enumerate()
-            .map(|(i, name)| self.value(name, graph_type(typed.get(i).cloned().flatten())))
+            .map(|(i, (name, shape))| self.value(name, graph_type(typed.get(i).cloned().flatten(), shape)))
             .collect())
+    }
+
+    /// What shape inference knows of each input of a call, in the order of the node's inputs
+    /// (a variadic input's values each in turn).
+    fn shape_facts(&self, inputs: &[Option<Bound>]) -> Vec<Option<InputFacts>> {
+        let mut out = Vec::with_capacity(inputs.len());
+        for arg in inputs {
+            match arg {
+                None | Some(Bound::One(PyValue::None)) => out.push(None),
+                Some(Bound::One(v)) => out.push(Some(shape_facts::input_facts(v, &self.known_ints))),
+                Some(Bound::Many(vs)) => {
+                    out.extend(vs.iter().map(|v| Some(shape_facts::input_facts(v, &self.known_ints))));
+                }
+            }
+        }
+        while out.last().is_some_and(Option::is_none) {
+            out.pop();
+        }
+        out
     }
 
     /// One input: a tensor as it is, a Python value made a constant, a list made a sequence or
@@ -623,6 +678,17 @@ fn castlike_to_itself(schema: &OpSchema, inputs: &[Option<Bound>]) -> Option<PyV
     (x.elem().is_some() && x.elem() == y.elem()).then(|| PyValue::Graph(x.clone()))
 }
 
+/// The element type a `Cast` makes: its `to`.
+fn cast_target(schema: &OpSchema, attrs: &[Attr]) -> Option<ElemType> {
+    if !schema.domain.is_empty() || schema.name != "Cast" {
+        return None;
+    }
+    attrs.iter().find(|a| a.name == "to").and_then(|a| match a.value {
+        AttrValue::Int(code) => ElemType::from_code(code),
+        _ => None,
+    })
+}
+
 /// How many outputs the exporter gives a node of `schema`.
 fn output_count(schema: &OpSchema, attrs: &[Attr]) -> usize {
     let attr_int = |name: &str| {
@@ -651,16 +717,16 @@ fn ty_of(t: &GraphType) -> Option<Ty> {
     }
 }
 
-fn graph_type(t: Option<Ty>) -> GraphType {
+fn graph_type(t: Option<Ty>, shape: Shape) -> GraphType {
     match t {
-        Some(Ty::Elem(e)) => GraphType::Tensor { elem: Some(e), shape: None },
+        Some(Ty::Elem(e)) => GraphType::Tensor { elem: Some(e), shape },
         Some(Ty::Seq(item)) => GraphType::Sequence {
             elem: item.and_then(|i| match *i {
                 Ty::Elem(e) => Some(e),
                 _ => None,
             }),
         },
-        _ => GraphType::Tensor { elem: None, shape: None },
+        _ => GraphType::Tensor { elem: None, shape },
     }
 }
 

@@ -35,7 +35,22 @@ pub struct CallFacts {
     pub function: String,
     pub args: Vec<ArgFact>,
     pub kwargs: Vec<(String, ArgFact)>,
+    /// What PyTorch says the call returns, when the exporter's FX node is known.
+    pub expect: Option<Expected>,
 }
+
+/// PyTorch's answer for a call: the operator the FX node calls and each of its outputs' element
+/// type and dimensions (`None` where PyTorch's value is not a tensor onnxsc compares, such as a
+/// complex one, which the exporter turns into a real view).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expected {
+    /// `aten::mean.dim`.
+    pub op: String,
+    pub outputs: Vec<Option<ExpectedTensor>>,
+}
+
+/// One output PyTorch computes: its element type and dimensions, each `None` when not given.
+pub type ExpectedTensor = (Option<ElemType>, Option<Vec<Dim>>);
 
 impl CallFacts {
     /// The called function's domain and name: `function` split at its last `::`
@@ -60,8 +75,29 @@ impl CallFacts {
             None => Vec::new(),
             Some(_) => return Err("`kwargs` is not an object".into()),
         };
-        Ok(CallFacts { function, args, kwargs })
+        let expect = match json.get("expect") {
+            None | Some(Json::Null) => None,
+            Some(e) => Some(expected(e)?),
+        };
+        Ok(CallFacts { function, args, kwargs, expect })
     }
+}
+
+/// `{"op": "aten::mean.dim", "outputs": [{"dtype": "FLOAT16", "shape": [2, "s0"]}, null]}`.
+fn expected(e: &Json) -> Result<Expected, String> {
+    let op = e.get("op").and_then(Json::as_str).ok_or("`expect` has no `op`")?.to_string();
+    let Some(Json::Array(items)) = e.get("outputs") else { return Err("`expect` has no `outputs` array".into()) };
+    let outputs = items
+        .iter()
+        .map(|o| match o {
+            Json::Null => Ok(None),
+            o => match tagged_value(&serde_json::json!({ "tensor": o }))? {
+                ArgFact::Tensor { elem, shape, .. } => Ok(Some((elem, shape))),
+                _ => Err(format!("{o} is not an expected tensor")),
+            },
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(Expected { op, outputs })
 }
 
 /// The name of the function a trace-only translation `name` specialises to for one call: the
@@ -102,6 +138,19 @@ impl CallKey {
         for (name, a) in &self.0.kwargs {
             out.push(Atom::Text(name));
             arg_atoms(a, &mut out);
+        }
+        if let Some(e) = &self.0.expect {
+            out.push(Atom::Open("expect"));
+            out.push(Atom::Text(&e.op));
+            for o in &e.outputs {
+                match o {
+                    None => out.push(Atom::Open("none")),
+                    Some((elem, shape)) => {
+                        out.push(Atom::Elem(*elem));
+                        out.push(Atom::Other(format!("{shape:?}")));
+                    }
+                }
+            }
         }
         out
     }

@@ -10,8 +10,10 @@
 mod builder;
 pub mod facts;
 mod functions;
+mod reference;
+mod shape_facts;
 mod specialize;
 
 pub use builder::MAX_NODES;
 pub use facts::{variant_name, ArgFact, CallFacts, CallKey};
-pub use specialize::{specialize, TraceContext};
+pub use specialize::{specialize, Specialized, TraceContext};

@@ -13,7 +13,7 @@ use crate::sema::calls::Callee;
 use crate::sema::env::{ModuleEnv, Opset};
 use crate::sema::eval::{self, ConstError, Trace};
 use crate::sema::signature::{Signature, SignatureParam};
-use crate::sema::value::{GraphType, GraphValue, PyValue};
+use crate::sema::value::{Dim, GraphType, GraphValue, PyValue};
 use crate::source::SourceMap;
 use crate::syntax::ast::{FunctionDef, ParamKind};
 use std::borrow::Cow;
@@ -28,15 +28,23 @@ pub struct TraceContext<'a> {
     pub scripts: &'a HashMap<usize, Callee>,
 }
 
+/// A translation specialised to one call: its function, and what each output is known to be.
+pub struct Specialized {
+    pub function: Function,
+    /// Each output's element type and shape, as the trace inferred them (`sema::shapes`).
+    pub returns: Vec<GraphType>,
+}
+
 /// The function `id` (of `domain`) specialised to `call`: its nodes for this call, named
-/// `name`. The error, located in the translation's source, when the trace fails.
+/// `name`. The error, located in the translation's source, when the trace fails, or when what
+/// it returns contradicts PyTorch's answer for the call (`reference`).
 pub fn specialize(
     cx: &TraceContext,
     id: usize,
     domain: &str,
     name: &str,
     call: &CallFacts,
-) -> Result<Function, Box<Diagnostic>> {
+) -> Result<Specialized, Box<Diagnostic>> {
     let Some((env, k)) = cx.envs.iter().find_map(|e| e.local_function(id).map(|k| (e, k))) else {
         return Err(Box::new(Diagnostic::error(codes::TRACE_ERROR, 0, format!("no function `{domain}::{name}`"))));
     };
@@ -59,11 +67,15 @@ pub fn specialize(
         eval::trace_call(&mut trace, id, args, kwargs, f.name.span)
     };
     let result = result.map_err(|e| trace_failure(e, env.file, f.name.span))?;
-    let outputs = outputs(&mut builder, result, env.file, f.name.span, &inputs)?;
+    let (outputs, returns): (Vec<String>, Vec<GraphType>) =
+        outputs(&mut builder, result, env.file, f.name.span, &inputs)?.into_iter().unzip();
+    if let Some(expected) = &call.expect {
+        super::reference::compare(&returns, expected, env.file, f.name.span, &f.name.name)?;
+    }
     let (line, column) = cx.sources.line_col(env.file, f.name.span.start);
     let mut imports = std::mem::take(&mut builder.imports);
     imports.entry(String::new()).or_insert(crate::aten::EXPORTER_OPSET);
-    Ok(Function {
+    let function = Function {
         name: name.to_string(),
         domain: domain.to_string(),
         source_file: cx.sources.name(env.file).to_string(),
@@ -87,7 +99,8 @@ pub fn specialize(
         torch_ops: Vec::new(),
         complex: false,
         noqa: Vec::new(),
-    })
+    };
+    Ok(Specialized { function, returns })
 }
 
 /// The call's arguments against the translation's annotations: a tensor of an element type its
@@ -200,7 +213,7 @@ fn outputs(
     file: usize,
     span: crate::source::Span,
     inputs: &[(String, GraphType)],
-) -> Result<Vec<String>, Box<Diagnostic>> {
+) -> Result<Vec<(String, GraphType)>, Box<Diagnostic>> {
     let items = match result {
         PyValue::List(s) if s.is_tuple() => s.items().to_vec(),
         // A list of tensors (`unbind`'s `Tensor[]`): the exporter takes any sequence of values
@@ -221,6 +234,16 @@ fn outputs(
     let mut names = Vec::new();
     let mut seen = HashSet::new();
     for item in items {
+        let ty = match &item {
+            PyValue::Graph(g) => g.ty.clone(),
+            other => match crate::sema::ir_values::tensor_of(other) {
+                Ok(t) => GraphType::Tensor {
+                    elem: Some(t.elem),
+                    shape: Some(t.dims.iter().map(|d| Dim::Known(*d)).collect()),
+                },
+                Err(_) => GraphType::Tensor { elem: None, shape: None },
+            },
+        };
         let name = match item {
             PyValue::Graph(g) => g.name.clone(),
             PyValue::None => {
@@ -270,7 +293,7 @@ fn outputs(
         } else {
             name
         };
-        names.push(name);
+        names.push((name, ty));
     }
     Ok(names)
 }

@@ -356,3 +356,32 @@ def test_raw_graphs_hold_no_more_constants_than_the_default_registry_s(skipping)
     assert constants(with_table) <= constants(default)
     assert nodes(with_table) <= nodes(default)
     torch.testing.assert_close(with_table(x)[0], model(x), rtol=1e-4, atol=1e-4)
+
+
+class SmallCnn(torch.nn.Module):
+    """A convolutional network as vision models build one: convolution, batch norm (in eval
+    mode, whose statistics outputs PyTorch leaves empty), pooling, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.head = torch.nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.norm(self.conv(x))), 2)
+        return self.head(torch.flatten(x, 1))
+
+
+def test_a_cnn_in_eval_mode_exports_through_the_shape_checks_and_matches_pytorch(skipping):
+    """Every call of torchlib's translations is checked against its shape rules and PyTorch's
+    answer (docs/shapes.md); a right translation passes both. The batch norm's statistics
+    outputs, which PyTorch gives as empty tensors and nobody reads, are not compared."""
+    table, _ = skipping
+    torch.manual_seed(0)
+    model = SmallCnn().eval()
+    x = torch.randn(2, 3, 8, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = export(model, (x,), table)
+    torch.testing.assert_close(program(x)[0], model(x), rtol=1e-4, atol=1e-4)

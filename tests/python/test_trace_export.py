@@ -190,3 +190,68 @@ def test_link_specialises_a_models_call_from_its_declared_types(source, onnxsc_b
     (out,) = ort.InferenceSession(linked_path.as_posix()).run(None, {"x": data})
     expected = torch.nn.functional.gelu(torch.from_numpy(data), approximate="tanh").numpy()
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
+MISTAKES = textwrap.dedent(
+    '''
+    from typing import Optional
+
+    from onnxscript import opset18 as op
+    from onnxscript.function_libs.torch_lib.registration import torch_op
+    from onnxscript.function_libs.torch_lib.tensor_typing import TFloat, TTensor
+
+
+    @torch_op("aten::linear", trace_only=True)
+    def aten_linear(input: TFloat, weight: TFloat, bias: TFloat = None) -> TFloat:
+        return op.Gemm(input, weight, bias, transB=True)
+
+
+    @torch_op("aten::mean.dim", trace_only=True)
+    def aten_mean_dim(self: TFloat, dim: list[int], keepdim: bool = False, dtype: Optional[int] = None) -> TFloat:
+        del dtype  # the calls here pass none
+        return op.ReduceMean(op.Cast(self, to=1), dim, keepdims=keepdim)
+
+
+    @torch_op("aten::cat", trace_only=True)
+    def aten_cat(tensors: TTensor, dim: int = 0) -> TTensor:
+        return op.Concat(*tensors, axis=0)
+    '''
+)
+
+
+class Mean(torch.nn.Module):
+    def forward(self, x):
+        return x.mean(dim=1)
+
+
+class Cat(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.cat([x, y], dim=1)
+
+
+@pytest.mark.parametrize(
+    "model, inputs, message",
+    [
+        # Gemm for linear on a 3-D input: the operator's own rule, at the op call's line.
+        (torch.nn.Linear(4, 3), (torch.randn(2, 5, 4),), "E0907]: `Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4]"),
+        # A float16 mean computed and returned as float32: PyTorch's answer is float16.
+        (Mean(), (torch.randn(2, 3, dtype=torch.float16),), "E0908]: `aten_mean_dim` returns float32[2] for this call, where PyTorch's `aten::mean.dim` gives float16[2]"),
+        # cat that ignores `dim`: a shape PyTorch contradicts, where ONNX Runtime would run.
+        (Cat(), (torch.randn(2, 2), torch.randn(2, 2)), "E0908]: `aten_cat` returns float32[4, 2] for this call, where PyTorch's `aten::cat` gives float32[2, 4]"),
+    ],
+    ids=["gemm-rank-3", "mean-float32", "cat-ignores-dim"],
+)
+def test_shape_and_dtype_mistakes_stop_the_export_at_the_onnxs_line(tmp_path, model, inputs, message):
+    source = tmp_path / "mistakes.onnxs"
+    source.write_text(MISTAKES, encoding="utf-8")
+    with pytest.raises(Exception) as failed:
+        export(model, inputs, onnxsc.translation_table(source))
+    # The exporter wraps the translation's OnnxscError in its own errors.
+    chain, e = [], failed.value
+    while e is not None and e not in chain:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    (ours,) = [e for e in chain if isinstance(e, onnxsc.OnnxscError)]
+    text = str(ours)
+    assert message in text, text
+    assert "mistakes.onnxs:" in text, text

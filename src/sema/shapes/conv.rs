@@ -1,0 +1,187 @@
+//! Convolution and pooling: `Conv`, `ConvTranspose` (its rank checks only), `MaxPool`,
+//! `AveragePool`, `LpPool` and the global pools. Inputs are `[N, C, D1, D2, ...]`.
+
+use super::{differ, dim_text, Cx, Inferred, Violation};
+use crate::ir::Dim;
+
+pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
+    Some(match cx.op() {
+        "Conv" => conv(cx),
+        "MaxPool" | "AveragePool" | "LpPool" => pool(cx),
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => global_pool(cx),
+        _ => return None,
+    })
+}
+
+/// The input, which must have a batch, a channel and at least one spatial dimension.
+fn image<'a>(cx: &'a Cx) -> Result<Option<&'a [Dim]>, Violation> {
+    let Some(x) = cx.dims(0) else { return Ok(None) };
+    if x.len() < 3 {
+        return Err(cx.violation(
+            format!("`{}` needs `X` of rank 3 or more ([N, C, D1, ...]); this call gives {}", cx.op(), cx.gave(0)),
+            "add the batch and channel dimensions (`Unsqueeze`)",
+        ));
+    }
+    Ok(Some(x))
+}
+
+fn conv(cx: &Cx) -> Inferred {
+    let Some(x) = image(cx)? else { return Ok(vec![None]) };
+    let Some(w) = cx.dims(1) else { return Ok(vec![Some(unknown_spatial(x, Dim::Unknown))]) };
+    if w.len() != x.len() {
+        return Err(cx.violation(
+            format!("`Conv`'s `W` must have the rank of `X`; this call gives {} and {}", cx.gave(0), cx.gave(1)),
+            "give `W` as [M, C / group, k1, ...]",
+        ));
+    }
+    let group = cx.int_attr("group").unwrap_or(1);
+    if let (Dim::Known(c), Dim::Known(per_group)) = (&x[1], &w[1]) {
+        if *c != per_group * group {
+            return Err(cx.violation(
+                format!(
+                    "`Conv` with group {group} needs `X`'s {c} channels to be `W`'s dimension 1 ({per_group}) times the group; this call gives {} and {}",
+                    cx.gave(0),
+                    cx.gave(1)
+                ),
+                "check the channel order ([N, C, ...]) and the weight's layout ([M, C / group, ...])",
+            ));
+        }
+    }
+    if let Some(b) = cx.dims(2) {
+        if b.len() != 1 || differ(&b[0], &w[0]) {
+            return Err(cx.violation(
+                format!(
+                    "`Conv`'s `B` must be 1-D with one bias per output channel ([{}]); this call gives {}",
+                    dim_text(&w[0]),
+                    cx.gave(2)
+                ),
+                "give the bias as a 1-D tensor (reshape it to [M])",
+            ));
+        }
+    }
+    let kernel: Vec<Dim> = match cx.ints_attr("kernel_shape") {
+        Some(k) => {
+            for (j, (given, actual)) in k.iter().zip(&w[2..]).enumerate() {
+                if differ(&Dim::Known(*given), actual) {
+                    return Err(cx.violation(
+                        format!(
+                            "`Conv`'s `kernel_shape` {k:?} says {given} for spatial axis {j}, but {} has {}",
+                            cx.gave(1),
+                            dim_text(actual)
+                        ),
+                        "leave `kernel_shape` out: Conv reads it from `W`",
+                    ));
+                }
+            }
+            k.iter().map(|n| Dim::Known(*n)).collect()
+        }
+        None => w[2..].to_vec(),
+    };
+    let mut out = vec![x[0].clone(), w[0].clone()];
+    out.extend(spatial(cx, &x[2..], &kernel, false)?);
+    Ok(vec![Some(out)])
+}
+
+fn pool(cx: &Cx) -> Inferred {
+    let Some(x) = image(cx)? else { return Ok(vec![None, None]) };
+    let Some(kernel) = cx.ints_attr("kernel_shape") else { return Ok(vec![None, None]) };
+    if kernel.len() != x.len() - 2 {
+        return Err(cx.violation(
+            format!(
+                "`{}`'s `kernel_shape` {kernel:?} has {} axes, but {} has {} spatial dimensions",
+                cx.op(),
+                kernel.len(),
+                cx.gave(0),
+                x.len() - 2
+            ),
+            "give one kernel size per spatial dimension",
+        ));
+    }
+    let kernel: Vec<Dim> = kernel.iter().map(|n| Dim::Known(*n)).collect();
+    let ceil = cx.int_attr("ceil_mode").unwrap_or(0) != 0;
+    let mut out = vec![x[0].clone(), x[1].clone()];
+    out.extend(spatial(cx, &x[2..], &kernel, ceil)?);
+    Ok(vec![Some(out.clone()), Some(out)])
+}
+
+fn global_pool(cx: &Cx) -> Inferred {
+    let Some(x) = image(cx)? else { return Ok(vec![None]) };
+    Ok(vec![Some(
+        unknown_spatial(x, x[1].clone())
+            .into_iter()
+            .enumerate()
+            .map(|(k, d)| if k >= 2 { Dim::Known(1) } else { d })
+            .collect(),
+    )])
+}
+
+fn unknown_spatial(x: &[Dim], channels: Dim) -> Vec<Dim> {
+    let mut out = vec![x[0].clone(), channels];
+    out.extend(std::iter::repeat_n(Dim::Unknown, x.len() - 2));
+    out
+}
+
+/// The output's spatial dimensions, from ONNX's formula for `auto_pad`, `pads`, `strides` and
+/// `dilations`.
+fn spatial(cx: &Cx, input: &[Dim], kernel: &[Dim], ceil: bool) -> Result<Vec<Dim>, Violation> {
+    let n = input.len();
+    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, Violation> {
+        match cx.ints_attr(name) {
+            None => Ok(vec![default; len]),
+            Some(v) if v.len() == len => Ok(v.to_vec()),
+            Some(v) => Err(cx.violation(
+                format!(
+                    "`{}`'s `{name}` {v:?} has {} entries, but the input has {n} spatial dimensions",
+                    cx.op(),
+                    v.len()
+                ),
+                format!("give `{name}` {len} entries"),
+            )),
+        }
+    };
+    let strides = list("strides", 1, n)?;
+    let dilations = list("dilations", 1, n)?;
+    let pads = list("pads", 0, 2 * n)?;
+    let auto_pad = cx.str_attr("auto_pad").unwrap_or("NOTSET");
+    let mut out = Vec::with_capacity(n);
+    for j in 0..n {
+        let (Dim::Known(size), Dim::Known(k)) = (&input[j], &kernel[j]) else {
+            out.push(Dim::Unknown);
+            continue;
+        };
+        let (s, d) = (strides[j].max(1), dilations[j].max(1));
+        let reach = d * (k - 1) + 1;
+        let length = match auto_pad {
+            "SAME_UPPER" | "SAME_LOWER" => (size + s - 1) / s,
+            "VALID" => (size - reach + s) / s,
+            _ => {
+                let padded = size + pads[j] + pads[j + n] - reach;
+                if padded < 0 {
+                    -1
+                } else if ceil {
+                    // A last window that would start in the end padding is dropped.
+                    let l = (padded + s - 1) / s + 1;
+                    if (l - 1) * s >= size + pads[j] {
+                        l - 1
+                    } else {
+                        l
+                    }
+                } else {
+                    padded / s + 1
+                }
+            }
+        };
+        if length < 1 {
+            return Err(cx.violation(
+                format!(
+                    "`{}`'s kernel reaches {reach} along spatial axis {j}, more than {} (padded) gives",
+                    cx.op(),
+                    cx.gave(0)
+                ),
+                "use a smaller kernel or dilation, or pad the input",
+            ));
+        }
+        out.push(Dim::Known(length));
+    }
+    Ok(out)
+}

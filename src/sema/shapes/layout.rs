@@ -1,0 +1,475 @@
+//! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`, `Split`,
+//! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `Slice`, `Tile`, `Shape`,
+//! `Size` and `ConstantOfShape`.
+
+use super::broadcast::broadcast_pair;
+use super::{differ, dim_text, product, unify, Cx, Inferred};
+use crate::ir::Dim;
+
+pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
+    Some(match cx.op() {
+        "Transpose" => transpose(cx),
+        "Concat" => concat(cx),
+        "Split" => split(cx),
+        "Squeeze" => squeeze(cx),
+        "Unsqueeze" => unsqueeze(cx),
+        "Reshape" => reshape(cx),
+        "Expand" => expand(cx),
+        "Flatten" => flatten(cx),
+        "Gather" => gather(cx),
+        "Slice" => slice(cx),
+        "Tile" => tile(cx),
+        "Shape" => shape(cx),
+        "Size" => Ok(vec![Some(Vec::new())]),
+        "ConstantOfShape" => Ok(vec![cx.ints(0).map(|v| v.iter().map(|n| Dim::Known(*n)).collect())]),
+        _ => return None,
+    })
+}
+
+/// A list of axes given as an attribute (older opsets) or as a constant input `input`.
+fn axes_of<'a>(cx: &'a Cx, attribute_until: i64, input: usize) -> Option<&'a [i64]> {
+    if cx.call.version < attribute_until {
+        cx.ints_attr("axes")
+    } else {
+        cx.ints(input)
+    }
+}
+
+fn transpose(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len();
+    let perm: Vec<usize> = match cx.ints_attr("perm") {
+        None => (0..rank).rev().collect(),
+        Some(perm) => {
+            if perm.len() != rank {
+                return Err(cx.violation(
+                    format!(
+                        "`Transpose`'s `perm` {perm:?} has {} axes, but this call's `data` is {}, of rank {rank}",
+                        perm.len(),
+                        cx.gave(0)
+                    ),
+                    "give `perm` one entry per dimension of the input",
+                ));
+            }
+            cx.axes(perm, rank, "perm")?
+        }
+    };
+    Ok(vec![Some(perm.iter().map(|k| dims[*k].clone()).collect())])
+}
+
+fn concat(cx: &Cx) -> Inferred {
+    let present: Vec<usize> = (0..cx.call.inputs.len()).filter(|i| cx.input(*i).is_some()).collect();
+    let Some(axis) = cx.int_attr("axis") else { return Ok(vec![None]) };
+    let Some(ranked) = present.iter().find(|i| cx.dims(**i).is_some()) else { return Ok(vec![None]) };
+    let rank = cx.dims(*ranked).map_or(0, <[Dim]>::len);
+    let k = cx.axis(axis, rank.max(1), "axis")?;
+    if rank == 0 {
+        return Err(cx.violation(
+            format!("`Concat` cannot join scalars; this call gives {}", cx.gave(*ranked)),
+            "make each input 1-D first (`Unsqueeze` or `Reshape`)",
+        ));
+    }
+    let mut out: Vec<Dim> = cx.dims(*ranked).map(<[Dim]>::to_vec).unwrap_or_default();
+    let mut total = Some(0i64);
+    for i in &present {
+        let Some(dims) = cx.dims(*i) else {
+            total = None;
+            continue;
+        };
+        if dims.len() != rank {
+            return Err(cx.violation(
+                format!("`Concat` joins tensors of one rank; this call gives {} and {}", cx.gave(*ranked), cx.gave(*i)),
+                "give every input the same rank",
+            ));
+        }
+        for (j, d) in dims.iter().enumerate() {
+            if j == k {
+                total = match (total, d) {
+                    (Some(t), Dim::Known(n)) => t.checked_add(*n),
+                    _ => None,
+                };
+            } else if differ(&out[j], d) {
+                return Err(cx.violation(
+                    format!(
+                        "`Concat` along axis {axis} needs equal sizes elsewhere; this call gives {} and {}: dimension {j} is {} against {}",
+                        cx.gave(*ranked),
+                        cx.gave(*i),
+                        dim_text(&out[j]),
+                        dim_text(d)
+                    ),
+                    "concatenate along the axis where the inputs differ",
+                ));
+            } else {
+                out[j] = unify(&out[j], d);
+            }
+        }
+    }
+    out[k] = match (total, present.len()) {
+        (Some(t), _) => Dim::Known(t),
+        (None, 1) => out[k].clone(),
+        _ => Dim::Unknown,
+    };
+    Ok(vec![Some(out)])
+}
+
+fn split(cx: &Cx) -> Inferred {
+    let n = cx.call.outputs;
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None; n]) };
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), dims.len().max(1), "axis")?;
+    if dims.is_empty() {
+        return Err(
+            cx.violation(format!("`Split` cannot split a scalar; this call gives {}", cx.gave(0)), "split a tensor")
+        );
+    }
+    if cx.call.version >= 18 && cx.int_attr("num_outputs").is_some() && cx.input(1).is_some() {
+        return Err(cx.violation(
+            "`Split` takes `split` sizes or `num_outputs`, not both".into(),
+            "to split by sizes when traced, make a sequence with `op.SplitToSequence(x, sizes, axis=...)`, as torchlib does",
+        ));
+    }
+    let sizes: Option<Vec<i64>> =
+        if cx.call.version < 13 { cx.ints_attr("split").map(<[i64]>::to_vec) } else { cx.ints(1).map(<[i64]>::to_vec) };
+    let along = &dims[k];
+    let sizes: Vec<Dim> = match sizes {
+        Some(sizes) => {
+            if sizes.len() != n {
+                return Err(cx.violation(
+                    format!("`Split`'s `split` {sizes:?} has {} sizes, but the call takes {n} outputs", sizes.len()),
+                    "give one size per output",
+                ));
+            }
+            if let (Dim::Known(d), sum) = (along, sizes.iter().sum::<i64>()) {
+                if sum != *d || sizes.iter().any(|s| *s < 0) {
+                    return Err(cx.violation(
+                        format!("`Split`'s sizes {sizes:?} add up to {sum}, but axis {k} of {} has {d}", cx.gave(0)),
+                        "give sizes that add up to the dimension split",
+                    ));
+                }
+            }
+            sizes.into_iter().map(Dim::Known).collect()
+        }
+        None => match along {
+            Dim::Known(d) if n > 0 => {
+                let equal = cx.call.version < 18 || cx.int_attr("num_outputs").is_none();
+                if equal && d % n as i64 != 0 {
+                    return Err(cx.violation(
+                        format!(
+                            "`Split` into {n} equal parts of axis {k} of {}: {d} is not a multiple of {n}",
+                            cx.gave(0)
+                        ),
+                        "give `split` sizes, or split a dimension divisible by the outputs",
+                    ));
+                }
+                // `num_outputs` makes the last part smaller when it does not divide.
+                let part = (d + n as i64 - 1) / n as i64;
+                (0..n as i64).map(|i| Dim::Known(part.min(d - part * i).max(0))).collect()
+            }
+            _ => vec![Dim::Unknown; n],
+        },
+    };
+    Ok(sizes
+        .into_iter()
+        .map(|s| {
+            let mut out = dims.to_vec();
+            out[k] = s;
+            Some(out)
+        })
+        .collect())
+}
+
+fn squeeze(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let Some(axes) = axes_of(cx, 13, 1) else {
+        // Every dimension of 1 goes: known only when every dimension is.
+        return Ok(vec![product(dims).map(|_| dims.iter().filter(|d| **d != Dim::Known(1)).cloned().collect())]);
+    };
+    let axes = cx.axes(axes, dims.len(), "axes")?;
+    for k in &axes {
+        if let Dim::Known(n) = dims[*k] {
+            if n != 1 {
+                return Err(cx.violation(
+                    format!("`Squeeze` removes axis {k} of {}, whose size is {n}, not 1", cx.gave(0)),
+                    "squeeze only dimensions of size 1 (check the axis, or `Reshape`)",
+                ));
+            }
+        }
+    }
+    Ok(vec![Some(dims.iter().enumerate().filter(|(k, _)| !axes.contains(k)).map(|(_, d)| d.clone()).collect())])
+}
+
+fn unsqueeze(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let Some(axes) = axes_of(cx, 13, 1) else {
+        let rank = cx.input(1).and_then(|f| f.dims.as_ref()).and_then(|d| match d.as_slice() {
+            [Dim::Known(n)] => Some(dims.len() + *n as usize),
+            _ => None,
+        });
+        return Ok(vec![rank.map(|r| vec![Dim::Unknown; r])]);
+    };
+    let rank = dims.len() + axes.len();
+    let axes = cx.axes(axes, rank, "axes")?;
+    let mut rest = dims.iter();
+    Ok(vec![Some(
+        (0..rank)
+            .map(|k| if axes.contains(&k) { Dim::Known(1) } else { rest.next().cloned().unwrap_or(Dim::Unknown) })
+            .collect(),
+    )])
+}
+
+fn reshape(cx: &Cx) -> Inferred {
+    let Some(target) = cx.ints(1) else {
+        // The rank is the shape's length, when that is known.
+        let rank = cx.dims(1).and_then(|d| match d {
+            [Dim::Known(n)] => Some(*n as usize),
+            _ => None,
+        });
+        return Ok(vec![rank.map(|r| vec![Dim::Unknown; r])]);
+    };
+    let allow_zero = cx.int_attr("allowzero").unwrap_or(0) != 0;
+    if target.iter().filter(|v| **v == -1).count() > 1 || target.iter().any(|v| *v < -1) {
+        return Err(cx.violation(
+            format!("`Reshape`'s `shape` {target:?} may hold one -1 and no other negative size"),
+            "infer at most one dimension with -1",
+        ));
+    }
+    let input = cx.dims(0);
+    let mut out: Vec<Dim> = Vec::with_capacity(target.len());
+    for (k, v) in target.iter().enumerate() {
+        out.push(match *v {
+            0 if !allow_zero => match input {
+                Some(dims) if k < dims.len() => dims[k].clone(),
+                Some(_) => {
+                    return Err(cx.violation(
+                        format!(
+                            "`Reshape`'s `shape` {target:?} copies dimension {k} (a 0), which {} does not have",
+                            cx.gave(0)
+                        ),
+                        "copy only dimensions the input has, or give the size",
+                    ))
+                }
+                None => Dim::Unknown,
+            },
+            -1 => Dim::Unknown,
+            n => Dim::Known(n),
+        });
+    }
+    let Some(dims) = input else { return Ok(vec![Some(out)]) };
+    let inferred = target.iter().position(|v| *v == -1);
+    let known_out =
+        out.iter().enumerate().filter(|(k, _)| Some(*k) != inferred).map(|(_, d)| d.clone()).collect::<Vec<_>>();
+    let (total, left) = (product(dims), product(&known_out));
+    match (inferred, total, left) {
+        (Some(k), Some(t), Some(l)) => {
+            if l == 0 || t % l != 0 {
+                return Err(cx.violation(
+                    format!("`Reshape` cannot make the {} of {} into {target:?}", elements(t), cx.gave(0)),
+                    "give a shape whose sizes multiply to the input's",
+                ));
+            }
+            out[k] = Dim::Known(t / l);
+        }
+        (None, Some(t), Some(l)) if t != l => {
+            return Err(cx.violation(
+                format!(
+                    "`Reshape` cannot make the {} of {} into {target:?} ({})",
+                    elements(t),
+                    cx.gave(0),
+                    elements(l)
+                ),
+                "give a shape whose sizes multiply to the input's, or -1 for one of them",
+            ))
+        }
+        (Some(k), _, _) => out[k] = what_is_left(dims, &known_out).unwrap_or(Dim::Unknown),
+        _ => {}
+    }
+    Ok(vec![Some(out)])
+}
+
+fn elements(n: i64) -> String {
+    if n == 1 {
+        "1 element".into()
+    } else {
+        format!("{n} elements")
+    }
+}
+
+/// What a -1 stands for when the symbols cancel: `[s0, 3, 4]` into `[12, -1]` leaves `s0`, and
+/// into `[0, -1]` (`[s0, -1]`) leaves 12.
+fn what_is_left(input: &[Dim], others: &[Dim]) -> Option<Dim> {
+    let mut symbols: Vec<&Dim> = input.iter().filter(|d| matches!(d, Dim::Symbolic(_))).collect();
+    for d in others.iter().filter(|d| matches!(d, Dim::Symbolic(_))) {
+        let at = symbols.iter().position(|s| *s == d)?;
+        symbols.remove(at);
+    }
+    let known =
+        |ds: &[Dim]| ds.iter().filter_map(|d| if let Dim::Known(n) = d { Some(*n) } else { None }).product::<i64>();
+    let unknown = input.iter().chain(others).any(|d| *d == Dim::Unknown);
+    let (ki, ko) = (known(input), known(others));
+    match symbols[..] {
+        _ if unknown => None,
+        [] if ko != 0 && ki % ko == 0 => Some(Dim::Known(ki / ko)),
+        [only] if ki == ko => Some(only.clone()),
+        _ => None,
+    }
+}
+
+fn expand(cx: &Cx) -> Inferred {
+    let Some(shape) = cx.ints(1) else { return Ok(vec![None]) };
+    if let Some(bad) = shape.iter().find(|v| **v < 0) {
+        return Err(cx.violation(
+            format!("`Expand`'s `shape` {shape:?} holds {bad}; Expand takes sizes, not `Reshape`'s -1"),
+            "give 1 where a dimension is kept as it is: Expand broadcasts, so 1 keeps the input's size",
+        ));
+    }
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let target: Vec<Dim> = shape.iter().map(|n| Dim::Known(*n)).collect();
+    let out = broadcast_pair(dims, &target).map_err(|(a, b)| {
+        cx.violation(
+            format!(
+                "`Expand` cannot broadcast {} to {shape:?}: dimension {} against {}",
+                cx.gave(0),
+                dim_text(&a),
+                dim_text(&b)
+            ),
+            "give sizes equal to the input's, or expand dimensions of size 1",
+        )
+    })?;
+    Ok(vec![Some(out)])
+}
+
+fn flatten(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len() as i64;
+    let axis = cx.int_attr("axis").unwrap_or(1);
+    if axis < -rank || axis > rank {
+        return Err(cx.violation(
+            format!("`Flatten`'s `axis` is {axis}, outside [{}, {rank}] for {}", -rank, cx.gave(0)),
+            format!("give an axis between {} and {rank}", -rank),
+        ));
+    }
+    let k = if axis < 0 { axis + rank } else { axis } as usize;
+    let side = |ds: &[Dim]| match ds {
+        [] => Dim::Known(1),
+        [only] => only.clone(),
+        _ => product(ds).map_or(Dim::Unknown, Dim::Known),
+    };
+    Ok(vec![Some(vec![side(&dims[..k]), side(&dims[k..])])])
+}
+
+fn gather(cx: &Cx) -> Inferred {
+    let Some(data) = cx.dims(0) else { return Ok(vec![None]) };
+    if data.is_empty() {
+        return Err(cx.violation(
+            format!("`Gather` needs `data` of rank 1 or more; this call gives {}", cx.gave(0)),
+            "gather from a tensor",
+        ));
+    }
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), data.len(), "axis")?;
+    if let (Some(values), Dim::Known(n)) = (cx.ints(1), &data[k]) {
+        if let Some(bad) = values.iter().find(|v| **v < -n || **v >= *n) {
+            return Err(cx.violation(
+                format!("`Gather`'s index {bad} is outside axis {k} of {}, which has {n}", cx.gave(0)),
+                format!("give indices between {} and {}", -n, n - 1),
+            ));
+        }
+    }
+    let Some(indices) = cx.dims(1) else { return Ok(vec![None]) };
+    let mut out = data[..k].to_vec();
+    out.extend(indices.iter().cloned());
+    out.extend(data[k + 1..].iter().cloned());
+    Ok(vec![Some(out)])
+}
+
+fn slice(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len();
+    let (Some(starts), Some(ends)) = (cx.ints(1), cx.ints(2)) else {
+        return Ok(vec![Some(vec![Dim::Unknown; rank])]);
+    };
+    let default_axes: Vec<i64> = (0..starts.len() as i64).collect();
+    let axes = match cx.input(3) {
+        None => &default_axes[..],
+        Some(_) => match cx.ints(3) {
+            Some(a) => a,
+            None => return Ok(vec![Some(vec![Dim::Unknown; rank])]),
+        },
+    };
+    let ones = vec![1; starts.len()];
+    let steps = match cx.input(4) {
+        None => &ones[..],
+        Some(_) => match cx.ints(4) {
+            Some(s) => s,
+            None => return Ok(vec![Some(vec![Dim::Unknown; rank])]),
+        },
+    };
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err(cx.violation(
+            format!("`Slice`'s starts {starts:?}, ends {ends:?}, axes {axes:?} and steps {steps:?} differ in length"),
+            "give one start, end, axis and step per axis sliced",
+        ));
+    }
+    if steps.contains(&0) {
+        return Err(cx.violation(format!("`Slice`'s steps {steps:?} hold a 0"), "step by 1 or more (or -1 backwards)"));
+    }
+    let axes = cx.axes(axes, rank, "axes")?;
+    let mut out = dims.to_vec();
+    for (j, k) in axes.iter().enumerate() {
+        out[*k] = match &dims[*k] {
+            Dim::Known(n) => Dim::Known(sliced(*n, starts[j], ends[j], steps[j])),
+            whole if starts[j] == 0 && ends[j] >= i64::from(i32::MAX) && steps[j] == 1 => whole.clone(),
+            _ => Dim::Unknown,
+        };
+    }
+    Ok(vec![Some(out)])
+}
+
+/// How many elements `Slice` takes from a dimension of `n`, with ONNX's clamping.
+fn sliced(n: i64, start: i64, end: i64, step: i64) -> i64 {
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let norm = |v: i64| if v < 0 { v.saturating_add(n) } else { v };
+    let (start, end) = if step > 0 {
+        (clamp(norm(start), 0, n), clamp(norm(end), 0, n))
+    } else {
+        (clamp(norm(start), 0, n - 1), clamp(norm(end), -1, n - 1))
+    };
+    let span = end - start;
+    if (step > 0 && span <= 0) || (step < 0 && span >= 0) {
+        return 0;
+    }
+    (span + step - step.signum()) / step
+}
+
+fn tile(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let Some(repeats) = cx.ints(1) else { return Ok(vec![Some(vec![Dim::Unknown; dims.len()])]) };
+    if repeats.len() != dims.len() {
+        return Err(cx.violation(
+            format!(
+                "`Tile`'s `repeats` {repeats:?} has {} entries, but {} has rank {}",
+                repeats.len(),
+                cx.gave(0),
+                dims.len()
+            ),
+            "give one repeat count per dimension",
+        ));
+    }
+    Ok(vec![Some(
+        dims.iter()
+            .zip(repeats)
+            .map(|(d, r)| match (d, r) {
+                (Dim::Known(n), r) => Dim::Known(n * r),
+                (d, 1) => d.clone(),
+                _ => Dim::Unknown,
+            })
+            .collect(),
+    )])
+}
+
+fn shape(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![Some(vec![Dim::Unknown])]) };
+    let r = dims.len() as i64;
+    let bound = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) };
+    let start = bound(cx.int_attr("start").unwrap_or(0));
+    let end = bound(cx.int_attr("end").unwrap_or(r));
+    Ok(vec![Some(vec![Dim::Known((end - start).max(0))])])
+}

@@ -1,0 +1,90 @@
+//! Reductions (`ReduceSum`, `ReduceMean`... with `axes` and `keepdims`), `ArgMax`/`ArgMin`,
+//! `TopK`, and the normalisations whose statistics are reductions.
+
+use super::{Cx, Inferred};
+use crate::ir::Dim;
+
+pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
+    let op = cx.op();
+    Some(match op {
+        _ if op.starts_with("Reduce") => reduce(cx),
+        "ArgMax" | "ArgMin" => arg(cx),
+        "TopK" => top_k(cx),
+        "LayerNormalization" => layer_norm(cx),
+        "BatchNormalization" | "InstanceNormalization" | "GroupNormalization" => {
+            Ok(vec![cx.dims(0).map(<[Dim]>::to_vec)])
+        }
+        _ => return None,
+    })
+}
+
+/// The opset from which a reduction takes its axes as an input, not an attribute.
+fn axes_input_from(op: &str) -> i64 {
+    if op == "ReduceSum" {
+        13
+    } else {
+        18
+    }
+}
+
+fn reduce(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let keep = cx.int_attr("keepdims").unwrap_or(1) != 0;
+    let from_input = cx.call.version >= axes_input_from(cx.op());
+    let axes = if from_input { cx.ints(1) } else { cx.ints_attr("axes") };
+    let given = if from_input { cx.input(1).is_some() } else { axes.is_some() };
+    let axes: Vec<usize> = match axes {
+        Some(a) if !a.is_empty() => cx.axes(a, dims.len().max(1), "axes")?,
+        // Axes the model computes: the rank is known only when kept.
+        None if given => return Ok(vec![keep.then(|| vec![Dim::Unknown; dims.len()])]),
+        _ if cx.int_attr("noop_with_empty_axes").unwrap_or(0) != 0 => return Ok(vec![Some(dims.to_vec())]),
+        _ => (0..dims.len()).collect(),
+    };
+    Ok(vec![Some(reduced(dims, &axes, keep))])
+}
+
+fn reduced(dims: &[Dim], axes: &[usize], keep: bool) -> Vec<Dim> {
+    dims.iter()
+        .enumerate()
+        .filter_map(|(k, d)| match (axes.contains(&k), keep) {
+            (false, _) => Some(d.clone()),
+            (true, true) => Some(Dim::Known(1)),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+fn arg(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), dims.len().max(1), "axis")?;
+    let keep = cx.int_attr("keepdims").unwrap_or(1) != 0;
+    Ok(vec![Some(reduced(dims, &[k], keep))])
+}
+
+fn top_k(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None, None]) };
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(-1), dims.len().max(1), "axis")?;
+    let mut out = dims.to_vec();
+    out[k] = match cx.ints(1) {
+        Some([n]) => {
+            if let Dim::Known(size) = dims[k] {
+                if *n > size {
+                    return Err(cx.violation(
+                        format!("`TopK` takes the top {n} of axis {k} of {}, which has {size}", cx.gave(0)),
+                        "take at most as many as the axis has",
+                    ));
+                }
+            }
+            Dim::Known(*n)
+        }
+        _ => Dim::Unknown,
+    };
+    Ok(vec![Some(out.clone()), Some(out)])
+}
+
+fn layer_norm(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None, None, None]) };
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(-1), dims.len().max(1), "axis")?;
+    let stats: Vec<Dim> = dims.iter().enumerate().map(|(j, d)| if j < k { d.clone() } else { Dim::Known(1) }).collect();
+    Ok(vec![Some(dims.to_vec()), Some(stats.clone()), Some(stats)])
+}

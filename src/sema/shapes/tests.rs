@@ -1,0 +1,177 @@
+//! One test per operator family: the shapes a rule gives, and a violation it finds. Each fails
+//! without its rule (an operator without one gives unknown shapes and no violation).
+//! `tests/python/test_shapes.py` compares the rules with ONNX Runtime on generated calls.
+
+use super::*;
+use crate::ir::{Attr, AttrValue, Dim};
+use std::sync::Arc;
+
+/// A shape written `"2,s0,?"`; `"*"` for an unknown rank, `""` for a scalar.
+fn dims(text: &str) -> Shape {
+    if text == "*" {
+        return None;
+    }
+    Some(
+        text.split(',')
+            .filter(|t| !t.is_empty())
+            .map(|t| match t.trim() {
+                "?" => Dim::Unknown,
+                t => t.parse().map(Dim::Known).unwrap_or_else(|_| Dim::Symbolic(Arc::from(t))),
+            })
+            .collect(),
+    )
+}
+
+fn tensor(name: &str, shape: &str) -> Option<InputFacts> {
+    Some(InputFacts { name: name.into(), elem: Some(ElemType::Float), dims: dims(shape), ints: None })
+}
+
+fn ints(values: &[i64]) -> Option<InputFacts> {
+    Some(InputFacts {
+        name: String::new(),
+        elem: Some(ElemType::Int64),
+        dims: Some(vec![Dim::Known(values.len() as i64)]),
+        ints: Some(values.to_vec()),
+    })
+}
+
+fn int(name: &str, v: i64) -> Attr {
+    Attr { name: name.into(), value: AttrValue::Int(v) }
+}
+
+fn list(name: &str, v: &[i64]) -> Attr {
+    Attr { name: name.into(), value: AttrValue::Ints(v.to_vec()) }
+}
+
+fn run(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outputs: usize) -> Inferred {
+    infer(&ShapeCall { op, domain: "", version: 18, inputs, attrs, outputs })
+}
+
+/// The single output's shape, as text.
+fn shape_of(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr]) -> String {
+    match run(op, inputs, attrs, 1) {
+        Ok(shapes) => shapes[0].as_deref().map_or("*".into(), dims_text),
+        Err(v) => panic!("{op}: {}", v.message),
+    }
+}
+
+fn violation(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outputs: usize) -> String {
+    match run(op, inputs, attrs, outputs) {
+        Ok(shapes) => panic!("{op}: no violation, shapes {shapes:?}"),
+        Err(v) => v.message,
+    }
+}
+
+#[test]
+fn broadcasting_aligns_from_the_right_and_keeps_symbols() {
+    assert_eq!(shape_of("Add", &[tensor("a", "2,1,s0"), tensor("b", "3,s0")], &[]), "[2, 3, s0]");
+    assert_eq!(shape_of("Where", &[tensor("c", "4,1"), tensor("a", "1,5"), tensor("b", "")], &[]), "[4, 5]");
+    assert_eq!(shape_of("Relu", &[tensor("x", "s0,3")], &[]), "[s0, 3]");
+    // Two different symbols may be 1: nothing is known, nothing is wrong.
+    assert_eq!(shape_of("Mul", &[tensor("a", "s0"), tensor("b", "s1")], &[]), "[?]");
+    let v = violation("Add", &[tensor("self", "2,3"), tensor("other", "4")], &[], 1);
+    assert_eq!(v, "`Add` cannot broadcast float32[2, 3] (`self`) with float32[4] (`other`): dimension 3 against 4 (shapes align from the right)");
+    assert!(violation("Softmax", &[tensor("x", "2,3")], &[int("axis", 2)], 1).contains("`axis` is 2, outside [-2, 1]"));
+}
+
+#[test]
+fn matmul_and_gemm_check_inner_dimensions_and_ranks() {
+    assert_eq!(shape_of("MatMul", &[tensor("a", "s0,2,3"), tensor("b", "3,5")], &[]), "[s0, 2, 5]");
+    assert_eq!(shape_of("MatMul", &[tensor("a", "3"), tensor("b", "4,3,5")], &[]), "[4, 5]");
+    assert!(violation("MatMul", &[tensor("a", "2,3"), tensor("b", "4,5")], &[], 1)
+        .contains("`A` has 3 columns, `B` 4 rows"));
+    assert_eq!(
+        shape_of("Gemm", &[tensor("a", "2,4"), tensor("w", "5,4"), tensor("c", "5")], &[int("transB", 1)]),
+        "[2, 5]"
+    );
+    let v = violation("Gemm", &[tensor("self", "2,5,4"), tensor("w", "4,3")], &[], 1);
+    assert_eq!(v, "`Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4] (`self`)");
+    // The weight not transposed.
+    assert!(violation("Gemm", &[tensor("x", "2,4"), tensor("w", "5,4")], &[], 1).contains("4 against 5"));
+    assert!(violation("Gemm", &[tensor("x", "2,4"), tensor("w", "4,5"), tensor("c", "3")], &[], 1)
+        .contains("`C` must broadcast"));
+}
+
+#[test]
+fn layout_operators_move_and_check_dimensions() {
+    assert_eq!(shape_of("Transpose", &[tensor("x", "2,3,s0")], &[list("perm", &[2, 0, 1])]), "[s0, 2, 3]");
+    assert!(
+        violation("Transpose", &[tensor("x", "2,3,4")], &[list("perm", &[0, 2, 3, 1])], 1).contains("has 4 axes, but")
+    );
+    assert_eq!(shape_of("Concat", &[tensor("a", "2,3"), tensor("b", "2,5")], &[int("axis", 1)]), "[2, 8]");
+    assert!(violation("Concat", &[tensor("a", "4,2"), tensor("b", "3,3")], &[int("axis", 0)], 1)
+        .contains("dimension 1 is 2 against 3"));
+    let split = run("Split", &[tensor("x", "2,6"), ints(&[2, 4])], &[int("axis", 1)], 2).expect("splits");
+    assert_eq!(split, vec![dims("2,2"), dims("2,4")]);
+    assert!(violation("Split", &[tensor("x", "2,6"), ints(&[2, 3])], &[int("axis", 1)], 2)
+        .contains("add up to 5, but axis 1"));
+    let uneven = run("Split", &[tensor("x", "7,3")], &[int("num_outputs", 3)], 3).expect("splits");
+    assert_eq!(uneven, vec![dims("3,3"), dims("3,3"), dims("1,3")]);
+    let both = [tensor("x", "2,6"), ints(&[2, 4])];
+    assert!(violation("Split", &both, &[int("axis", 1), int("num_outputs", 2)], 2).contains("not both"));
+    assert_eq!(shape_of("Squeeze", &[tensor("x", "1,s0,1"), ints(&[0])], &[]), "[s0, 1]");
+    assert!(violation("Squeeze", &[tensor("x", "2,3"), ints(&[1])], &[], 1).contains("whose size is 3, not 1"));
+    assert_eq!(shape_of("Unsqueeze", &[tensor("x", "2,3"), ints(&[0, -1])], &[]), "[1, 2, 3, 1]");
+    assert_eq!(shape_of("Reshape", &[tensor("x", "s0,3,4"), ints(&[0, -1])], &[]), "[s0, 12]");
+    assert_eq!(shape_of("Reshape", &[tensor("x", "s0,3,4"), ints(&[12, -1])], &[]), "[12, s0]");
+    assert!(violation("Reshape", &[tensor("x", "2,3,4"), ints(&[5, -1])], &[], 1).contains("24 elements"));
+    assert_eq!(shape_of("Expand", &[tensor("x", "3,1"), ints(&[2, 3, 4])], &[]), "[2, 3, 4]");
+    assert!(violation("Expand", &[tensor("x", "3,1"), ints(&[-1, 4])], &[], 1).contains("holds -1"));
+    assert_eq!(shape_of("Flatten", &[tensor("x", "2,3,4")], &[int("axis", 2)]), "[6, 4]");
+    assert_eq!(shape_of("Gather", &[tensor("x", "5,s0"), tensor("i", "2,3")], &[int("axis", 0)]), "[2, 3, s0]");
+    let slice = [tensor("x", "10,s0"), ints(&[1]), ints(&[-1]), ints(&[0]), ints(&[2])];
+    assert_eq!(shape_of("Slice", &slice, &[]), "[4, s0]");
+    assert_eq!(shape_of("Tile", &[tensor("x", "2,3"), ints(&[2, 1])], &[]), "[4, 3]");
+    assert_eq!(shape_of("Shape", &[tensor("x", "2,3,4")], &[int("start", 1)]), "[2]");
+}
+
+#[test]
+fn convolution_and_pooling_compute_spatial_sizes() {
+    let x = tensor("input", "1,3,8,8");
+    assert_eq!(
+        shape_of("Conv", &[x.clone(), tensor("w", "6,3,3,3"), tensor("b", "6")], &[list("pads", &[1, 1, 1, 1])]),
+        "[1, 6, 8, 8]"
+    );
+    assert_eq!(
+        shape_of("Conv", &[x.clone(), tensor("w", "6,1,3,3")], &[int("group", 3), list("strides", &[2, 2])]),
+        "[1, 6, 3, 3]"
+    );
+    let v = violation("Conv", &[x.clone(), tensor("w", "3,3,1,1"), tensor("bias", "3,1,1,1")], &[], 1);
+    assert!(v.contains("`B` must be 1-D") && v.contains("float32[3, 1, 1, 1] (`bias`)"), "{v}");
+    assert!(violation("Conv", &[tensor("x", "1,8,8,3"), tensor("w", "6,3,3,3")], &[], 1).contains("channel"));
+    assert_eq!(
+        shape_of("MaxPool", std::slice::from_ref(&x), &[list("kernel_shape", &[2, 2]), list("strides", &[2, 2])]),
+        "[1, 3, 4, 4]"
+    );
+    assert_eq!(shape_of("GlobalAveragePool", &[x], &[]), "[1, 3, 1, 1]");
+    assert!(
+        violation("AveragePool", &[tensor("x", "3,8")], &[list("kernel_shape", &[2])], 1).contains("rank 3 or more")
+    );
+}
+
+#[test]
+fn reductions_drop_or_keep_their_axes() {
+    assert_eq!(shape_of("ReduceMean", &[tensor("x", "2,s0,4"), ints(&[1])], &[int("keepdims", 0)]), "[2, 4]");
+    assert_eq!(shape_of("ReduceSum", &[tensor("x", "2,3,4")], &[]), "[1, 1, 1]");
+    assert_eq!(shape_of("ArgMax", &[tensor("x", "2,3")], &[int("axis", 1)]), "[2, 1]");
+    assert!(violation("ReduceMax", &[tensor("x", "2,3"), ints(&[2])], &[], 1).contains("`axes` is 2"));
+    let norm = run("LayerNormalization", &[tensor("x", "2,3,4"), tensor("g", "4")], &[], 3).expect("normalises");
+    assert_eq!(norm[1], dims("2,3,1"));
+}
+
+#[test]
+fn unknown_operators_and_ranks_are_never_violations() {
+    assert_eq!(run("Einsum", &[tensor("a", "2,3")], &[], 1), Ok(vec![None]));
+    assert_eq!(shape_of("Gemm", &[tensor("a", "*"), tensor("b", "2,3")], &[]), "*");
+    assert_eq!(
+        infer(&ShapeCall {
+            op: "Gemm",
+            domain: "com.microsoft",
+            version: 1,
+            inputs: &[tensor("a", "2,3,4")],
+            attrs: &[],
+            outputs: 1
+        }),
+        Ok(vec![None])
+    );
+}

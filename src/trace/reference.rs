@@ -1,0 +1,65 @@
+//! PyTorch's answer as the reference: when the exporter's FX node is known, the call's facts
+//! say what PyTorch computes for it (each output's element type and dimensions), and what the
+//! translation returns for the call must not contradict it. A contradiction would give a wrong
+//! model: the exporter declares PyTorch's type on the value the translation computes, so a
+//! float32 mean where PyTorch gives float16 is a model that says float16 and computes float32.
+//!
+//! Only certain contradictions are errors: an element type or a rank both sides know, and a
+//! dimension both know as a number. A symbol is never compared (PyTorch may have proved two
+//! symbols equal where the trace keeps both), nor is anything the trace does not know.
+
+use super::facts::Expected;
+use crate::diagnostics::{codes, Diagnostic};
+use crate::ir::Dim;
+use crate::onnx::ElemType;
+use crate::sema::shapes::{differ_known, dim_text, dims_text};
+use crate::sema::value::GraphType;
+use crate::source::{FileId, Span};
+
+/// The first contradiction between what the translation `name` returns and `expected`,
+/// located at the translation.
+pub(super) fn compare(
+    returns: &[GraphType],
+    expected: &Expected,
+    file: FileId,
+    span: Span,
+    name: &str,
+) -> Result<(), Box<Diagnostic>> {
+    for (k, (got, want)) in returns.iter().zip(&expected.outputs).enumerate() {
+        let (GraphType::Tensor { elem, shape }, Some((want_elem, want_shape))) = (got, want) else { continue };
+        let which = if expected.outputs.len() > 1 { format!(" (output {k})") } else { String::new() };
+        let got = text(*elem, shape.as_deref());
+        let wanted = text(*want_elem, want_shape.as_deref());
+        let detail = match (elem.zip(*want_elem), shape.as_deref().zip(want_shape.as_deref())) {
+            (Some((e, w)), _) if e != w => Some(String::new()),
+            (_, Some((s, w))) if s.len() != w.len() => Some(format!(": rank {} against {}", s.len(), w.len())),
+            (_, Some((s, w))) => s
+                .iter()
+                .zip(w)
+                .position(|(a, b)| differ_known(a, b))
+                .map(|j| format!(": dimension {j} is {} against {}", dim_text(&s[j]), dim_text(&w[j]))),
+            _ => None,
+        };
+        let contradiction =
+            detail.map(|d| format!("{got}{which} for this call, where PyTorch's `{}` gives {wanted}{d}", expected.op));
+        if let Some(what) = contradiction {
+            return Err(Box::new(
+                Diagnostic::error(
+                    codes::REFERENCE_MISMATCH,
+                    file,
+                    format!("`{name}` returns {what}"),
+                )
+                .primary(span, "this translation")
+                .help(format!(
+                    "return what `{}` computes for this call: cast or reshape the result, or fix the operation that changes it",
+                    expected.op
+                )),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn text(elem: Option<ElemType>, dims: Option<&[Dim]>) -> String {
+    format!("{}{}", elem.map_or("tensor", ElemType::numpy_name), dims.map_or("[...]".into(), dims_text))
+}

@@ -1,0 +1,139 @@
+//! What a trace knows of an op call's inputs for shape inference (`sema::shapes`): each graph
+//! value's dimensions (the call's facts for its inputs, then what inference gave each node's
+//! outputs), and the values of small integer tensors, which a `Reshape`'s `shape` or a
+//! `Squeeze`'s `axes` usually is, whether written as Python values or computed from shapes
+//! (`op.Shape(x)` of a known shape, a `Concat` of known parts).
+
+use crate::ir::{Attr, AttrValue, Dim};
+use crate::onnx::tensor::TensorData;
+use crate::onnx::ElemType;
+use crate::sema::shapes::{InputFacts, Shape};
+use crate::sema::value::PyValue;
+use std::collections::HashMap;
+
+/// Integer tensors longer than this are not followed: shapes and axes are short.
+const MAX_KNOWN_INTS: usize = 64;
+
+/// The values of the integer graph values the trace knows, by name.
+pub(super) type KnownInts = HashMap<String, Vec<i64>>;
+
+/// What the call knows of one input.
+pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
+    match v {
+        PyValue::Graph(g) => InputFacts {
+            name: g.name.clone(),
+            elem: g.elem(),
+            dims: g.shape().map(<[Dim]>::to_vec),
+            ints: known.get(&g.name).cloned(),
+        },
+        PyValue::List(items) => {
+            let ints = python_ints(v);
+            // A list mixing values and tensors becomes a Concat of 1-element parts.
+            let length = items.iter().all(
+                |i| !matches!(i, PyValue::Graph(g) if g.shape() != Some(&[]) && g.shape() != Some(&[Dim::Known(1)])),
+            );
+            InputFacts {
+                name: String::new(),
+                elem: None,
+                dims: length.then(|| vec![Dim::Known(items.len() as i64)]),
+                ints: ints.or_else(|| concat_known(items.items(), known)),
+            }
+        }
+        PyValue::Tensor(t) => InputFacts {
+            name: String::new(),
+            elem: Some(t.elem),
+            dims: Some(t.dims.iter().map(|d| Dim::Known(*d)).collect()),
+            ints: python_ints(v),
+        },
+        PyValue::None => InputFacts::default(),
+        _ => InputFacts { name: String::new(), elem: None, dims: Some(Vec::new()), ints: python_ints(v) },
+    }
+}
+
+/// The integers a Python value (made a constant) holds, flattened.
+pub(super) fn python_ints(v: &PyValue) -> Option<Vec<i64>> {
+    let out = match v {
+        PyValue::Int(i) => vec![i64::try_from(*i).ok()?],
+        PyValue::List(items) => items
+            .iter()
+            .map(|i| if let PyValue::Int(n) = i { i64::try_from(*n).ok() } else { None })
+            .collect::<Option<_>>()?,
+        PyValue::Tensor(t) if t.elem.is_integer() => match &t.data {
+            TensorData::Ints(v) => v.clone(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (out.len() <= MAX_KNOWN_INTS).then_some(out)
+}
+
+/// A list of ints and known 1-element tensors, concatenated.
+fn concat_known(items: &[PyValue], known: &KnownInts) -> Option<Vec<i64>> {
+    let mut out = Vec::new();
+    for i in items {
+        match i {
+            PyValue::Graph(g) => out.extend(known.get(&g.name)?),
+            other => out.extend(python_ints(other)?),
+        }
+    }
+    (out.len() <= MAX_KNOWN_INTS).then_some(out)
+}
+
+/// The values of an op's first output, when the trace can know them from its inputs: the
+/// small arithmetic of shapes that ONNX's own inference also follows.
+pub(super) fn propagated(
+    op: &str,
+    inputs: &[Option<InputFacts>],
+    attrs: &[Attr],
+    outputs: &[Shape],
+) -> Option<Vec<i64>> {
+    let ints = |i: usize| inputs.get(i).and_then(Option::as_ref).and_then(|f| f.ints.as_deref());
+    let attr = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
+    let out: Vec<i64> = match op {
+        "Constant" => match attr("value_int").or(attr("value_ints")).or(attr("value"))? {
+            AttrValue::Int(i) => vec![*i],
+            AttrValue::Ints(v) => v.clone(),
+            AttrValue::Tensor(t) if t.elem.is_integer() => match &t.data {
+                TensorData::Ints(v) => v.clone(),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        "Shape" => {
+            let dims = outputs.first()?.as_ref().and(inputs.first()?.as_ref()?.dims.as_ref())?;
+            let rank = dims.len() as i64;
+            let bound = |v: i64| if v < 0 { (v + rank).max(0) } else { v.min(rank) } as usize;
+            let int = |name: &str, default: i64| match attr(name) {
+                Some(AttrValue::Int(i)) => *i,
+                _ => default,
+            };
+            let (start, end) = (bound(int("start", 0)), bound(int("end", rank)));
+            dims.get(start..end.max(start))?
+                .iter()
+                .map(|d| if let Dim::Known(n) = d { Some(*n) } else { None })
+                .collect::<Option<_>>()?
+        }
+        "Concat" => {
+            let mut out = Vec::new();
+            for input in inputs.iter().flatten() {
+                out.extend(input.ints.as_deref()?);
+            }
+            out
+        }
+        "Identity" | "Squeeze" | "Unsqueeze" | "Reshape" | "Flatten" => ints(0)?.to_vec(),
+        "Cast" => match attr("to") {
+            Some(AttrValue::Int(to)) if ElemType::from_code(*to).is_some_and(ElemType::is_integer) => ints(0)?.to_vec(),
+            _ => return None,
+        },
+        "Gather" if inputs.first()?.as_ref()?.dims.as_ref().is_some_and(|d| d.len() == 1) => {
+            let data = ints(0)?;
+            let n = data.len() as i64;
+            ints(1)?
+                .iter()
+                .map(|i| data.get(usize::try_from(if *i < 0 { i + n } else { *i }).ok()?).copied())
+                .collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
+    (out.len() <= MAX_KNOWN_INTS).then_some(out)
+}

@@ -1,0 +1,239 @@
+"""onnxsc's shape rules (``sema::shapes``) against ONNX Runtime and ONNX's own inference, per
+operator family.
+
+Each case is one op call with input shapes (symbolic dimensions by name), constant integer
+inputs and attributes. onnxsc traces it (``onnxsc trace``, whose ``# returns:`` line gives the
+inferred output shapes, or an E0907 error); the same node runs in ONNX Runtime with the symbols
+bound to numbers, and goes through ``onnx.shape_inference`` in strict mode.
+
+* onnxsc reports a violation exactly when the node is invalid: ONNX Runtime fails on it, or
+  ONNX's strict inference refuses it (a call ONNX Runtime runs "leniently" into a wrong shape).
+* Where both run, every dimension onnxsc knows is the one ONNX Runtime returns (a symbol, the
+  number it was bound to); onnxsc may know less, never something else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import harness  # noqa: E402
+
+# The numbers the symbols stand for when ONNX Runtime runs a case.
+BINDING = {"s0": 5, "s1": 7}
+
+
+def t(*dims):
+    """A FLOAT input of these dimensions."""
+    return ("tensor", list(dims))
+
+
+def c(*values):
+    """A constant INT64 input holding these values."""
+    return ("const", list(values))
+
+
+# (id, op, inputs, attributes, outputs)
+CASES = [
+    # Elementwise and broadcasting.
+    ("relu", "Relu", [t("s0", 3)], {}, 1),
+    ("add-broadcast", "Add", [t(2, 1, "s0"), t(3, "s0")], {}, 1),
+    ("add-mismatch", "Add", [t(2, 3), t(4)], {}, 1),
+    ("where", "Where", [("bool", [4, 1]), t(1, 5), t()], {}, 1),
+    ("softmax-axis", "Softmax", [t(2, 3)], {"axis": 1}, 1),
+    ("softmax-bad-axis", "Softmax", [t(2, 3)], {"axis": 2}, 1),
+    # MatMul and Gemm.
+    ("matmul-batch", "MatMul", [t("s0", 2, 3), t(3, 5)], {}, 1),
+    ("matmul-vector", "MatMul", [t(3), t(4, 3, 5)], {}, 1),
+    ("matmul-inner", "MatMul", [t(2, 3), t(4, 5)], {}, 1),
+    ("matmul-batch-mismatch", "MatMul", [t(2, 2, 3), t(3, 3, 5)], {}, 1),
+    ("gemm", "Gemm", [t(2, 4), t(5, 4), t(5)], {"transB": 1}, 1),
+    ("gemm-rank-3", "Gemm", [t(2, 5, 4), t(3, 4)], {"transB": 1}, 1),
+    ("gemm-untransposed", "Gemm", [t(2, 4), t(5, 4)], {}, 1),
+    ("gemm-bad-c", "Gemm", [t(2, 4), t(4, 5), t(3)], {}, 1),
+    # Layout.
+    ("transpose", "Transpose", [t(2, 3, "s0")], {"perm": [2, 0, 1]}, 1),
+    ("transpose-default", "Transpose", [t(2, 3, 4)], {}, 1),
+    ("transpose-rank-4-perm", "Transpose", [t(2, 3, 4)], {"perm": [0, 2, 3, 1]}, 1),
+    ("concat", "Concat", [t(2, 3), t(2, 5)], {"axis": 1}, 1),
+    ("concat-mismatch", "Concat", [t(4, 2), t(3, 3)], {"axis": 0}, 1),
+    ("concat-negative-axis", "Concat", [t(2, "s0"), t(3, "s0")], {"axis": -2}, 1),
+    ("split", "Split", [t(2, 6)], {"axis": 1, "num_outputs": 2}, 2),
+    ("split-sizes-and-count", "Split", [t(2, 7), c(3, 4)], {"axis": 1, "num_outputs": 2}, 2),
+    ("split-even", "Split", [t(6, 3)], {"axis": 0, "num_outputs": 3}, 3),
+    ("split-uneven", "Split", [t(7, 3)], {"axis": 0, "num_outputs": 3}, 3),
+    ("squeeze", "Squeeze", [t(1, "s0", 1), c(0)], {}, 1),
+    ("squeeze-not-one", "Squeeze", [t(2, 3), c(1)], {}, 1),
+    ("squeeze-all", "Squeeze", [t(1, 3, 1)], {}, 1),
+    ("unsqueeze", "Unsqueeze", [t(2, 3), c(0, -1)], {}, 1),
+    ("unsqueeze-out-of-range", "Unsqueeze", [t(2, 3), c(4)], {}, 1),
+    ("reshape-copy", "Reshape", [t("s0", 3, 4), c(0, -1)], {}, 1),
+    ("reshape-symbol", "Reshape", [t("s0", 3, 4), c(12, -1)], {}, 1),
+    ("reshape-count", "Reshape", [t(2, 3, 4), c(5, -1)], {}, 1),
+    ("reshape-two-inferred", "Reshape", [t(2, 3, 4), c(-1, -1)], {}, 1),
+    ("reshape-exact", "Reshape", [t(2, 3, 4), c(4, 6)], {}, 1),
+    ("expand", "Expand", [t(3, 1), c(2, 3, 4)], {}, 1),
+    ("expand-mismatch", "Expand", [t(3, 2), c(4, 4)], {}, 1),
+    ("flatten", "Flatten", [t(2, 3, 4)], {"axis": 2}, 1),
+    ("flatten-symbol", "Flatten", [t("s0", 3, 4)], {"axis": 1}, 1),
+    ("gather", "Gather", [t(5, "s0"), ("index", [2, 3])], {"axis": 0}, 1),
+    ("gather-axis", "Gather", [t(5, 4), ("index", [2])], {"axis": 2}, 1),
+    ("slice", "Slice", [t(10, "s0"), c(1), c(-1), c(0), c(2)], {}, 1),
+    ("slice-backwards", "Slice", [t(10, 4), c(-1), c(-100), c(0), c(-3)], {}, 1),
+    ("slice-clamped", "Slice", [t(6, 4), c(2), c(1000), c(1)], {}, 1),
+    ("tile", "Tile", [t(2, 3), c(2, 1)], {}, 1),
+    ("tile-length", "Tile", [t(2, 3), c(2)], {}, 1),
+    ("shape", "Shape", [t(2, 3, 4)], {"start": 1}, 1),
+    # Convolution and pooling.
+    ("conv", "Conv", [t(1, 3, 8, 8), t(6, 3, 3, 3), t(6)], {"pads": [1, 1, 1, 1]}, 1),
+    ("conv-group-stride", "Conv", [t(2, 3, 9, 9), t(6, 1, 3, 3)], {"group": 3, "strides": [2, 2]}, 1),
+    ("conv-dilated-valid", "Conv", [t(1, 2, 10, 10), t(4, 2, 3, 3)], {"dilations": [2, 2], "auto_pad": "VALID"}, 1),
+    ("conv-same", "Conv", [t(1, 2, 7, 7), t(4, 2, 3, 3)], {"strides": [2, 2], "auto_pad": "SAME_UPPER"}, 1),
+    ("conv-bias-4d", "Conv", [t(2, 3, 8, 8), t(3, 3, 1, 1), t(3, 1, 1, 1)], {}, 1),
+    ("conv-channels-last", "Conv", [t(1, 8, 8, 3), t(6, 3, 3, 3)], {}, 1),
+    ("maxpool", "MaxPool", [t(1, 3, 8, 8)], {"kernel_shape": [2, 2], "strides": [2, 2]}, 2),
+    ("maxpool-ceil", "MaxPool", [t(1, 3, 7, 7)], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, 2),
+    ("averagepool-pads", "AveragePool", [t(1, 3, 7, 7)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, 1),
+    ("globalaveragepool", "GlobalAveragePool", [t(1, 3, 8, 8)], {}, 1),
+    # Reductions.
+    ("reducemean", "ReduceMean", [t(2, "s0", 4), c(1)], {"keepdims": 0}, 1),
+    ("reducesum-all", "ReduceSum", [t(2, 3, 4)], {}, 1),
+    ("reducemax-axis", "ReduceMax", [t(2, 3), c(2)], {}, 1),
+    ("argmax", "ArgMax", [t(2, 3)], {"axis": 1}, 1),
+    ("topk", "TopK", [t(2, 5), c(3)], {"axis": 1}, 2),
+    ("layernorm", "LayerNormalization", [t(2, 3, 4), t(4)], {}, 1),
+]
+
+
+def source() -> str:
+    lines = [
+        "from onnxscript import opset18 as op",
+        "from onnxscript.function_libs.torch_lib.registration import torch_op",
+        "from onnxscript.function_libs.torch_lib.tensor_typing import TTensor",
+        "",
+    ]
+    for k, (_, op, inputs, attrs, outputs) in enumerate(CASES):
+        params = [f"x{i}: TTensor" for i, (kind, _) in enumerate(inputs) if kind != "const"]
+        args = [f"x{i}" if kind != "const" else repr(v) for i, (kind, v) in enumerate(inputs)]
+        args += [f"{name}={value!r}" for name, value in attrs.items()]
+        results = ", ".join(f"r{j}" for j in range(outputs))
+        lines += [
+            "",
+            f'@torch_op("test::case{k}", trace_only=True)',
+            f"def case{k}({', '.join(params)}) -> TTensor:",
+            f"    {results} = op.{op}({', '.join(args)})",
+            f"    return {results}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def facts(k: int) -> str:
+    _, _, inputs, _, _ = CASES[k]
+    args = []
+    for kind, v in inputs:
+        if kind == "tensor":
+            args.append({"tensor": {"dtype": "FLOAT", "shape": v}})
+        elif kind == "index":
+            args.append({"tensor": {"dtype": "INT64", "shape": v}})
+        elif kind == "bool":
+            args.append({"tensor": {"dtype": "BOOL", "shape": v}})
+    return json.dumps({"function": f"pkg.onnxscript.torch_lib::case{k}", "args": args})
+
+
+def onnxsc_answer(path, k: int):
+    """(the inferred output dimensions, or None) and the E-code of a refusal."""
+    cmd = [str(harness.default_onnxsc_binary()), "--color", "never", "trace", str(path), "--call", facts(k)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        codes = re.findall(r"error\[(E\d+)\]", proc.stderr)
+        assert codes, proc.stderr
+        return None, codes[0], proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("# returns: ")]
+    shapes = re.findall(r"\w+\[([^\]]*)\]", line[len("# returns: ") :])
+    return [[d.strip() for d in s.split(",")] if s else [] for s in shapes], None, proc.stdout
+
+
+def runtime_answer(k: int):
+    """ONNX Runtime's output shapes for the node with the symbols bound, or why it failed;
+    and whether ONNX's strict inference accepts the model."""
+    _, op, inputs, attrs, outputs = CASES[k]
+    rng = np.random.default_rng(k)
+    graph_inputs, initializers, feeds, names = [], [], {}, []
+    for i, (kind, v) in enumerate(inputs):
+        name = f"x{i}"
+        names.append(name)
+        if kind == "const":
+            initializers.append(onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name))
+            continue
+        dims = [BINDING.get(d, d) for d in v]
+        if kind == "index":
+            feeds[name] = rng.integers(0, 2, size=dims).astype(np.int64)
+            graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, dims))
+        elif kind == "bool":
+            feeds[name] = rng.integers(0, 2, size=dims).astype(bool)
+            graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.BOOL, dims))
+        else:
+            feeds[name] = rng.standard_normal(dims).astype(np.float32)
+            graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
+    outs = [f"y{j}" for j in range(outputs)]
+    node = onnx.helper.make_node(op, names, outs, **attrs)
+    graph = onnx.helper.make_graph(
+        [node], "case", graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs], initializers
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)], ir_version=10)
+    try:
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        strict = None
+    except Exception as e:  # noqa: BLE001 - any refusal of the model is the answer
+        strict = str(e)
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        results = session.run(None, feeds)
+    except Exception as e:  # noqa: BLE001
+        return None, str(e), strict
+    return [list(r.shape) for r in results], None, strict
+
+
+@pytest.fixture(scope="module")
+def cases_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("shapes") / "cases.onnxs"
+    path.write_text(source(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("k", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_inferred_shapes_agree_with_onnx_runtime(cases_file, k):
+    inferred, code, said = onnxsc_answer(cases_file, k)
+    actual, failure, strict = runtime_answer(k)
+    invalid = failure is not None or strict is not None
+    if code is not None:
+        assert code == "E0907", said
+        assert invalid, f"onnxsc refuses a call ONNX Runtime runs and ONNX accepts:\n{said}"
+        return
+    assert not invalid, f"onnxsc accepts an invalid call (runtime: {failure}; strict inference: {strict})"
+    assert len(inferred) == len(actual), (inferred, actual)
+    for ours, theirs in zip(inferred, actual):
+        if ours == ["..."]:
+            continue
+        assert len(ours) == len(theirs), (ours, theirs)
+        for d, n in zip(ours, theirs):
+            if d == "?":
+                continue
+            assert int(BINDING.get(d, d)) == n, f"onnxsc infers {ours}, ONNX Runtime gives {theirs}"
+
+
+def test_every_family_has_cases_onnxsc_refuses_and_cases_it_infers_fully(cases_file):
+    """The table is not vacuous: some cases are violations, and most shapes are fully known."""
+    refused = known = 0
+    for k in range(len(CASES)):
+        inferred, code, _ = onnxsc_answer(cases_file, k)
+        refused += code is not None
+        known += inferred is not None and all("?" not in s and s != ["..."] for s in inferred)
+    assert refused >= 15 and known >= 35, (refused, known)
