@@ -16,6 +16,7 @@ import os
 from typing import Any, Union
 
 from onnxsc._errors import OnnxscError
+from onnxsc._located import located
 from onnxsc._signature import NO_DEFAULT, Signature, signature_of
 from onnxsc._specialize import Specializer
 from onnxsc._translation import source_of
@@ -90,11 +91,15 @@ class Function:
         given = [name for name, value in inputs if value is not None]
         arrays = {name: _array(value) for name, value in inputs if value is not None}
         key = (tuple((n, a.dtype.str, a.ndim) for n, a in arrays.items()), repr(sorted(attributes.items())))
-        session = self._sessions.get(key)
-        if session is None:
-            session = self._session(given, attributes, arrays)
-            self._sessions[key] = session
-        outputs = session.run(None, arrays)
+        if key not in self._sessions:
+            self._sessions[key] = self._session(given, attributes, arrays)
+        session, model = self._sessions[key]
+        try:
+            outputs = session.run(None, arrays)
+        except Exception as e:
+            raise OnnxscError(
+                f"{source_of(self.proto)}: ONNX Runtime fails on `{self.proto.name}`: {located(str(e).strip(), model)}"
+            ) from e
         outputs = [np.asarray(o) for o in outputs]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -150,9 +155,11 @@ class Function:
         graph = onnx.helper.make_graph(list(linked.graph.node), self.proto.name, graph_inputs, outputs)
         model = onnx.helper.make_model(graph, opset_imports=list(linked.opset_import), ir_version=linked.ir_version)
         try:
-            return onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            return onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]), model
         except Exception as e:
-            raise OnnxscError(f"{source_of(self.proto)}: ONNX Runtime cannot run `{self.proto.name}` here: {e}") from e
+            raise OnnxscError(
+                f"{source_of(self.proto)}: ONNX Runtime cannot run `{self.proto.name}` here: {located(str(e), model)}"
+            ) from e
 
 
 def _array(value: Any):

@@ -101,21 +101,48 @@ def serve(binary: Path, path: Path, calls: list[dict], timeout: float) -> tuple[
     return answers, proc.returncode, proc.stderr.decode("utf-8", errors="replace")
 
 
-def onnxsc_model(answer: tuple[int, bytes], inputs) -> tuple[onnx.ModelProto | None, str]:
+def onnxsc_model(answer: tuple[int, bytes], inputs) -> tuple[onnx.ModelProto | None, str, list]:
     """onnxsc's model of a call (its answer to the trace request) with typed graph inputs: the
-    reference's, the same tensors in the same order."""
+    reference's, the same tensors in the same order; and what onnxsc inferred of each output
+    (``inferred``), which the model then stops declaring."""
     status, payload = answer
     if status != 0:
-        return None, payload.decode("utf-8", errors="replace")
+        return None, payload.decode("utf-8", errors="replace"), []
     model = onnx.load_from_string(payload)
     graph = model.graph
     if len(graph.input) != len(inputs):
-        return None, f"onnxsc's model takes {len(graph.input)} tensors, the call passes {len(inputs)}"
+        return None, f"onnxsc's model takes {len(graph.input)} tensors, the call passes {len(inputs)}", []
     for value, typed in zip(graph.input, inputs):
         value.type.CopyFrom(typed.type)
+    declared = [inferred(value) for value in graph.output]
     for value in graph.output:
         value.ClearField("type")
-    return model, ""
+    return model, "", declared
+
+
+def inferred(value) -> tuple:
+    """(element type or 0, dimensions or None) an answer declares on an output: each dimension a
+    number, a symbol, or None. An unknown element type with no dimension is onnxsc's
+    placeholder for an output it knows nothing of."""
+    t = value.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+    if t.elem_type == 0 and not dims:
+        return 0, None
+    return t.elem_type, dims
+
+
+def contradiction(declared: list, got: list) -> str:
+    """Where what onnxsc inferred contradicts what ONNX Runtime returns (less specific is
+    allowed), or ""."""
+    for k, ((elem, dims), array) in enumerate(zip(declared, got)):
+        array = np.asarray(array)
+        if elem and onnx.helper.tensor_dtype_to_np_dtype(elem) != array.dtype:
+            return f"output {k}: onnxsc infers {onnx.TensorProto.DataType.Name(elem)}, ONNX Runtime returns {array.dtype}"
+        if dims is None:
+            continue
+        if len(dims) != array.ndim or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
+            return f"output {k}: onnxsc infers dimensions {dims}, ONNX Runtime returns {list(array.shape)}"
+    return ""
 
 
 def _feeds(model: onnx.ModelProto, types: list[str], seed: int) -> dict[str, np.ndarray]:
@@ -173,7 +200,7 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
             kind = VALID_REJECTED if status == 1 and not answers else DISAGREE
             outcomes[label] = Outcome(kind, label, f"onnxsc serve exit {status}, no answer:\n{stderr}")
             continue
-        ours, error = onnxsc_model(answers[k], reference.graph.input)
+        ours, error, declared = onnxsc_model(answers[k], reference.graph.input)
         if ours is None:
             kind = VALID_REJECTED if answers[k][0] == 1 else DISAGREE
             outcomes[label] = Outcome(kind, label, error)
@@ -183,7 +210,7 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
         except Exception as exc:  # noqa: BLE001
             outcomes[label] = Outcome(DISAGREE, label, f"ONNX Runtime refuses onnxsc's model: {exc}")
             continue
-        difference = oracle.compare(got, expected)
+        difference = oracle.compare(got, expected) or contradiction(declared, got)
         outcomes[label] = Outcome(DISAGREE if difference else AGREE, label, difference or "")
     order = [f"{name}#{n}" for name, calls in meta["calls"].items() for n in range(len(calls))]
     return Result([outcomes[label] for label in order])

@@ -28,6 +28,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+from onnxsc._located import located
 from onnxsc._optest.calls import Call, flatten
 from onnxsc._optest.tolerance import tolerance
 
@@ -192,7 +193,7 @@ class Exported:
                 return self._by_reference(tensors, expected) if half else skipped("ONNX Runtime has no CPU kernel for it")
             if "Got invalid dimensions" in message or "INVALID_ARGUMENT" in message and "dimension" in message:
                 return skipped("the export made a dimension of it static")
-            return failed("runtime", f"ONNX Runtime fails: {first_line(e)}")
+            return failed("runtime", f"ONNX Runtime fails: {located(first_line(e), self.program.model_proto)}")
         verdict = compare(actual, expected, self.qualname, tensors)
         if verdict.outcome == "passed" and half:
             return self._by_reference(tensors, expected, verdict)
