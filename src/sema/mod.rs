@@ -16,6 +16,7 @@ pub mod imports;
 pub mod infer;
 pub mod ir_values;
 pub mod known_names;
+pub mod literal_shapes;
 pub mod liveness;
 pub mod ndarray;
 pub mod op_arguments;

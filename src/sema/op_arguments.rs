@@ -18,8 +18,11 @@ pub struct OpArguments<'e> {
     /// By input position; `None` where an input before a given one is omitted.
     pub inputs: Vec<Option<&'e Expr>>,
     /// In argument order, typed as the schema declares them (`None` without a schema).
-    pub attributes: Vec<(Ident, &'e Expr, Option<AttrType>)>,
+    pub attributes: Vec<BoundAttribute<'e>>,
 }
+
+/// An attribute argument: its name, its value, and its type as the schema declares it.
+pub type BoundAttribute<'e> = (Ident, &'e Expr, Option<AttrType>);
 
 /// The schema of `op_name` (named at `op_span`) in `opset`; `None` for an op of a domain whose
 /// schemas are not known. An op the opset does not have (yet) is the error returned, with a

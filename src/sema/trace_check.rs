@@ -22,6 +22,7 @@ use super::annotations::ParamType;
 use super::constlib;
 use super::env::{Global, ModuleEnv, Names};
 use super::eval::{tensor_condition, unevaluated_builtin};
+use super::literal_shapes;
 use super::liveness::assigned_anywhere;
 use super::op_arguments::{bind_op_arguments, op_schema};
 use super::resolve::resolve_dotted;
@@ -166,6 +167,17 @@ impl<'e> Checker<'_, 'e, '_> {
         if let Some(s) = schema {
             match bind_op_arguments(self.file, &attr.name, Some(s), args, span) {
                 Ok(bound) => {
+                    // Traced at the exporter's opset, whatever the module imports.
+                    let version = crate::aten::EXPORTER_OPSET.max(opset.version);
+                    let outputs = s.outputs.len();
+                    self.diags.extend(literal_shapes::violation(
+                        self.file,
+                        s,
+                        version,
+                        (&bound.inputs, &bound.attributes),
+                        outputs,
+                        span,
+                    ));
                     for (name, value, _) in &bound.attributes {
                         if let Some(dim) = dimension_read(value) {
                             self.diags.push(attribute_from_dimension(self.file, &name.name, dim));

@@ -2,6 +2,7 @@
 //! [`bind_op_arguments`]), functions of the compilation, and attribute arguments.
 
 use super::*;
+use crate::sema::literal_shapes;
 
 impl<'a, 'm> Lowerer<'a, 'm> {
     /// Lowers `opset.Op(...)` (or a call to another function of the module) into one node
@@ -27,6 +28,10 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let OpArguments { inputs: input_exprs, attributes: attr_exprs } =
             bind_op_arguments(self.file(), op_name, schema, args, span).map_err(|d| self.push(*d))?;
         if let Some(s) = schema {
+            let bound = (&input_exprs[..], &attr_exprs[..]);
+            if let Some(d) = literal_shapes::violation(self.file(), s, opset.version, bound, outputs.len(), span) {
+                return Err(self.push(d));
+            }
             self.check_output_count(s, op_name, outputs.len(), span)?;
             if opset.domain.is_empty() && op_name == "Split" {
                 self.check_split_outputs(s, &input_exprs, &attr_exprs, outputs.len(), span)?;

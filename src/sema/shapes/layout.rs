@@ -36,7 +36,18 @@ fn axes_of<'a>(cx: &'a Cx, attribute_until: i64, input: usize) -> Option<&'a [i6
 }
 
 fn transpose(cx: &Cx) -> Inferred {
-    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let Some(dims) = cx.dims(0) else {
+        // Whatever the rank, a permutation names each axis once.
+        if let Some(perm) = cx.ints_attr("perm") {
+            if let Some(twice) = perm.iter().enumerate().find(|(k, a)| perm[..*k].contains(a)).map(|(_, a)| a) {
+                return Err(cx.violation(
+                    format!("`Transpose`'s `perm` {perm:?} names axis {twice} twice"),
+                    "name each axis of the input once",
+                ));
+            }
+        }
+        return Ok(vec![None]);
+    };
     let rank = dims.len();
     let perm: Vec<usize> = match cx.ints_attr("perm") {
         None => (0..rank).rev().collect(),
@@ -114,18 +125,18 @@ fn concat(cx: &Cx) -> Inferred {
 
 fn split(cx: &Cx) -> Inferred {
     let n = cx.call.outputs;
+    if cx.call.version >= 18 && cx.int_attr("num_outputs").is_some() && cx.input(1).is_some() {
+        return Err(cx.violation(
+            "`Split` takes `split` sizes or `num_outputs`, not both".into(),
+            "to split by sizes when traced, make a sequence with `op.SplitToSequence(x, sizes, axis=...)`, as torchlib does",
+        ));
+    }
     let Some(dims) = cx.dims(0) else { return Ok(vec![None; n]) };
     let k = cx.axis(cx.int_attr("axis").unwrap_or(0), dims.len().max(1), "axis")?;
     if dims.is_empty() {
         return Err(
             cx.violation(format!("`Split` cannot split a scalar; this call gives {}", cx.gave(0)), "split a tensor")
         );
-    }
-    if cx.call.version >= 18 && cx.int_attr("num_outputs").is_some() && cx.input(1).is_some() {
-        return Err(cx.violation(
-            "`Split` takes `split` sizes or `num_outputs`, not both".into(),
-            "to split by sizes when traced, make a sequence with `op.SplitToSequence(x, sizes, axis=...)`, as torchlib does",
-        ));
     }
     let sizes: Option<Vec<i64>> =
         if cx.call.version < 13 { cx.ints_attr("split").map(<[i64]>::to_vec) } else { cx.ints(1).map(<[i64]>::to_vec) };
@@ -381,6 +392,9 @@ fn gather(cx: &Cx) -> Inferred {
 }
 
 fn slice(cx: &Cx) -> Inferred {
+    if let Some(steps) = cx.ints(4).filter(|s| s.contains(&0)) {
+        return Err(cx.violation(format!("`Slice`'s steps {steps:?} hold a 0"), "step by 1 or more (or -1 backwards)"));
+    }
     let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
     let rank = dims.len();
     let (Some(starts), Some(ends)) = (cx.ints(1), cx.ints(2)) else {
