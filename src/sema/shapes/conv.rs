@@ -36,7 +36,7 @@ fn conv(cx: &Cx) -> Inferred {
     }
     let group = cx.int_attr("group").unwrap_or(1);
     if let (Dim::Known(c), Dim::Known(per_group)) = (&x[1], &w[1]) {
-        if *c != per_group * group {
+        if Some(*c) != per_group.checked_mul(group) {
             return Err(cx.violation(
                 format!(
                     "`Conv` with group {group} needs `X`'s {c} channels to be `W`'s dimension 1 ({per_group}) times the group; this call gives {} and {}",
@@ -60,6 +60,17 @@ fn conv(cx: &Cx) -> Inferred {
         }
     }
     let kernel: Vec<Dim> = match cx.ints_attr("kernel_shape") {
+        Some(k) if k.len() != w.len() - 2 => {
+            return Err(cx.violation(
+                format!(
+                    "`Conv`'s `kernel_shape` {k:?} has {} axes, but {} has {} spatial dimensions",
+                    k.len(),
+                    cx.gave(1),
+                    w.len() - 2
+                ),
+                "leave `kernel_shape` out: Conv reads it from `W`",
+            ))
+        }
         Some(k) => {
             for (j, (given, actual)) in k.iter().zip(&w[2..]).enumerate() {
                 if differ(&Dim::Known(*given), actual) {
@@ -150,18 +161,19 @@ fn spatial(cx: &Cx, input: &[Dim], kernel: &[Dim], ceil: bool) -> Result<Vec<Dim
             continue;
         };
         let (s, d) = (strides[j].max(1), dilations[j].max(1));
-        let reach = d * (k - 1) + 1;
+        // Saturating: attributes may be any int64, and a result past them is not a size anyway.
+        let reach = d.saturating_mul(k.saturating_sub(1)).saturating_add(1);
         let length = match auto_pad {
-            "SAME_UPPER" | "SAME_LOWER" => (size + s - 1) / s,
-            "VALID" => (size - reach + s) / s,
+            "SAME_UPPER" | "SAME_LOWER" => size.saturating_add(s - 1) / s,
+            "VALID" => size.saturating_sub(reach).saturating_add(s) / s,
             _ => {
-                let padded = size + pads[j] + pads[j + n] - reach;
+                let padded = size.saturating_add(pads[j]).saturating_add(pads[j + n]).saturating_sub(reach);
                 if padded < 0 {
                     -1
                 } else if ceil {
                     // A last window that would start in the end padding is dropped.
-                    let l = (padded + s - 1) / s + 1;
-                    if (l - 1) * s >= size + pads[j] {
+                    let l = padded.saturating_add(s - 1) / s + 1;
+                    if (l - 1).saturating_mul(s) >= size.saturating_add(pads[j]) {
                         l - 1
                     } else {
                         l

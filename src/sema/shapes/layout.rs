@@ -172,8 +172,8 @@ fn split(cx: &Cx) -> Inferred {
                     ));
                 }
                 // `num_outputs` makes the last part smaller when it does not divide.
-                let part = (d + n as i64 - 1) / n as i64;
-                (0..n as i64).map(|i| Dim::Known(part.min(d - part * i).max(0))).collect()
+                let part = d / n as i64 + i64::from(d % n as i64 != 0);
+                (0..n as i64).map(|i| Dim::Known(part.min(d.saturating_sub(part.saturating_mul(i))).max(0))).collect()
             }
             _ => vec![Dim::Unknown; n],
         },
@@ -212,7 +212,7 @@ fn unsqueeze(cx: &Cx) -> Inferred {
     let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
     let Some(axes) = axes_of(cx, 13, 1) else {
         let rank = cx.input(1).and_then(|f| f.dims.as_ref()).and_then(|d| match d.as_slice() {
-            [Dim::Known(n)] => Some(dims.len() + *n as usize),
+            [Dim::Known(n)] => Some(dims.len() + rank_of(*n)?),
             _ => None,
         });
         return Ok(vec![rank.map(|r| vec![Dim::Unknown; r])]);
@@ -231,7 +231,7 @@ fn reshape(cx: &Cx) -> Inferred {
     let Some(target) = cx.ints(1) else {
         // The rank is the shape's length, when that is known.
         let rank = cx.dims(1).and_then(|d| match d {
-            [Dim::Known(n)] => Some(*n as usize),
+            [Dim::Known(n)] => rank_of(*n),
             _ => None,
         });
         return Ok(vec![rank.map(|r| vec![Dim::Unknown; r])]);
@@ -295,6 +295,14 @@ fn reshape(cx: &Cx) -> Inferred {
     }
     Ok(vec![Some(out)])
 }
+
+/// A count of dimensions a value gives (the length of a shape), when it is one a tensor can have.
+fn rank_of(n: i64) -> Option<usize> {
+    usize::try_from(n).ok().filter(|r| *r <= MAX_RANK)
+}
+
+/// More dimensions than any tensor has: a length past it is not taken as a rank.
+const MAX_RANK: usize = 1024;
 
 fn elements(n: i64) -> String {
     if n == 1 {
@@ -450,7 +458,7 @@ fn sliced(n: i64, start: i64, end: i64, step: i64) -> i64 {
     if (step > 0 && span <= 0) || (step < 0 && span >= 0) {
         return 0;
     }
-    (span + step - step.signum()) / step
+    span.saturating_add(step).saturating_sub(step.signum()) / step
 }
 
 fn tile(cx: &Cx) -> Inferred {
@@ -471,7 +479,7 @@ fn tile(cx: &Cx) -> Inferred {
         dims.iter()
             .zip(repeats)
             .map(|(d, r)| match (d, r) {
-                (Dim::Known(n), r) => Dim::Known(n * r),
+                (Dim::Known(n), r) => n.checked_mul(*r).map_or(Dim::Unknown, Dim::Known),
                 (d, 1) => d.clone(),
                 _ => Dim::Unknown,
             })

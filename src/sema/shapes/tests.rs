@@ -175,3 +175,31 @@ fn unknown_operators_and_ranks_are_never_violations() {
         Ok(vec![None])
     );
 }
+
+#[test]
+fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
+    let huge = i64::MAX;
+    let big = tensor("x", &format!("{huge},{huge},{huge},{huge}"));
+    let negative = tensor("x", "-3,2,-1,4");
+    let attrs = [
+        list("pads", &[huge, huge, huge, huge]),
+        list("strides", &[huge, i64::MIN]),
+        list("dilations", &[huge, huge]),
+        list("kernel_shape", &[huge, huge]),
+        list("perm", &[huge, i64::MIN, 0, 1]),
+        int("axis", i64::MIN),
+        int("group", 0),
+        int("num_outputs", 3),
+    ];
+    let extreme = [huge, i64::MIN, 0, -1];
+    for op in ["Conv", "MaxPool", "Split", "Transpose", "Tile", "Slice", "Reshape", "Expand", "Unsqueeze", "Concat", "Gather", "Flatten"] {
+        for x in [&big, &negative] {
+            let inputs = [x.clone(), ints(&extreme), ints(&extreme), ints(&[0, 1]), ints(&[i64::MIN, huge])];
+            let _ = run(op, &inputs, &attrs, 3);
+            let _ = run(op, &inputs[..1], &[], 1);
+        }
+    }
+    // A rank read off a shape's length is believed only when a tensor can have it.
+    let wide = [tensor("x", "2"), Some(InputFacts { dims: dims(&huge.to_string()), ..InputFacts::default() })];
+    assert_eq!(run("Reshape", &wide, &[], 1), Ok(vec![None]));
+}
