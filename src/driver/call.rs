@@ -14,7 +14,7 @@ use crate::proto::onnx::{
 };
 use crate::sema::value::GraphType;
 use crate::sema::value::PyValue;
-use crate::trace::facts::{tagged_value, ArgFact};
+use crate::trace::facts::{split_qualified, tagged_value, ArgFact};
 use serde_json::Value as Json;
 
 /// A call of a library function, as a client asks for it: which inputs it gives and the
@@ -62,7 +62,7 @@ impl CallRequest {
 
     /// The called function's domain and name: `function` split at its last `::`.
     pub fn domain_and_name(&self) -> (&str, &str) {
-        self.function.rsplit_once("::").unwrap_or(("", &self.function))
+        split_qualified(&self.function)
     }
 
     /// The model of this call of `f`, or the diagnostic of what in it does not fit `f`'s

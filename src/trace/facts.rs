@@ -56,7 +56,7 @@ impl CallFacts {
     /// The called function's domain and name: `function` split at its last `::`
     /// (`pkg.onnxscript.torch_lib::aten_gelu`), the domain empty when it has none.
     pub fn domain_and_name(&self) -> (&str, &str) {
-        self.function.rsplit_once("::").unwrap_or(("", &self.function))
+        split_qualified(&self.function)
     }
 
     /// The call a JSON text describes, or why it is not one.
@@ -81,6 +81,12 @@ impl CallFacts {
         };
         Ok(CallFacts { function, args, kwargs, expect })
     }
+}
+
+/// A function's `domain::name` split at its last `::` (`pkg.onnxscript.torch_lib::aten_gelu`),
+/// the domain empty when it has none: the one reading of a qualified name in a request.
+pub fn split_qualified(function: &str) -> (&str, &str) {
+    function.rsplit_once("::").unwrap_or(("", function))
 }
 
 /// `{"op": "aten::mean.dim", "outputs": [{"dtype": "FLOAT16", "shape": [2, "s0"]}, null]}`.
