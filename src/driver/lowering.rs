@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 #[cfg(doc)]
-use super::Options;
+use super::CompileOptions;
 
 /// What lowering a module's functions reads besides its environment, shared by the threads that
 /// lower it.
