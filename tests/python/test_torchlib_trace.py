@@ -193,6 +193,16 @@ def _export_and_run(sample, table):
         return e
 
 
+def _contradicts_pytorch(result) -> bool:
+    """Whether an export stopped at onnxsc's E0908: the translation returns, for this call,
+    what PyTorch's own result contradicts (docs/shapes.md)."""
+    chain, e = [], result if isinstance(result, Exception) else None
+    while e is not None and e not in chain:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    return any("error[E0908]" in str(e) for e in chain)
+
+
 def _close(actual: list, expected: list, dtype_name: str) -> bool:
     if len(actual) != len(expected):
         return False
@@ -224,6 +234,7 @@ def test_torchlib_translation_exports_as_torchlib_does(op, table):
                 expected = _flatten(sample.call(*sample.tensors))
             except Exception:
                 continue  # PyTorch itself rejects the sample
+            every_output = expected
             n = EAGER_OUTPUTS.get(op, len(expected))
             expected = expected[:n]
             calls = entry.translation.calls
@@ -241,6 +252,12 @@ def test_torchlib_translation_exports_as_torchlib_does(op, table):
                     # ONNX Runtime may refuse (docs/trace.md). Then onnxsc must be right.
                     assert _close(ours[:n], expected, dtype_name), f"{where}: torchlib's export fails ({theirs}), onnxsc's is wrong"
                     improved.append(sample.description)
+                continue
+            if _contradicts_pytorch(ours) and not _close(theirs, every_output, dtype_name):
+                # onnxsc refuses (E0908) a model whose outputs contradict PyTorch's for the call,
+                # which torchlib's export writes: the batch norm's statistics, by design.
+                compared += 1
+                improved.append(sample.description)
                 continue
             assert not isinstance(ours, Exception), f"{where}: onnxsc's export fails: {ours}"
             assert _close(ours, theirs, dtype_name), f"{where}: onnxsc's outputs differ from torchlib's"

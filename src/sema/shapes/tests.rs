@@ -192,7 +192,20 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
         int("num_outputs", 3),
     ];
     let extreme = [huge, i64::MIN, 0, -1];
-    for op in ["Conv", "MaxPool", "Split", "Transpose", "Tile", "Slice", "Reshape", "Expand", "Unsqueeze", "Concat", "Gather", "Flatten"] {
+    for op in [
+        "Conv",
+        "MaxPool",
+        "Split",
+        "Transpose",
+        "Tile",
+        "Slice",
+        "Reshape",
+        "Expand",
+        "Unsqueeze",
+        "Concat",
+        "Gather",
+        "Flatten",
+    ] {
         for x in [&big, &negative] {
             let inputs = [x.clone(), ints(&extreme), ints(&extreme), ints(&[0, 1]), ints(&[i64::MIN, huge])];
             let _ = run(op, &inputs, &attrs, 3);
