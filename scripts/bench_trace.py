@@ -541,7 +541,7 @@ def export_table(library: Library, copies: Copies, exports: int) -> None:
     }
     library.specializer.close()
     start = time.perf_counter()
-    library.specializer._respond(b"{}")  # starts the server; the request itself is refused
+    library.specializer._respond(2, b"{}")  # a trace request: starts the server, which refuses it
     server_start = (time.perf_counter() - start) * 1e3
     print(
         f"\nWhole exports (torch.onnx.export(..., dynamo=True)), median of {exports} each, the ways alternating;"
