@@ -12,7 +12,7 @@ use super::facts::Expected;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::ir::Dim;
 use crate::onnx::ElemType;
-use crate::sema::shapes::{differ_known, dim_text, dims_text};
+use crate::sema::shapes::{differ, dim_text, dims_text};
 use crate::sema::value::GraphType;
 use crate::source::{FileId, Span};
 
@@ -36,7 +36,7 @@ pub(super) fn compare(
             (_, Some((s, w))) => s
                 .iter()
                 .zip(w)
-                .position(|(a, b)| differ_known(a, b))
+                .position(|(a, b)| differ(a, b))
                 .map(|j| format!(": dimension {j} is {} against {}", dim_text(&s[j]), dim_text(&w[j]))),
             _ => None,
         };

@@ -199,14 +199,9 @@ pub fn dim_text(d: &Dim) -> String {
     }
 }
 
-/// Whether two dimensions are two different known numbers (for comparisons outside the rules).
-pub fn differ_known(a: &Dim, b: &Dim) -> bool {
-    differ(a, b)
-}
-
 /// Whether two dimensions are certainly different: only two known numbers are (two symbols may
 /// name one number).
-fn differ(a: &Dim, b: &Dim) -> bool {
+pub fn differ(a: &Dim, b: &Dim) -> bool {
     matches!((a, b), (Dim::Known(x), Dim::Known(y)) if x != y)
 }
 
