@@ -14,7 +14,7 @@ use crate::proto::onnx::{
 };
 use crate::sema::value::GraphType;
 use crate::sema::value::PyValue;
-use crate::trace::facts::{split_qualified, tagged_value, ArgFact};
+use crate::trace::facts::{split_qualified, tagged_values_by_name, ArgFact};
 use serde_json::Value as Json;
 
 /// A call of a library function, as a client asks for it: which inputs it gives and the
@@ -50,13 +50,7 @@ impl CallRequest {
             None => Vec::new(),
             Some(_) => return Err("`inputs` is not an array of names".into()),
         };
-        let attributes = match json.get("attributes") {
-            Some(Json::Object(map)) => {
-                map.iter().map(|(k, v)| Ok((k.clone(), tagged_value(v)?))).collect::<Result<_, String>>()?
-            }
-            None => Vec::new(),
-            Some(_) => return Err("`attributes` is not an object".into()),
-        };
+        let attributes = tagged_values_by_name(&json, "attributes")?;
         Ok(CallRequest { function, overload, inputs, attributes })
     }
 

@@ -274,7 +274,8 @@ impl GraphBuilder<'_> {
         at: At,
     ) -> Result<Vec<PyValue>, Box<Diagnostic>> {
         let binding = type_binding(schema, &inputs);
-        let facts = self.shape_facts(&inputs);
+        // Only ONNX's own operators have shape rules: others need no facts gathered.
+        let facts = if schema.domain.is_empty() { self.shape_facts(&inputs) } else { Vec::new() };
         let mut names: Vec<Option<String>> = Vec::new();
         let mut tys: Vec<Option<Ty>> = Vec::new();
         for (formal, arg) in schema.inputs.iter().zip(inputs) {

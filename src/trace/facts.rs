@@ -68,18 +68,22 @@ impl CallFacts {
             None => Vec::new(),
             Some(_) => return Err("`args` is not an array".into()),
         };
-        let kwargs = match json.get("kwargs") {
-            Some(Json::Object(map)) => {
-                map.iter().map(|(k, v)| Ok((k.clone(), tagged_value(v)?))).collect::<Result<_, String>>()?
-            }
-            None => Vec::new(),
-            Some(_) => return Err("`kwargs` is not an object".into()),
-        };
+        let kwargs = tagged_values_by_name(&json, "kwargs")?;
         let expect = match json.get("expect") {
             None | Some(Json::Null) => None,
             Some(e) => Some(expected(e)?),
         };
         Ok(CallFacts { function, args, kwargs, expect })
+    }
+}
+
+/// The object `key` of `json` (absent: empty), each value tagged as [`tagged_value`] reads it:
+/// a call's keyword arguments, a call request's attributes.
+pub fn tagged_values_by_name(json: &Json, key: &str) -> Result<Vec<(String, ArgFact)>, String> {
+    match json.get(key) {
+        Some(Json::Object(map)) => map.iter().map(|(k, v)| Ok((k.clone(), tagged_value(v)?))).collect(),
+        None => Ok(Vec::new()),
+        Some(_) => Err(format!("`{key}` is not an object")),
     }
 }
 

@@ -10,9 +10,7 @@
 
 use super::facts::Expected;
 use crate::diagnostics::{codes, Diagnostic};
-use crate::ir::Dim;
-use crate::onnx::ElemType;
-use crate::sema::shapes::{differ, dim_text, dims_text};
+use crate::sema::shapes::{differ, dim_text, type_text};
 use crate::sema::value::GraphType;
 use crate::source::{FileId, Span};
 
@@ -28,8 +26,8 @@ pub(super) fn compare(
     for (k, (got, want)) in returns.iter().zip(&expected.outputs).enumerate() {
         let (GraphType::Tensor { elem, shape }, Some((want_elem, want_shape))) = (got, want) else { continue };
         let which = if expected.outputs.len() > 1 { format!(" (output {k})") } else { String::new() };
-        let got = text(*elem, shape.as_deref());
-        let wanted = text(*want_elem, want_shape.as_deref());
+        let got = type_text(*elem, shape.as_deref());
+        let wanted = type_text(*want_elem, want_shape.as_deref());
         let detail = match (elem.zip(*want_elem), shape.as_deref().zip(want_shape.as_deref())) {
             (Some((e, w)), _) if e != w => Some(String::new()),
             (_, Some((s, w))) if s.len() != w.len() => Some(format!(": rank {} against {}", s.len(), w.len())),
@@ -58,8 +56,4 @@ pub(super) fn compare(
         }
     }
     Ok(())
-}
-
-fn text(elem: Option<ElemType>, dims: Option<&[Dim]>) -> String {
-    format!("{}{}", elem.map_or("tensor", ElemType::numpy_name), dims.map_or("[...]".into(), dims_text))
 }

@@ -7,7 +7,7 @@
 use crate::ir::{Attr, AttrValue, Dim};
 use crate::onnx::tensor::TensorData;
 use crate::onnx::ElemType;
-use crate::sema::shapes::{InputFacts, Shape};
+use crate::sema::shapes::{shape_range, InputFacts, Shape};
 use crate::sema::value::PyValue;
 use std::collections::HashMap;
 
@@ -101,14 +101,11 @@ pub(super) fn propagated(
         },
         "Shape" => {
             let dims = outputs.first()?.as_ref().and(inputs.first()?.as_ref()?.dims.as_ref())?;
-            let rank = dims.len() as i64;
-            let bound = |v: i64| if v < 0 { (v + rank).max(0) } else { v.min(rank) } as usize;
-            let int = |name: &str, default: i64| match attr(name) {
-                Some(AttrValue::Int(i)) => *i,
-                _ => default,
+            let int = |name: &str| match attr(name) {
+                Some(AttrValue::Int(i)) => Some(*i),
+                _ => None,
             };
-            let (start, end) = (bound(int("start", 0)), bound(int("end", rank)));
-            dims.get(start..end.max(start))?
+            dims.get(shape_range(dims.len(), int("start"), int("end")))?
                 .iter()
                 .map(|d| if let Dim::Known(n) = d { Some(*n) } else { None })
                 .collect::<Option<_>>()?

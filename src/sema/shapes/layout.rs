@@ -489,9 +489,15 @@ fn tile(cx: &Cx) -> Inferred {
 
 fn shape(cx: &Cx) -> Inferred {
     let Some(dims) = cx.dims(0) else { return Ok(vec![Some(vec![Dim::Unknown])]) };
-    let r = dims.len() as i64;
-    let bound = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) };
-    let start = bound(cx.int_attr("start").unwrap_or(0));
-    let end = bound(cx.int_attr("end").unwrap_or(r));
-    Ok(vec![Some(vec![Dim::Known((end - start).max(0))])])
+    let taken = shape_range(dims.len(), cx.int_attr("start"), cx.int_attr("end"));
+    Ok(vec![Some(vec![Dim::Known(taken.len() as i64)])])
+}
+
+/// The dimensions `Shape` gives of a rank-`rank` input, from its `start` and `end` (negative
+/// ones counted from the end, both clamped to the rank).
+pub fn shape_range(rank: usize, start: Option<i64>, end: Option<i64>) -> std::ops::Range<usize> {
+    let r = rank as i64;
+    let bound = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) } as usize;
+    let (start, end) = (bound(start.unwrap_or(0)), bound(end.unwrap_or(r)));
+    start..end.max(start)
 }

@@ -16,6 +16,7 @@
 mod broadcast;
 mod conv;
 mod layout;
+pub use layout::shape_range;
 mod linalg;
 mod reduce;
 #[cfg(test)]
@@ -173,16 +174,17 @@ impl Cx<'_> {
 
 /// A value in words: its element type and dimensions, and its name.
 pub fn describe(f: &InputFacts) -> String {
-    let elem = f.elem.map(ElemType::numpy_name).unwrap_or("tensor");
-    let dims = match &f.dims {
-        Some(d) => dims_text(d),
-        None => "[...]".into(),
-    };
+    let ty = type_text(f.elem, f.dims.as_deref());
     if f.name.is_empty() {
-        format!("{elem}{dims}")
+        ty
     } else {
-        format!("{elem}{dims} (`{}`)", f.name)
+        format!("{ty} (`{}`)", f.name)
     }
+}
+
+/// `float32[2, s0]`; `tensor` for an unknown element type, `[...]` for an unknown rank.
+pub fn type_text(elem: Option<ElemType>, dims: Option<&[Dim]>) -> String {
+    format!("{}{}", elem.map_or("tensor", ElemType::numpy_name), dims.map_or("[...]".into(), dims_text))
 }
 
 /// `[2, s0, ?]`.
