@@ -445,3 +445,82 @@ fn a_call_that_does_not_fit_the_signature_is_refused_and_the_server_goes_on() {
     }
     assert_eq!(got[cases.len()].0, 0, "{}", text(&got[cases.len()].1));
 }
+
+/// Scripted translations with a call-dependent mistake each: checked per call when a call
+/// request says what its inputs are (`link::shapes`).
+const SCRIPTED: &str = r#"
+from typing import Optional, Sequence
+
+from onnxscript import FLOAT, opset18 as op
+from onnxscript.function_libs.torch_lib.registration import torch_op
+from onnxscript.function_libs.torch_lib.tensor_typing import TFloat
+
+
+@torch_op("aten::linear")
+def aten_linear(input: TFloat, weight: TFloat, bias: Optional[TFloat] = None) -> TFloat:
+    return op.Gemm(input, weight, bias, transB=1)
+
+
+@torch_op("aten::mean.dim")
+def aten_mean_dim(self: TFloat, dim: Optional[Sequence[int]], keepdim: bool = False, dtype: int = -1) -> TFloat:
+    del dtype
+    return op.ReduceMean(op.Cast(self, to=FLOAT.dtype), op.Constant(value_ints=dim), keepdims=keepdim)
+"#;
+
+#[test]
+fn a_typed_call_request_is_checked_node_by_node_and_against_pytorch() {
+    let dir = scratch("typed-call");
+    let source = dir.join("scripted.onnxs");
+    std::fs::write(&source, SCRIPTED).unwrap();
+    let lib = dir.join("scripted.onnx");
+    let o = onnxsc(&["build", source.to_str().unwrap(), "-o", lib.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let linear = |shape: &str| {
+        format!(
+            r#"{{"function": "pkg.onnxscript.torch_lib::aten_linear", "inputs": ["input", "weight", "bias"],
+                "types": {{"input": {{"tensor": {{"dtype": "FLOAT", "shape": {shape}}}}},
+                          "weight": {{"tensor": {{"dtype": "FLOAT", "shape": [3, 4]}}}},
+                          "bias": {{"tensor": {{"dtype": "FLOAT", "shape": [3]}}}}}}}}"#
+        )
+    };
+    let mean = |expected: &str| {
+        format!(
+            r#"{{"function": "pkg.onnxscript.torch_lib::aten_mean_dim", "inputs": ["self"],
+                "attributes": {{"dim": {{"list": [{{"int": 1}}]}}}},
+                "types": {{"self": {{"tensor": {{"dtype": "FLOAT16", "shape": [2, "s0"]}}}}}},
+                "expect": {{"op": "aten::mean.dim", "outputs": [{{"dtype": "{expected}", "shape": [2]}}]}}}}"#
+        )
+    };
+    let input: Vec<u8> = [linear("[2, 5, 4]"), linear("[\"s0\", 4]"), mean("FLOAT16"), mean("FLOAT")]
+        .iter()
+        .flat_map(|json| call_request(json))
+        .collect();
+    let o = session(&[lib.to_str().unwrap()], &input);
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 4);
+    // The operator's rule, broken by this call, at the op call's line.
+    assert_eq!(got[0].0, 1);
+    let refused = text(&got[0].1);
+    assert!(
+        refused.contains("error[E0907]: `Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4] (`input`)"),
+        "{refused}"
+    );
+    assert!(refused.contains("scripted.onnxs:11:12, in `aten_linear`"), "{refused}");
+    // A 2-D input fits, and the answer declares what the call returns.
+    assert_eq!(got[1].0, 0, "{}", text(&got[1].1));
+    let answer = ModelProto::decode(got[1].1.as_slice()).unwrap();
+    let declared = answer.graph.unwrap().output[0].r#type.clone().unwrap();
+    let Some(type_proto::Value::TensorType(t)) = declared.value else { panic!("{declared:?}") };
+    let dims: Vec<String> = t.shape.unwrap().dim.iter().map(|d| format!("{:?}", d.value)).collect();
+    assert_eq!((t.elem_type, dims.len()), (Some(1), 2));
+    assert!(dims[0].contains("s0") && dims[1].contains("3"), "{dims:?}");
+    // The float32 mean of a float16 input, which PyTorch computes in float16.
+    assert_eq!(got[2].0, 1);
+    let refused = text(&got[2].1);
+    assert!(
+        refused.contains("error[E0908]: `aten_mean_dim` returns float32[2] for this call, where PyTorch's `aten::mean.dim` gives float16[2]"),
+        "{refused}"
+    );
+    assert!(refused.contains("scripted.onnxs:15:5, in `aten_mean_dim`"), "{refused}");
+    assert_eq!(got[3].0, 0, "{}", text(&got[3].1));
+}

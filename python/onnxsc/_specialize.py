@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Optional
 
 from onnxsc._errors import OnnxscError
 from onnxsc._server import CALL, LINKED, TRACE, Server
@@ -34,14 +35,29 @@ class Specializer:
         self.library = library
         self.cache: dict = {}
         self.bodies: dict = {}
+        # The typed call requests checked already.
+        self.checked: set = set()
         self._server = None
         self._starting = threading.Lock()
 
-    def variant(self, proto, signature: Signature, given: list, attributes: dict, n_outputs: int):
+    def variant(
+        self,
+        proto,
+        signature: Signature,
+        given: list,
+        attributes: dict,
+        n_outputs: int,
+        types: Optional[dict] = None,
+        expect: Optional[dict] = None,
+    ):
         """The function specialised to a call that gives the inputs named in ``given`` and the
         ``attributes`` (name -> value, typed as the signature says; the others not given),
-        as a callable taking the given inputs in order."""
+        as a callable taking the given inputs in order. With the given inputs' ``types`` or
+        PyTorch's answer (``expect``), the call's body is first checked against them, once per
+        distinct call: a shape, type or result PyTorch contradicts is an error at its line."""
         key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        if types or expect:
+            self._check(proto, key, call_request(proto, given, attributes, types, expect))
         if key in self.cache:
             return self.cache[key]
         linked = self.linked(proto, signature, given, attributes)
@@ -87,6 +103,21 @@ class Specializer:
         self.cache[key] = TracedVariant(proto, linked)
         return self.cache[key]
 
+    def _check(self, proto, key: tuple, request: bytes) -> None:
+        """Checks one typed call request; its answer is also the body of the call's variant."""
+        if request in self.checked:
+            return
+        import onnx
+
+        status, payload = self._respond(CALL, request)
+        if status != LINKED:
+            raise OnnxscError(
+                f"{source_of(proto)}: `{proto.name}` cannot translate this call:\n"
+                f"{payload.decode('utf-8', errors='replace').strip()}"
+            )
+        self.checked.add(request)
+        self.bodies.setdefault(key, onnx.load_from_string(payload))
+
     def linked(self, proto, signature: Signature, given: list, attributes: dict):
         """The one-call model linked in inline mode: its graph is the function's body for a call
         that gives the inputs ``given`` and the ``attributes``, computing ``out0``, ``out1``..."""
@@ -121,14 +152,20 @@ class Specializer:
             server.close()
 
 
-def call_request(proto, given: list, attributes: dict) -> bytes:
+def call_request(proto, given: list, attributes: dict, types: Optional[dict] = None, expect=None) -> bytes:
     """The body of a call request (``driver::call`` in the compiler): the function, the inputs
     given by their formal names, and the attributes' values tagged as a trace's facts are. The
-    server builds the model of the call from the library's own signature of the function."""
+    server builds the model of the call from the library's own signature of the function.
+    ``types`` (what the exporter knows of given inputs) and ``expect`` (PyTorch's answer) make
+    the server check the call's body against them."""
     request = {
         "function": f"{proto.domain}::{proto.name}",
         "overload": proto.overload,
         "inputs": list(given),
         "attributes": {name: describe_plain(value) for name, value in attributes.items()},
     }
+    if types:
+        request["types"] = types
+    if expect is not None:
+        request["expect"] = expect
     return json.dumps(request).encode("utf-8")

@@ -222,6 +222,16 @@ def describe_plain(value):
     return None
 
 
+def tensor_facts(value):
+    """:func:`_tensor_facts` of an exporter's value; None for anything else (a Python value the
+    exporter will make a constant)."""
+    try:
+        import onnx_ir as ir
+    except ImportError:
+        return None
+    return _tensor_facts(value) if isinstance(value, ir.Value) else None
+
+
 def _tensor_facts(value) -> dict:
     """What the call knows of a tensor: its element type and shape (symbolic dimensions by
     name; an unnamed one is given a name of its own, so that it equals only itself)."""

@@ -89,7 +89,8 @@ def make_translation(
         ignored.check(args, kwargs)
         inputs, attributes = binder.bind(args, kwargs)
         given = [name for name, value in inputs if value is not None]
-        function = specializer.variant(proto, signature, given, attributes, n_outputs)
+        types, expect = call_types(inputs)
+        function = specializer.variant(proto, signature, given, attributes, n_outputs, types, expect)
         try:
             return function(*[value for _, value in inputs if value is not None])
         except OnnxscError:
@@ -102,6 +103,21 @@ def make_translation(
     translation.calls = 0
     translation.ignored_values = lambda: ignored.ignored_values
     return _with_signature(translation, proto, signature, n_outputs)
+
+
+def call_types(inputs: list) -> tuple:
+    """What the exporter knows of a call's given tensors (``{name: {"tensor": facts}}``, as a
+    trace's facts describe them), and what PyTorch computes for the call (``_trace``'s
+    ``pytorch_answer``, None outside an export). The server checks the call's body against both
+    (``link::shapes``)."""
+    from onnxsc._trace import pytorch_answer, tensor_facts
+
+    types = {}
+    for name, value in inputs:
+        facts = tensor_facts(value)
+        if facts is not None:
+            types[name] = {"tensor": facts}
+    return types, pytorch_answer()
 
 
 class _Binder:

@@ -14,7 +14,7 @@ use crate::proto::onnx::{
 };
 use crate::sema::value::GraphType;
 use crate::sema::value::PyValue;
-use crate::trace::facts::{split_qualified, tagged_values_by_name, ArgFact};
+use crate::trace::facts::{expected_in, split_qualified, tagged_values_by_name, ArgFact, Expected};
 use serde_json::Value as Json;
 
 /// A call of a library function, as a client asks for it: which inputs it gives and the
@@ -27,6 +27,15 @@ use serde_json::Value as Json;
 ///
 /// Inputs are named by their formal names; attribute values are tagged as a trace's facts are
 /// (`trace::facts`), and must be of the type the function's signature gives the attribute.
+///
+/// A request may also say what the exporter knows of the given inputs and what PyTorch
+/// computes for the call, as a trace's facts say it; the linked body is then checked for that
+/// call (`link::shapes`):
+///
+/// ```json
+/// {"types": {"self": {"tensor": {"dtype": "FLOAT16", "shape": [2, "s0"]}}},
+///  "expect": {"op": "aten::add.Tensor", "outputs": [{"dtype": "FLOAT16", "shape": [2, "s0"]}]}}
+/// ```
 #[derive(Debug)]
 pub struct CallRequest {
     /// `domain::name`.
@@ -34,6 +43,10 @@ pub struct CallRequest {
     pub overload: String,
     pub inputs: Vec<String>,
     pub attributes: Vec<(String, ArgFact)>,
+    /// What the exporter knows of given inputs, by formal name (each an `ArgFact::Tensor`).
+    pub types: Vec<(String, ArgFact)>,
+    /// What PyTorch computes for the call.
+    pub expect: Option<Expected>,
 }
 
 impl CallRequest {
@@ -51,7 +64,18 @@ impl CallRequest {
             Some(_) => return Err("`inputs` is not an array of names".into()),
         };
         let attributes = tagged_values_by_name(&json, "attributes")?;
-        Ok(CallRequest { function, overload, inputs, attributes })
+        let types = tagged_values_by_name(&json, "types")?;
+        if let Some((name, _)) = types.iter().find(|(name, _)| !inputs.contains(name)) {
+            return Err(format!("`types` describes `{name}`, which the call does not give"));
+        }
+        let expect = expected_in(&json)?;
+        Ok(CallRequest { function, overload, inputs, attributes, types, expect })
+    }
+
+    /// Whether the call says enough to be checked beyond its signature: its inputs' types, or
+    /// PyTorch's answer.
+    pub fn is_typed(&self) -> bool {
+        !self.types.is_empty() || self.expect.is_some()
     }
 
     /// The called function's domain and name: `function` split at its last `::`.

@@ -31,7 +31,9 @@ use super::trace::TraceAnswer;
 use super::traced_calls::TracedLibraries;
 use super::{files, CompileOptions};
 use crate::diagnostics::{codes, render_plain, Diagnostic};
+use crate::link::shapes::CallTypes;
 use crate::link::{self, Libraries, Mode};
+use crate::onnx::metadata::recorded_source;
 use crate::source::SourceMap;
 use crate::trace::{variant_name, CallFacts};
 use prost::Message;
@@ -191,10 +193,27 @@ impl Server {
         let Some(def) = self.libraries.find(domain, name, &call.overload) else {
             return self.refused(&[call::unresolved(&call)]);
         };
-        match call.model(&def.proto, &def.signature) {
-            Ok(model) => self.link(model),
-            Err(d) => self.refused(&[*d]),
+        let model = match call.model(&def.proto, &def.signature) {
+            Ok(model) => model,
+            Err(d) => return self.refused(&[*d]),
+        };
+        let mut linked = match link::link_against(model, &self.libraries, &OPTIONS) {
+            Ok(linked) => linked.model,
+            Err(diags) => return self.refused(&diags),
+        };
+        if call.is_typed() {
+            let types = CallTypes {
+                inputs: &call.types,
+                expect: call.expect.as_ref(),
+                function: def.proto.name(),
+                defined_at: recorded_source(&def.proto.metadata_props),
+            };
+            match link::shapes::check(&linked, &types) {
+                Ok(returns) => call::declare_outputs(&mut linked, &returns),
+                Err(d) => return self.refused(&[*d]),
+            }
         }
+        Response { status: LINKED, payload: linked.encode_to_vec() }
     }
 
     fn link(&self, model: crate::proto::onnx::ModelProto) -> Response {

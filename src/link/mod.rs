@@ -36,6 +36,7 @@ pub mod interface;
 pub mod load;
 mod names;
 mod opsets;
+pub mod shapes;
 pub mod specialize;
 mod variants;
 pub mod walk;

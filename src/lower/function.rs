@@ -455,10 +455,7 @@ impl<'a, 'm> Lowerer<'a, 'm> {
             .help
             .is_none()
             .then(|| help(self, c.arg, like(c.arg)).or_else(|| c.other.and_then(|j| help(self, j, like(j)))));
-        d =
-            d.help(c.help.or(better.flatten()).unwrap_or_else(|| {
-                "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`".to_string()
-            }));
+        d = d.help(c.help.or(better.flatten()).unwrap_or_else(|| infer::CAST_HELP.to_string()));
         Err(self.push(d))
     }
 

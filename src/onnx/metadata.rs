@@ -3,6 +3,7 @@
 //! docs/signature-format.md). `emit` writes it, `link` reads it, and so does the Python package.
 
 use super::AttrKind;
+use crate::proto::onnx::StringStringEntryProto;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,11 @@ pub const SIGNATURE_VERSION: u32 = 1;
 /// The source location (`file:line:column`) of a function's `def` and of each node: where an
 /// error that the exporter or ONNX Runtime reports about a node comes from (docs/exporter.md).
 pub const SOURCE_KEY: &str = "onnxsc.source";
+
+/// The source location a function or a node records under [`SOURCE_KEY`], if it does.
+pub fn recorded_source(props: &[StringStringEntryProto]) -> Option<&str> {
+    props.iter().find(|e| e.key() == SOURCE_KEY).map(StringStringEntryProto::value)
+}
 
 /// The library model's list, as a JSON array, of the custom operators the sources declare with
 /// `torch.library.define` (the Python package compares them with PyTorch's registrations).

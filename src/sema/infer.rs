@@ -224,8 +224,18 @@ pub struct Conflict {
     pub other: Option<usize>,
     pub message: String,
     pub label: String,
-    /// Advice for this kind of conflict, when the usual one (cast the value) does not apply.
+    /// Advice for this kind of conflict, when the usual one ([`CAST_HELP`]) does not apply.
     pub help: Option<String>,
+}
+
+/// The usual advice for an element type that contradicts another.
+pub const CAST_HELP: &str = "cast one side with `op.Cast(x, to=FLOAT.dtype)` or `op.CastLike(x, y)`";
+
+impl Conflict {
+    /// The advice for this conflict: its own, or the usual one.
+    pub fn help_text(&self) -> String {
+        self.help.clone().unwrap_or_else(|| CAST_HELP.to_string())
+    }
 }
 
 /// The formal parameter that input `i` binds to, if any.

@@ -310,7 +310,7 @@ impl GraphBuilder<'_> {
             ));
         }
         let mut typed = infer::check_call(schema, &tys.iter().map(Option::as_ref).collect::<Vec<_>>(), outputs)
-            .map_err(|c| op_error(codes::TYPE_MISMATCH, at, c.message, c.help.unwrap_or(c.label)))?;
+            .map_err(|c| op_error(codes::TYPE_MISMATCH, at, c.message.clone(), c.help_text()))?;
         if let Some(to) = cast_target(schema, &attrs) {
             typed[0] = Some(Ty::Elem(to));
         }
@@ -323,8 +323,7 @@ impl GraphBuilder<'_> {
             outputs,
         };
         let shapes = shapes::infer(&call).map_err(|v| op_error(codes::SHAPE_MISMATCH, at, v.message, v.help))?;
-        let values =
-            shape_facts::propagated(&schema.name, &facts, &attrs, &shapes).filter(|_| schema.domain.is_empty());
+        let values = shapes::propagated(&schema.name, &facts, &attrs, &shapes).filter(|_| schema.domain.is_empty());
         let outs = self.node(opset, &schema.name, names, attrs, outputs, at)?;
         if let (Some(values), Some(first)) = (values, outs.first()) {
             self.known_ints.insert(first.clone(), values);

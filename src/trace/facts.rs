@@ -69,10 +69,7 @@ impl CallFacts {
             Some(_) => return Err("`args` is not an array".into()),
         };
         let kwargs = tagged_values_by_name(&json, "kwargs")?;
-        let expect = match json.get("expect") {
-            None | Some(Json::Null) => None,
-            Some(e) => Some(expected(e)?),
-        };
+        let expect = expected_in(&json)?;
         Ok(CallFacts { function, args, kwargs, expect })
     }
 }
@@ -91,6 +88,14 @@ pub fn tagged_values_by_name(json: &Json, key: &str) -> Result<Vec<(String, ArgF
 /// the domain empty when it has none: the one reading of a qualified name in a request.
 pub fn split_qualified(function: &str) -> (&str, &str) {
     function.rsplit_once("::").unwrap_or(("", function))
+}
+
+/// The `expect` of a request's JSON, if it has one: PyTorch's answer for the call.
+pub fn expected_in(json: &Json) -> Result<Option<Expected>, String> {
+    match json.get("expect") {
+        None | Some(Json::Null) => Ok(None),
+        Some(e) => expected(e).map(Some),
+    }
 }
 
 /// `{"op": "aten::mean.dim", "outputs": [{"dtype": "FLOAT16", "shape": [2, "s0"]}, null]}`.

@@ -10,7 +10,7 @@
 mod builder;
 pub mod facts;
 mod functions;
-mod reference;
+pub mod reference;
 mod shape_facts;
 mod specialize;
 

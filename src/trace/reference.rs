@@ -23,6 +23,25 @@ pub(super) fn compare(
     span: Span,
     name: &str,
 ) -> Result<(), Box<Diagnostic>> {
+    match mismatch(name, returns, expected) {
+        Some(d) => Err(Box::new(Diagnostic { file, ..d }.primary(span, "this translation"))),
+        None => Ok(()),
+    }
+}
+
+/// The first contradiction between what the translation `name` returns for a call and what
+/// PyTorch computes for it (`expected`), as a diagnostic without a location.
+pub fn mismatch(name: &str, returns: &[GraphType], expected: &Expected) -> Option<Diagnostic> {
+    let what = contradiction(returns, expected)?;
+    Some(Diagnostic::error(codes::REFERENCE_MISMATCH, 0, format!("`{name}` returns {what}")).help(format!(
+        "return what `{}` computes for this call: cast or reshape the result, or fix the operation that changes it",
+        expected.op
+    )))
+}
+
+/// The first output whose element type, rank or a known dimension differs from PyTorch's, in
+/// words: "float32[2] for this call, where PyTorch's `aten::mean.dim` gives float16[2]".
+fn contradiction(returns: &[GraphType], expected: &Expected) -> Option<String> {
     for (k, (got, want)) in returns.iter().zip(&expected.outputs).enumerate() {
         let (GraphType::Tensor { elem, shape }, Some((want_elem, want_shape))) = (got, want) else { continue };
         let which = if expected.outputs.len() > 1 { format!(" (output {k})") } else { String::new() };
@@ -38,22 +57,9 @@ pub(super) fn compare(
                 .map(|j| format!(": dimension {j} is {} against {}", dim_text(&s[j]), dim_text(&w[j]))),
             _ => None,
         };
-        let contradiction =
-            detail.map(|d| format!("{got}{which} for this call, where PyTorch's `{}` gives {wanted}{d}", expected.op));
-        if let Some(what) = contradiction {
-            return Err(Box::new(
-                Diagnostic::error(
-                    codes::REFERENCE_MISMATCH,
-                    file,
-                    format!("`{name}` returns {what}"),
-                )
-                .primary(span, "this translation")
-                .help(format!(
-                    "return what `{}` computes for this call: cast or reshape the result, or fix the operation that changes it",
-                    expected.op
-                )),
-            ));
+        if let Some(d) = detail {
+            return Some(format!("{got}{which} for this call, where PyTorch's `{}` gives {wanted}{d}", expected.op));
         }
     }
-    Ok(())
+    None
 }

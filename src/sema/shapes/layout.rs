@@ -1,10 +1,10 @@
 //! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`, `Split`,
 //! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `Slice`, `Tile`, `Shape`,
-//! `Size` and `ConstantOfShape`.
+//! `Size`, `ConstantOfShape` and `Constant`.
 
 use super::broadcast::broadcast_pair;
 use super::{differ, dim_text, product, unify, Cx, Inferred};
-use crate::ir::Dim;
+use crate::ir::{AttrValue, Dim};
 
 pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
     Some(match cx.op() {
@@ -22,8 +22,23 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "Shape" => shape(cx),
         "Size" => Ok(vec![Some(Vec::new())]),
         "ConstantOfShape" => Ok(vec![cx.ints(0).map(|v| v.iter().map(|n| Dim::Known(*n)).collect())]),
+        "Constant" => Ok(vec![constant(cx)]),
         _ => return None,
     })
+}
+
+/// A `Constant`'s dimensions: its tensor's, none for a single value, one for a list.
+fn constant(cx: &Cx) -> Option<Vec<Dim>> {
+    let [only] = cx.call.attrs else { return None };
+    let length = |n: usize| Some(vec![Dim::Known(n as i64)]);
+    match &only.value {
+        AttrValue::Tensor(t) => Some(t.dims.iter().map(|d| Dim::Known(*d)).collect()),
+        AttrValue::Int(_) | AttrValue::Float(_) | AttrValue::Str(_) => Some(Vec::new()),
+        AttrValue::Ints(v) => length(v.len()),
+        AttrValue::Floats(v) => length(v.len()),
+        AttrValue::Strs(v) => length(v.len()),
+        AttrValue::Graph(_) | AttrValue::Ref { .. } => None,
+    }
 }
 
 /// A list of axes given as an attribute (older opsets) or as a constant input `input`.

@@ -19,6 +19,8 @@ mod layout;
 pub use layout::shape_range;
 mod linalg;
 mod reduce;
+mod values;
+pub use values::{propagated, MAX_KNOWN_INTS};
 #[cfg(test)]
 mod tests;
 

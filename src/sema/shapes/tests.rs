@@ -216,3 +216,16 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
     let wide = [tensor("x", "2"), Some(InputFacts { dims: dims(&huge.to_string()), ..InputFacts::default() })];
     assert_eq!(run("Reshape", &wide, &[], 1), Ok(vec![None]));
 }
+
+#[test]
+fn a_constant_has_its_values_shape() {
+    let tensor = crate::onnx::tensor::Tensor {
+        elem: ElemType::Int64,
+        dims: vec![2, 3],
+        data: crate::onnx::tensor::TensorData::Ints(vec![0; 6]),
+    };
+    let value = Attr { name: "value".into(), value: AttrValue::Tensor(tensor) };
+    assert_eq!(shape_of("Constant", &[], &[value]), "[2, 3]");
+    assert_eq!(shape_of("Constant", &[], &[list("value_ints", &[1, 2, 3])]), "[3]");
+    assert_eq!(shape_of("Constant", &[], &[int("value_int", 7)]), "[]");
+}

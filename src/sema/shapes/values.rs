@@ -1,0 +1,63 @@
+//! The values of small integer tensors that shape inference follows: a `Reshape`'s `shape` or
+//! a `Squeeze`'s `axes` is usually computed from shapes (`Shape` of a known shape, a `Concat` of
+//! known parts), and ONNX's own inference follows the same small arithmetic. The trace and the
+//! check of a linked call (`link::shapes`) both follow values this way.
+
+use super::{shape_range, InputFacts, Shape};
+use crate::ir::{Attr, AttrValue, Dim};
+use crate::onnx::tensor::TensorData;
+use crate::onnx::ElemType;
+
+/// Integer tensors longer than this are not followed: shapes and axes are short.
+pub const MAX_KNOWN_INTS: usize = 64;
+
+/// The values of an op's first output, when the trace can know them from its inputs: the
+/// small arithmetic of shapes that ONNX's own inference also follows.
+pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outputs: &[Shape]) -> Option<Vec<i64>> {
+    let ints = |i: usize| inputs.get(i).and_then(Option::as_ref).and_then(|f| f.ints.as_deref());
+    let attr = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
+    let out: Vec<i64> = match op {
+        "Constant" => match attr("value_int").or(attr("value_ints")).or(attr("value"))? {
+            AttrValue::Int(i) => vec![*i],
+            AttrValue::Ints(v) => v.clone(),
+            AttrValue::Tensor(t) if t.elem.is_integer() => match &t.data {
+                TensorData::Ints(v) => v.clone(),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        "Shape" => {
+            let dims = outputs.first()?.as_ref().and(inputs.first()?.as_ref()?.dims.as_ref())?;
+            let int = |name: &str| match attr(name) {
+                Some(AttrValue::Int(i)) => Some(*i),
+                _ => None,
+            };
+            dims.get(shape_range(dims.len(), int("start"), int("end")))?
+                .iter()
+                .map(|d| if let Dim::Known(n) = d { Some(*n) } else { None })
+                .collect::<Option<_>>()?
+        }
+        "Concat" => {
+            let mut out = Vec::new();
+            for input in inputs.iter().flatten() {
+                out.extend(input.ints.as_deref()?);
+            }
+            out
+        }
+        "Identity" | "Squeeze" | "Unsqueeze" | "Reshape" | "Flatten" => ints(0)?.to_vec(),
+        "Cast" => match attr("to") {
+            Some(AttrValue::Int(to)) if ElemType::from_code(*to).is_some_and(ElemType::is_integer) => ints(0)?.to_vec(),
+            _ => return None,
+        },
+        "Gather" if inputs.first()?.as_ref()?.dims.as_ref().is_some_and(|d| d.len() == 1) => {
+            let data = ints(0)?;
+            let n = data.len() as i64;
+            ints(1)?
+                .iter()
+                .map(|i| data.get(usize::try_from(if *i < 0 { i + n } else { *i }).ok()?).copied())
+                .collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
+    (out.len() <= MAX_KNOWN_INTS).then_some(out)
+}

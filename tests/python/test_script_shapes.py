@@ -1,0 +1,127 @@
+"""Scripted translations (without ``trace_only=True``) checked per exporter call, as trace-only
+ones are (docs/shapes.md): the body linked for a call is walked with what the exporter knows of
+its inputs, and an operator's rule the call breaks (E0907), an element type its schema refuses
+(E0601) or a result PyTorch contradicts (E0908) stops the export at the ``.onnxs`` line, where
+before it reached ONNX Runtime by node name, or nothing at all. Right translations export as
+before and match PyTorch."""
+
+from __future__ import annotations
+
+import textwrap
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is installed by scripts/test")
+
+import onnxsc  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("quiet_exporter")
+
+MISTAKES = textwrap.dedent(
+    '''
+    from typing import Optional, Sequence
+
+    from onnxscript import FLOAT, opset18 as op
+    from onnxscript.function_libs.torch_lib.registration import torch_op
+    from onnxscript.function_libs.torch_lib.tensor_typing import TFloat
+
+
+    @torch_op("aten::linear")
+    def aten_linear(input: TFloat, weight: TFloat, bias: Optional[TFloat] = None) -> TFloat:
+        return op.Gemm(input, weight, bias, transB=1)
+
+
+    @torch_op("aten::mean.dim")
+    def aten_mean_dim(self: TFloat, dim: Optional[Sequence[int]], keepdim: bool = False, dtype: int = -1) -> TFloat:
+        del dtype  # the calls here pass none
+        return op.ReduceMean(op.Cast(self, to=FLOAT.dtype), op.Constant(value_ints=dim), keepdims=keepdim)
+
+
+    @torch_op("aten::mm")
+    def aten_mm(self: TFloat, mat2: TFloat) -> TFloat:
+        return op.MatMul(self, op.Transpose(mat2, perm=[1, 0]))
+
+
+    @torch_op("aten::add.Tensor")
+    def aten_add(self: TFloat, other: TFloat, alpha: float = 1.0) -> TFloat:
+        return op.Add(self, op.Mul(other, op.Constant(value=[1.0])))
+    '''
+)
+
+
+class Mean(torch.nn.Module):
+    def forward(self, x):
+        return x.mean(dim=1)
+
+
+class Mm(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.mm(x, y)
+
+
+class Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    source = tmp_path_factory.mktemp("script-shapes") / "mistakes.onnxs"
+    source.write_text(MISTAKES, encoding="utf-8")
+    return onnxsc.translation_table(source)
+
+
+def export(model, inputs, table):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.onnx.export(model, inputs, dynamo=True, custom_translation_table=table)
+
+
+def onnxsc_error(failed) -> str:
+    """The OnnxscError the exporter's own errors wrap."""
+    chain, e = [], failed.value
+    while e is not None and e not in chain:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    (ours,) = [e for e in chain if isinstance(e, onnxsc.OnnxscError)]
+    return str(ours)
+
+
+@pytest.mark.parametrize(
+    "model, inputs, message, line",
+    [
+        # Gemm for linear on a 3-D input: the operator's own rule, at the op call's line.
+        (torch.nn.Linear(4, 3), (torch.randn(2, 5, 4),), "E0907]: `Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4] (`input`)", 11),
+        # A float16 mean computed and returned as float32: PyTorch's answer is float16.
+        (Mean(), (torch.randn(2, 3, dtype=torch.float16),), "E0908]: `aten_mean_dim` returns float32[2] for this call, where PyTorch's `aten::mean.dim` gives float16[2]", 15),
+        # A weight transposed twice: the inner dimensions of a non-square product disagree.
+        (Mm(), (torch.randn(2, 3), torch.randn(3, 5)), "E0907]: `MatMul`", 22),
+        # A float32 constant meeting a float16 input.
+        (Add(), (torch.randn(2, dtype=torch.float16), torch.randn(2, dtype=torch.float16)), "E0601]", 27),
+    ],
+    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant"],
+)
+def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, inputs, message, line):
+    with pytest.raises(Exception) as failed:
+        export(model, inputs, table)
+    text = onnxsc_error(failed)
+    assert message in text, text
+    assert f"mistakes.onnxs:{line}:" in text, text
+
+
+@pytest.mark.parametrize(
+    "model, inputs",
+    [
+        (torch.nn.Linear(4, 3), (torch.randn(2, 4),)),
+        (Mean(), (torch.randn(2, 3),)),
+        (Mm(), (torch.randn(3, 3), torch.randn(3, 3))),
+        (Add(), (torch.randn(2), torch.randn(2))),
+    ],
+    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32"],
+)
+def test_calls_the_mistakes_do_not_reach_export_as_before(table, model, inputs):
+    """Where a call does not reach a mistake (a square matrix transposed still multiplies), the
+    export goes on: only what this call contradicts is an error."""
+    program = export(model, inputs, table)
+    assert program is not None
