@@ -190,7 +190,7 @@ fn json_format_has_one_object_per_diagnostic() {
     assert_eq!(fix["edits"][0]["end_location"], serde_json::json!({"row": 4, "column": 17}));
 }
 
-const WARNS: &str = "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"aten::gelu\")\ndef gelu(self: FLOAT, approximate: str = \"tanh\") -> FLOAT:\n    return op.Relu(self)\n";
+const WARNS: &str = "from onnxscript import FLOAT, opset18 as op\n\n@torch_op(\"aten::gelu\")\ndef gelu(self: FLOAT, approximate: str = \"tanh\") -> FLOAT:\n    del approximate\n    return op.Relu(self)\n";
 
 #[test]
 fn warnings_pass_unless_denied() {

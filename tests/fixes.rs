@@ -41,8 +41,11 @@ fn check_fixes(path: &Path) -> Vec<(String, String)> {
             d.code
         );
         for code in after_codes.keys() {
+            // Adding the parameter an argument needs (the fix of E0502 and E0503) cannot write what
+            // computes with it: W0512 then asks for that, the rest of the fix.
+            let rest_of_the_fix = matches!(d.code, "E0502" | "E0503") && *code == "W0512";
             assert!(
-                before_codes.contains_key(code),
+                before_codes.contains_key(code) || rest_of_the_fix,
                 "{}: fix `{}` introduces {code}:\n{fixed}",
                 path.display(),
                 fix.message

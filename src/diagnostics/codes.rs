@@ -161,7 +161,13 @@ pub const DISPLACES_NEWER: &str = "W0510";
 /// lacks, or a library's namespace whose module is not imported): the entry is left out of the
 /// table, as the exporter skips it (raised by the Python package).
 pub const NOT_REGISTERED: &str = "W0511";
+/// A translation's parameter that its body never reads receives an argument that can change
+/// the values: every call is translated as if the argument had one value.
+pub const UNREAD_PARAMETER: &str = "W0512";
 pub const RETURN_TYPE_MISMATCH: &str = "W0601";
+/// An op call's inputs that must share an element type are a fixed type and a type variable
+/// that calls may bind to another: every such call is refused.
+pub const TYPE_MAY_MISMATCH: &str = "W0602";
 
 pub const MODEL_FUNCTION_KEPT: &str = "W0801";
 /// An op attribute of trace-time code is computed from a tensor's dimension (`x.shape[i]`):

@@ -435,11 +435,23 @@ impl<'a, 'm> Lowerer<'a, 'm> {
     ) -> R<Vec<Option<Ty>>> {
         self.check_required_inputs(schema, inputs, spans)?;
         let args: Vec<Option<&Ty>> = inputs.iter().map(|v| v.as_ref().and_then(|v| self.values.ty(v))).collect();
+        let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
         let c = match infer::check_call(schema, &args, outputs) {
-            Ok(types) => return Ok(types),
+            Ok(types) => {
+                if let Some((fixed, variable, message)) = infer::type_variable_meets_fixed(schema, &args) {
+                    let variable_ty = args[variable].map(Ty::describe).unwrap_or_default();
+                    let fixed_ty = args[fixed].map(Ty::describe).unwrap_or_default();
+                    self.diags.push(
+                        Diagnostic::warning(codes::TYPE_MAY_MISMATCH, self.file(), message)
+                            .primary(span_of(fixed), format!("always {fixed_ty}"))
+                            .secondary(span_of(variable), format!("{variable_ty} here"))
+                            .help("make the fixed side follow the other: `op.CastLike(x, y)`, or a constant made with `dtype=y.dtype` in trace-only code"),
+                    );
+                }
+                return Ok(types);
+            }
             Err(c) => c,
         };
-        let span_of = |i: usize| spans.get(i).copied().or(spans.last().copied()).unwrap_or_default();
         let mut d = Diagnostic::error(codes::TYPE_MISMATCH, self.file(), c.message).primary(span_of(c.arg), c.label);
         if let Some(j) = c.other {
             let first = args[j].map(Ty::describe).unwrap_or_default();
@@ -750,7 +762,7 @@ pub fn lower_function(
     let nodes = l.scopes.pop().map(|s| s.nodes).unwrap_or_default();
     let source = Some(l.location(f.name.span));
     let opset_imports = l.imports.into_iter().map(|(d, (v, _))| (d, v)).collect();
-    let deleted: HashSet<&str> = l.deleted.iter().map(|(n, _)| n.as_str()).collect();
+    let deleted: liveness::Live = l.deleted.iter().map(|(n, _)| n.as_str()).collect();
     let header = Header { source, doc, inputs, attributes, outputs, output_types, deleted };
     let mut function = function_of(cx, sig, deco, header);
     function.nodes = nodes;
@@ -781,20 +793,7 @@ pub fn lower_declaration(
         Some(StmtKind::Expr(Expr { kind: ExprKind::Str(text), .. })) => Some(text.clone()),
         _ => None,
     };
-    // `del x` at the top of the body leaves a parameter unread on purpose, as in a script.
-    let deleted: HashSet<&str> = f
-        .body
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StmtKind::Delete(targets) => Some(targets),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|t| match &t.kind {
-            ExprKind::Name(n) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect();
+    let deleted = liveness::deleted_parameters(f);
     let outputs = (0..count).map(|k| format!("out{k}")).collect();
     let header = Header { source, doc, inputs, attributes, outputs, output_types, deleted };
     Ok(function_of(cx, sig, deco, header))
@@ -809,7 +808,7 @@ struct Header<'f> {
     outputs: Vec<String>,
     output_types: Vec<Option<DeclaredType>>,
     /// The parameters `del` leaves unread.
-    deleted: HashSet<&'f str>,
+    deleted: liveness::Live<'f>,
 }
 
 /// The function of `sig`, decorated `deco`, without nodes or opset imports yet.

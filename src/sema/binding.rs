@@ -107,9 +107,29 @@ fn is_factory(schema: &FunctionSchema) -> bool {
 }
 
 /// Arguments that only tell the kernel a size it could compute, and must agree with it:
-/// `repeat_interleave`'s `output_size` (the sum of `repeats`, to spare a device sync).
+/// `repeat_interleave`'s `output_size` (the sum of `repeats`, to spare a device sync), and
+/// `native_group_norm`'s `N`, `C` and `HxW` (the input's own sizes).
 fn is_size_hint(schema: &FunctionSchema, a: &Argument) -> bool {
-    schema.name == "repeat_interleave" && a.name == "output_size"
+    match schema.name.as_str() {
+        "repeat_interleave" => a.name == "output_size",
+        "native_group_norm" => matches!(a.name.as_str(), "N" | "C" | "HxW"),
+        _ => false,
+    }
+}
+
+/// Arguments that change what autograd or the allocator does, never a forward value: sparse or
+/// scaled gradients, `expand`'s `implicit`, `embedding`'s `padding_idx` (it only zeroes that
+/// row's gradient), the momentum of a batch norm that does not train, the strides of an
+/// uninitialised tensor, and `einsum`'s contraction order.
+fn is_backward_or_memory_only(schema: &FunctionSchema, a: &Argument) -> bool {
+    matches!(a.name.as_str(), "sparse" | "scale_grad_by_freq" | "sparse_grad" | "implicit")
+        || match schema.name.as_str() {
+            "embedding" => a.name == "padding_idx",
+            "_native_batch_norm_legit_no_training" => a.name == "momentum",
+            "empty_strided" | "new_empty_strided" => a.name == "stride",
+            "einsum" => a.name == "path",
+            _ => false,
+        }
 }
 
 /// `float alpha=1`, the way the help line suggests a parameter for it: `alpha: float = 1.0`;
@@ -266,6 +286,70 @@ pub fn check_function(
             None => unknown_op(env, b, registry, diags),
         }
     }
+    unread_parameters(env, f, &params, bindings, registry, diags);
+}
+
+/// Warns of each parameter that the body never reads (W0512) and that receives an argument
+/// able to change the values (not a [`value_neutral`] one) from an operator the function is
+/// bound to: every call is translated as if that argument had one value. `del name` at the top
+/// of the body says the translation ignores it on purpose.
+fn unread_parameters(
+    env: &ModuleEnv,
+    f: &FunctionDef,
+    params: &[TParam],
+    bindings: &[TorchBinding],
+    registry: &AtenRegistry,
+    diags: &mut Diagnostics,
+) {
+    let deleted = liveness::deleted_parameters(f);
+    let unread: Vec<usize> = (0..params.len())
+        .filter(|k| !deleted.contains(params[*k].name) && liveness::never_read(f, params[*k].name))
+        .collect();
+    if unread.is_empty() {
+        return;
+    }
+    // For each unread parameter, the first binding that gives it an argument that matters.
+    let mut receiving: Vec<Option<(&TorchBinding, &Argument)>> = vec![None; params.len()];
+    for b in bindings {
+        let Some(schema) = registry.lookup(&b.qualname) else { continue };
+        for (a, receiver) in match_arguments(params, schema).0 {
+            if let Receiver::Param(k) = receiver {
+                if unread.contains(&k) && receiving[k].is_none() && !value_neutral(schema, a) {
+                    receiving[k] = Some((b, a));
+                }
+            }
+        }
+    }
+    for (k, found) in receiving.into_iter().enumerate() {
+        let Some((b, a)) = found else { continue };
+        let p = &params[k];
+        diags.push(
+            Diagnostic::warning(
+                codes::UNREAD_PARAMETER,
+                env.file,
+                format!(
+                    "parameter `{}` is never read: a call of `{}` is translated the same whatever its `{}`",
+                    p.name, b.qualname, a.name
+                ),
+            )
+            .primary(p.span, "never read")
+            .secondary(b.span, "bound here")
+            .help(format!(
+                "compute with `{0}`; if the translation ignores it on purpose, write `del {0}` at the top of the body",
+                p.name
+            )),
+        );
+    }
+}
+
+/// Arguments whose value a translation may ignore without computing anything else: those
+/// [`may_be_omitted`], the [`BACKEND_HINTS`], size hints ([`is_size_hint`]) and what only
+/// autograd or the allocator reads ([`is_backward_or_memory_only`]).
+fn value_neutral(schema: &FunctionSchema, a: &Argument) -> bool {
+    may_be_omitted(a)
+        || BACKEND_HINTS.contains(&a.name.as_str())
+        || is_size_hint(schema, a)
+        || is_backward_or_memory_only(schema, a)
 }
 
 /// Namespaces whose "operators" are Python's own functions, which FX graphs call and the

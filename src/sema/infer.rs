@@ -472,6 +472,46 @@ fn agree_on_type_variable<'a>(
     Ok(())
 }
 
+/// Two inputs of one call that share a type parameter of the schema where one is a fixed
+/// element type and the other an annotation's type variable that calls may bind to another
+/// type: `op.Add(self, op.Constant(value_float=0.0))` with `self: TReal` is right for a FLOAT
+/// call and refused for every other. `(fixed, variable, message)`, the first such pair.
+pub fn type_variable_meets_fixed(schema: &OpSchema, args: &[Option<&Ty>]) -> Option<(usize, usize, String)> {
+    let mut seen: Vec<(&str, usize, &Ty)> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let (Some(formal), Some(ty)) = (formal_of(schema, i), *arg) else { continue };
+        if !matches!(formal.ty, FormalType::Param(_))
+            || (formal.option == FormalOption::Variadic && !formal.is_homogeneous)
+        {
+            continue;
+        }
+        for (param, j, other) in &seen {
+            if *param != formal.type_str {
+                continue;
+            }
+            let pair = match (*other, ty) {
+                (Ty::Elem(e), Ty::Var { name, allowed }) => Some((*j, i, *e, name, allowed)),
+                (Ty::Var { name, allowed }, Ty::Elem(e)) => Some((i, *j, *e, name, allowed)),
+                _ => None,
+            };
+            let Some((fixed, variable, e, name, allowed)) = pair else { continue };
+            let others: Vec<&str> = allowed.iter().filter(|t| **t != e).map(|t| t.script_name()).take(3).collect();
+            if allowed.is_empty() || !others.is_empty() {
+                let example = if others.is_empty() { "another type".to_string() } else { others.join(", ") };
+                let message = format!(
+                    "`{}` needs one element type for these inputs: {} here, but `{name}` is whatever a call gives ({example}...), and every call that is not {} is refused",
+                    schema.name,
+                    e.script_name(),
+                    e.script_name()
+                );
+                return Some((fixed, variable, message));
+            }
+        }
+        seen.push((&formal.type_str, i, ty));
+    }
+    None
+}
+
 /// A tensor inserted into a sequence must have the sequence's element type.
 fn sequence_insert_conflict(args: &[Option<&Ty>]) -> Result<(), Conflict> {
     if let (Some(seq), Some(t)) = (arg_ty(args, 0).and_then(Ty::seq_elem), arg_ty(args, 1)) {

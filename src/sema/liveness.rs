@@ -418,6 +418,30 @@ fn record_stmt<'a>(
     }
 }
 
+/// The parameters that `del name` at the top of `f`'s body leaves unread on purpose, as in a
+/// script (lowering refuses a `del` anywhere else).
+pub fn deleted_parameters(f: &FunctionDef) -> Live<'_> {
+    f.body
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Delete(targets) => Some(targets),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match &t.kind {
+            ExprKind::Name(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `f`'s body never names its parameter `name`: every call computes what it would with
+/// any other value. `false` when a nested function is itself called `name`, and when a `del`
+/// names it (on purpose, [`deleted_parameters`]).
+pub fn never_read(f: &FunctionDef, name: &str) -> bool {
+    local_name_spans(f, name).is_some_and(|spans| spans.iter().all(|s| f.params.iter().any(|p| p.name.span == *s)))
+}
+
 /// Every place where `name` is `f`'s own local variable: its parameter, and the names in its
 /// body, nested functions included except where they bind `name` themselves (parameters and
 /// annotations and defaults of `f` belong to the enclosing scope). `None` when a nested function
@@ -460,6 +484,10 @@ fn names_in_block(stmts: &[Stmt], name: &str, out: &mut Vec<crate::source::Span>
             continue;
         }
         s.for_each_expr(&mut |e| names_in_expr(e, name, out));
+        // `del name` names the variable too (a rename renames it), without reading it.
+        if let StmtKind::Delete(targets) = &s.kind {
+            targets.iter().for_each(|t| names_in_expr(t, name, out));
+        }
         let mut result = Some(());
         s.for_each_block(&mut |b| {
             if result.is_some() {

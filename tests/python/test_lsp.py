@@ -193,7 +193,7 @@ def f(x: FLOAT) -> FLOAT:
 
 @torch_op("aten::add.Tensor")
 def add(self: FLOAT, other: FLOAT, scale: float = 1.0) -> FLOAT:
-    return op.Add(self, other)
+    return op.Add(self, op.Mul(other, scale))
 '''
 
 
@@ -232,7 +232,7 @@ async def test_diagnostics_have_ranges_codes_links_and_related_information(clien
 
 @pytest.mark.asyncio
 async def test_warnings_keep_their_severity_and_changes_update_diagnostics(client: LanguageClient, docs: Docs):
-    text = BAD.replace("op.Ad(", "op.Add(").replace("scale: float = 1.0", "alpha: float = 2.0")
+    text = BAD.replace("op.Ad(", "op.Add(").replace("scale", "alpha").replace("alpha: float = 1.0", "alpha: float = 2.0")
     uri = docs.open("warn.onnxs", text)
     diags = await docs.diagnostics(uri)
     assert [(d.code, d.severity) for d in diags] == [("W0502", lsp.DiagnosticSeverity.Warning)]
