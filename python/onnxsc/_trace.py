@@ -223,13 +223,18 @@ def describe_plain(value):
 
 
 def tensor_facts(value):
-    """:func:`_tensor_facts` of an exporter's value; None for anything else (a Python value the
-    exporter will make a constant)."""
+    """An exporter's value tagged as a trace's facts tag it: ``{"tensor": ...}`` (its
+    :func:`_tensor_facts`), or ``{"list": [...]}`` of each tensor of a list the exporter will make
+    a sequence; None for anything else (a Python value the exporter will make a constant)."""
     try:
         import onnx_ir as ir
     except ImportError:
         return None
-    return _tensor_facts(value) if isinstance(value, ir.Value) else None
+    if isinstance(value, ir.Value):
+        return {"tensor": _tensor_facts(value)}
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, ir.Value) for v in value):
+        return {"list": [{"tensor": _tensor_facts(v)} for v in value]}
+    return None
 
 
 def _tensor_facts(value) -> dict:

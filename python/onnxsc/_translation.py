@@ -106,17 +106,17 @@ def make_translation(
 
 
 def call_types(inputs: list) -> tuple:
-    """What the exporter knows of a call's given tensors (``{name: {"tensor": facts}}``, as a
-    trace's facts describe them), and what PyTorch computes for the call (``_trace``'s
-    ``pytorch_answer``, None outside an export). The server checks the call's body against both
-    (``link::shapes``)."""
+    """What the exporter knows of a call's given tensors and lists of tensors (``{name: tagged
+    facts}``, as a trace's facts describe them), and what PyTorch computes for the call
+    (``_trace``'s ``pytorch_answer``, None outside an export). The server checks the call's body
+    against both (``link::shapes``)."""
     from onnxsc._trace import pytorch_answer, tensor_facts
 
     types = {}
     for name, value in inputs:
         facts = tensor_facts(value)
         if facts is not None:
-            types[name] = {"tensor": facts}
+            types[name] = facts
     return types, pytorch_answer()
 
 

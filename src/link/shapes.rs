@@ -43,10 +43,32 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
         model.opset_import.iter().map(|o| (normalize(o.domain()), o.version.unwrap_or(1))).collect();
     let mut values = Values::default();
     for (name, fact) in call.inputs {
-        if let ArgFact::Tensor { elem, shape, sequence } = fact {
-            let ty = elem.map(Ty::Elem).map(|t| if *sequence { Ty::seq(Some(t)) } else { t });
-            let dims = if *sequence { None } else { shape.clone() };
-            values.known.insert(name.clone(), Known { ty, dims, ints: None });
+        match fact {
+            ArgFact::Tensor { elem, shape, sequence } => {
+                let ty = elem.map(Ty::Elem).map(|t| if *sequence { Ty::seq(Some(t)) } else { t });
+                let dims = if *sequence { None } else { shape.clone() };
+                values.known.insert(name.clone(), Known { ty, dims, ..Known::default() });
+            }
+            // A sequence the exporter makes of a list of tensors, known item by item.
+            ArgFact::List { items, .. } => {
+                let tensors: Option<Vec<(Option<ElemType>, Shape)>> = items
+                    .iter()
+                    .map(|i| match i {
+                        ArgFact::Tensor { elem, shape, sequence: false } => Some((*elem, shape.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                let Some(tensors) = tensors else { continue };
+                let elem =
+                    tensors.first().and_then(|(e, _)| *e).filter(|e| tensors.iter().all(|(t, _)| *t == Some(*e)));
+                let known = Known {
+                    ty: Some(Ty::seq(elem.map(Ty::Elem))),
+                    items: Some(tensors.into_iter().map(|(_, s)| s).collect()),
+                    ..Known::default()
+                };
+                values.known.insert(name.clone(), known);
+            }
+            ArgFact::Value(_) => {}
         }
     }
     for t in &graph.initializer {
@@ -72,6 +94,8 @@ struct Known {
     dims: Shape,
     /// Its values, when it is a small integer tensor the walk can follow.
     ints: Option<Vec<i64>>,
+    /// Each tensor's dimensions, when it is a sequence the call gives item by item.
+    items: Option<Vec<Shape>>,
 }
 
 #[derive(Default)]
@@ -113,6 +137,7 @@ impl Values {
                 ty: tys.get(k).cloned().flatten(),
                 dims: shapes.get(k).cloned().flatten(),
                 ints: if k == 0 { ints.take() } else { None },
+                items: None,
             };
             self.known.insert(name.clone(), known);
         }
@@ -132,6 +157,7 @@ impl Values {
                         elem: known.and_then(|k| elem_of(k.ty.as_ref())),
                         dims: known.and_then(|k| k.dims.clone()),
                         ints: known.and_then(|k| k.ints.clone()),
+                        items: known.and_then(|k| k.items.clone()),
                     }
                 })
             })
@@ -213,6 +239,7 @@ fn initializer(t: &TensorProto) -> Known {
             TensorData::Ints(v) if v.len() <= MAX_KNOWN_INTS => Some(v),
             _ => None,
         }),
+        items: None,
     }
 }
 

@@ -25,10 +25,8 @@ pub fn violation(
     if !schema.domain.is_empty() {
         return None;
     }
-    let inputs: Vec<Option<InputFacts>> = bound_inputs
-        .iter()
-        .map(|e| e.map(|e| InputFacts { name: String::new(), elem: None, dims: None, ints: ints(e) }))
-        .collect();
+    let inputs: Vec<Option<InputFacts>> =
+        bound_inputs.iter().map(|e| e.map(|e| InputFacts { ints: ints(e), ..InputFacts::default() })).collect();
     let attrs: Vec<Attr> = bound_attributes
         .iter()
         .filter_map(|(name, e, _)| Some(Attr { name: name.name.clone(), value: attribute(e)? }))

@@ -21,6 +21,7 @@ pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
             elem: g.elem(),
             dims: g.shape().map(<[Dim]>::to_vec),
             ints: known.get(&g.name).cloned(),
+            items: None,
         },
         PyValue::List(items) => {
             let ints = python_ints(v);
@@ -33,6 +34,7 @@ pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
                 elem: None,
                 dims: length.then(|| vec![Dim::Known(items.len() as i64)]),
                 ints: ints.or_else(|| concat_known(items.items(), known)),
+                items: None,
             }
         }
         PyValue::Tensor(t) => InputFacts {
@@ -40,9 +42,10 @@ pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
             elem: Some(t.elem),
             dims: Some(t.dims.iter().map(|d| Dim::Known(*d)).collect()),
             ints: python_ints(v),
+            items: None,
         },
         PyValue::None => InputFacts::default(),
-        _ => InputFacts { name: String::new(), elem: None, dims: Some(Vec::new()), ints: python_ints(v) },
+        _ => InputFacts { dims: Some(Vec::new()), ints: python_ints(v), ..InputFacts::default() },
     }
 }
 

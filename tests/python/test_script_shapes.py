@@ -45,7 +45,13 @@ MISTAKES = textwrap.dedent(
 
     @torch_op("aten::add.Tensor")
     def aten_add(self: TFloat, other: TFloat, alpha: float = 1.0) -> TFloat:
+        del alpha  # the calls here pass none
         return op.Add(self, op.Mul(other, op.Constant(value=[1.0])))
+
+
+    @torch_op("aten::cat")
+    def aten_cat(tensors: Sequence[TFloat], dim: int = 0) -> TFloat:
+        return op.ConcatFromSequence(tensors, axis=0)
     '''
 )
 
@@ -63,6 +69,16 @@ class Mm(torch.nn.Module):
 class Add(torch.nn.Module):
     def forward(self, x, y):
         return x + y
+
+
+class Cat(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.cat([x, y], dim=1)
+
+
+class Cat0(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.cat([x, y], dim=0)
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +114,11 @@ def onnxsc_error(failed) -> str:
         # A weight transposed twice: the inner dimensions of a non-square product disagree.
         (Mm(), (torch.randn(2, 3), torch.randn(3, 5)), "E0907]: `MatMul`", 22),
         # A float32 constant meeting a float16 input.
-        (Add(), (torch.randn(2, dtype=torch.float16), torch.randn(2, dtype=torch.float16)), "E0601]", 27),
+        (Add(), (torch.randn(2, dtype=torch.float16), torch.randn(2, dtype=torch.float16)), "E0601]", 28),
+        # cat that ignores `dim` (W0512 at check): a shape PyTorch contradicts, where ONNX Runtime would run.
+        (Cat(), (torch.randn(2, 2), torch.randn(2, 2)), "E0908]: `aten_cat` returns float32[4, 2] for this call, where PyTorch's `aten::cat` gives float32[2, 4]", 32),
     ],
-    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant"],
+    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant", "cat-ignores-dim"],
 )
 def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, inputs, message, line):
     with pytest.raises(Exception) as failed:
@@ -117,8 +135,9 @@ def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, input
         (Mean(), (torch.randn(2, 3),)),
         (Mm(), (torch.randn(3, 3), torch.randn(3, 3))),
         (Add(), (torch.randn(2), torch.randn(2))),
+        (Cat0(), (torch.randn(2, 2), torch.randn(3, 2))),
     ],
-    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32"],
+    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32", "cat-dim-0"],
 )
 def test_calls_the_mistakes_do_not_reach_export_as_before(table, model, inputs):
     """Where a call does not reach a mistake (a square matrix transposed still multiplies), the

@@ -39,6 +39,8 @@ pub struct InputFacts {
     pub dims: Shape,
     /// Its values, flattened, when it is a constant integer tensor (a shape, axes, sizes).
     pub ints: Option<Vec<i64>>,
+    /// The dimensions of each tensor, when it is a sequence the call knows item by item.
+    pub items: Option<Vec<Shape>>,
 }
 
 /// One op call, as far as its shapes go.

@@ -23,7 +23,7 @@ fn dims(text: &str) -> Shape {
 }
 
 fn tensor(name: &str, shape: &str) -> Option<InputFacts> {
-    Some(InputFacts { name: name.into(), elem: Some(ElemType::Float), dims: dims(shape), ints: None })
+    Some(InputFacts { name: name.into(), elem: Some(ElemType::Float), dims: dims(shape), ints: None, items: None })
 }
 
 fn ints(values: &[i64]) -> Option<InputFacts> {
@@ -32,6 +32,7 @@ fn ints(values: &[i64]) -> Option<InputFacts> {
         elem: Some(ElemType::Int64),
         dims: Some(vec![Dim::Known(values.len() as i64)]),
         ints: Some(values.to_vec()),
+        items: None,
     })
 }
 
@@ -228,4 +229,20 @@ fn a_constant_has_its_values_shape() {
     assert_eq!(shape_of("Constant", &[], &[value]), "[2, 3]");
     assert_eq!(shape_of("Constant", &[], &[list("value_ints", &[1, 2, 3])]), "[3]");
     assert_eq!(shape_of("Constant", &[], &[int("value_int", 7)]), "[]");
+}
+
+#[test]
+fn concat_from_sequence_joins_or_stacks_the_tensors_it_knows() {
+    let seq = |shapes: &[&str]| {
+        Some(InputFacts { items: Some(shapes.iter().map(|s| dims(s)).collect()), ..InputFacts::default() })
+    };
+    let two = seq(&["2,3", "2,s0"]);
+    assert_eq!(shape_of("ConcatFromSequence", std::slice::from_ref(&two), &[int("axis", 0)]), "[4, 3]");
+    assert_eq!(shape_of("ConcatFromSequence", std::slice::from_ref(&two), &[int("axis", 1)]), "[2, ?]");
+    let stacked = [seq(&["2,3", "2,3", "2,3"])];
+    assert_eq!(shape_of("ConcatFromSequence", &stacked, &[int("axis", -1), int("new_axis", 1)]), "[2, 3, 3]");
+    let v = violation("ConcatFromSequence", &[seq(&["2,3", "4,3"])], &[int("axis", 1)], 1);
+    assert!(v.contains("dimension 0 is 2 against 4"), "{v}");
+    // Items the call does not know: nothing known, nothing wrong.
+    assert_eq!(shape_of("ConcatFromSequence", &[seq(&["2,3", "*"])], &[int("axis", 0)]), "*");
 }
