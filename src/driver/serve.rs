@@ -197,9 +197,9 @@ impl Server {
             Ok(model) => model,
             Err(d) => return self.refused(&[*d]),
         };
-        let mut linked = match link::link_against(model, &self.libraries, &OPTIONS) {
-            Ok(linked) => linked.model,
-            Err(diags) => return self.refused(&diags),
+        let mut linked = match self.linked(model) {
+            Ok(linked) => linked,
+            Err(refusal) => return refusal,
         };
         if call.is_typed() {
             let types = CallTypes {
@@ -217,10 +217,15 @@ impl Server {
     }
 
     fn link(&self, model: crate::proto::onnx::ModelProto) -> Response {
-        match link::link_against(model, &self.libraries, &OPTIONS) {
-            Ok(linked) => Response { status: LINKED, payload: linked.model.encode_to_vec() },
-            Err(diags) => self.refused(&diags),
+        match self.linked(model) {
+            Ok(linked) => Response { status: LINKED, payload: linked.encode_to_vec() },
+            Err(refusal) => refusal,
         }
+    }
+
+    /// `model` linked in inline mode against the libraries, or the refusal that says why not.
+    fn linked(&self, model: crate::proto::onnx::ModelProto) -> Result<crate::proto::onnx::ModelProto, Response> {
+        link::link_against(model, &self.libraries, &OPTIONS).map(|l| l.model).map_err(|diags| self.refused(&diags))
     }
 
     fn refused(&self, diags: &[Diagnostic]) -> Response {

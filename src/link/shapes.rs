@@ -15,7 +15,7 @@ use crate::onnx::metadata::recorded_source;
 use crate::onnx::tensor::{elements, Elements, Tensor, TensorData};
 use crate::onnx::{attribute_kind, AttrType, ElemType};
 use crate::proto::onnx::{type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
-use crate::schema::{registry, Resolution};
+use crate::schema::{normalize_domain, registry, Resolution};
 use crate::sema::infer::{self, AttrFacts, NodeFacts, Ty};
 use crate::sema::shapes::{self, InputFacts, Shape, ShapeCall, MAX_KNOWN_INTS};
 use crate::sema::value::{Dim, GraphType};
@@ -40,7 +40,7 @@ pub struct CallTypes<'a> {
 pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box<Diagnostic>> {
     let Some(graph) = model.graph.as_ref() else { return Ok(Vec::new()) };
     let versions: HashMap<&str, i64> =
-        model.opset_import.iter().map(|o| (normalize(o.domain()), o.version.unwrap_or(1))).collect();
+        model.opset_import.iter().map(|o| (normalize_domain(o.domain()), o.version.unwrap_or(1))).collect();
     let mut values = Values::default();
     for (name, fact) in call.inputs {
         match fact {
@@ -75,7 +75,7 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
         values.known.insert(t.name().to_string(), initializer(t));
     }
     for node in &graph.node {
-        let version = versions.get(normalize(node.domain())).copied().unwrap_or(1);
+        let version = versions.get(normalize_domain(node.domain())).copied().unwrap_or(1);
         values
             .node(node, version)
             .map_err(|d| Box::new(located(*d, recorded_source(&node.metadata_props), call.function)))?;
@@ -120,7 +120,7 @@ impl Values {
         };
         let facts = ProtoNode { node, types: &types };
         let tys = infer::node_outputs(domain, op, version, &facts, outputs, checked);
-        let (shapes, ints) = if normalize(domain).is_empty() {
+        let (shapes, mut ints) = if normalize_domain(domain).is_empty() {
             let inputs = self.shape_facts(node);
             let attrs: Vec<Attr> = node.attribute.iter().filter_map(attr).collect();
             let call = ShapeCall { op, domain: "", version, inputs: &inputs, attrs: &attrs, outputs };
@@ -131,7 +131,6 @@ impl Values {
         } else {
             (vec![None; outputs], None)
         };
-        let mut ints = ints;
         for (k, name) in node.output.iter().enumerate() {
             let known = Known {
                 ty: tys.get(k).cloned().flatten(),
@@ -277,14 +276,5 @@ fn located(d: Diagnostic, at: Option<&str>, function: &str) -> Diagnostic {
     match at {
         Some(at) => d.note(format!("at {at}, in `{function}`")),
         None => d.note(format!("in `{function}`")),
-    }
-}
-
-/// ONNX's domain, `""` however a model spells it.
-fn normalize(domain: &str) -> &str {
-    if domain == "ai.onnx" {
-        ""
-    } else {
-        domain
     }
 }
