@@ -111,6 +111,8 @@ CASES = [
     ("reducemax-axis", "ReduceMax", [t(2, 3), c(2)], {}, 1),
     ("argmax", "ArgMax", [t(2, 3)], {"axis": 1}, 1),
     ("topk", "TopK", [t(2, 5), c(3)], {"axis": 1}, 2),
+    ("topk-scalar", "TopK", [t(), c(1)], {}, 2),
+    ("argmax-scalar", "ArgMax", [t()], {}, 1),
     ("layernorm", "LayerNormalization", [t(2, 3, 4), t(4)], {}, 1),
 ]
 

@@ -1,7 +1,7 @@
 //! Reductions (`ReduceSum`, `ReduceMean`... with `axes` and `keepdims`), `ArgMax`/`ArgMin`,
 //! `TopK`, and the normalisations whose statistics are reductions.
 
-use super::{Cx, Inferred};
+use super::{Cx, Inferred, Violation};
 use crate::ir::Dim;
 
 pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
@@ -56,14 +56,26 @@ fn reduced(dims: &[Dim], axes: &[usize], keep: bool) -> Vec<Dim> {
 
 fn arg(cx: &Cx) -> Inferred {
     let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
-    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), dims.len().max(1), "axis")?;
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), axed(cx, dims)?, "axis")?;
     let keep = cx.int_attr("keepdims").unwrap_or(1) != 0;
     Ok(vec![Some(reduced(dims, &[k], keep))])
 }
 
+/// The rank of an input that an operator works along one axis of: a scalar has none, and
+/// ONNX Runtime refuses it (`ArgMax`, `TopK`).
+fn axed(cx: &Cx, dims: &[Dim]) -> Result<usize, Violation> {
+    if dims.is_empty() {
+        return Err(cx.violation(
+            format!("`{}` works along an axis, but this call gives a scalar, {}", cx.op(), cx.gave(0)),
+            "make the scalar 1-D first (`op.Reshape(x, [1])`), as PyTorch treats it",
+        ));
+    }
+    Ok(dims.len())
+}
+
 fn top_k(cx: &Cx) -> Inferred {
     let Some(dims) = cx.dims(0) else { return Ok(vec![None, None]) };
-    let k = cx.axis(cx.int_attr("axis").unwrap_or(-1), dims.len().max(1), "axis")?;
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(-1), axed(cx, dims)?, "axis")?;
     let mut out = dims.to_vec();
     out[k] = match cx.ints(1) {
         Some([n]) => {

@@ -156,6 +156,9 @@ fn reductions_drop_or_keep_their_axes() {
     assert_eq!(shape_of("ReduceSum", &[tensor("x", "2,3,4")], &[]), "[1, 1, 1]");
     assert_eq!(shape_of("ArgMax", &[tensor("x", "2,3")], &[int("axis", 1)]), "[2, 1]");
     assert!(violation("ReduceMax", &[tensor("x", "2,3"), ints(&[2])], &[], 1).contains("`axes` is 2"));
+    // A scalar has no axis: refused, as ONNX Runtime refuses it (TopK's rule once indexed it).
+    assert!(violation("TopK", &[tensor("x", ""), ints(&[1])], &[], 2).contains("gives a scalar, float32[]"));
+    assert!(violation("ArgMax", &[tensor("x", "")], &[], 1).contains("gives a scalar"));
     let norm = run("LayerNormalization", &[tensor("x", "2,3,4"), tensor("g", "4")], &[], 3).expect("normalises");
     assert_eq!(norm[1], dims("2,3,1"));
 }
@@ -245,4 +248,81 @@ fn concat_from_sequence_joins_or_stacks_the_tensors_it_knows() {
     assert!(v.contains("dimension 0 is 2 against 4"), "{v}");
     // Items the call does not know: nothing known, nothing wrong.
     assert_eq!(shape_of("ConcatFromSequence", &[seq(&["2,3", "*"])], &[int("axis", 0)]), "*");
+}
+
+/// Every operator with a rule, at every rank from 0 to 3 of each input, with integer inputs and
+/// attributes at edge values: the rules answer or refuse, never panic (a facts-only run of
+/// torchlib found `TopK` of a scalar indexing an empty shape).
+#[test]
+fn no_rule_panics_at_any_rank_or_edge_value() {
+    const OPS: &[&str] = &[
+        "Relu",
+        "Cast",
+        "Add",
+        "Where",
+        "Max",
+        "Sum",
+        "PRelu",
+        "Softmax",
+        "LogSoftmax",
+        "Hardmax",
+        "MatMul",
+        "Gemm",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Squeeze",
+        "Unsqueeze",
+        "Reshape",
+        "Expand",
+        "Flatten",
+        "Gather",
+        "Slice",
+        "Tile",
+        "Shape",
+        "Size",
+        "ConstantOfShape",
+        "Conv",
+        "MaxPool",
+        "AveragePool",
+        "LpPool",
+        "GlobalAveragePool",
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ArgMax",
+        "ArgMin",
+        "TopK",
+        "LayerNormalization",
+        "BatchNormalization",
+        "Trilu",
+        "Dropout",
+        "ConcatFromSequence",
+        "Identity",
+    ];
+    let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
+    let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
+    let attrs: Vec<Vec<Attr>> = vec![
+        vec![],
+        vec![int("axis", -1), int("keepdims", 0)],
+        vec![int("axis", 3)],
+        vec![list("perm", &[1, 0]), list("axes", &[0, 0]), int("num_outputs", 2)],
+        vec![list("kernel_shape", &[2]), list("pads", &[1, 1]), list("strides", &[0])],
+    ];
+    for op in OPS {
+        for a in &shapes {
+            for b in &shapes {
+                for v in &values {
+                    for attr in &attrs {
+                        for outputs in [1, 2] {
+                            let inputs = [tensor("a", a), tensor("b", b), ints(v)];
+                            let _ = run(op, &inputs, attr, outputs);
+                            let _ = run(op, &[tensor("a", a), ints(v)], attr, outputs);
+                            let _ = run(op, &[tensor("a", a)], attr, outputs);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
