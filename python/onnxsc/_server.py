@@ -100,6 +100,11 @@ class Server:
                     self._failure = self._died()
             raise OnnxscError(self._failure)
 
+    @property
+    def ended(self) -> bool:
+        """Whether the process stopped answering (a crash is reported to the request it met)."""
+        return self._failure is not None
+
     def _exchange(self, data: bytes) -> tuple:
         proc = self._proc
         proc.stdin.write(struct.pack("<I", len(data)) + data)

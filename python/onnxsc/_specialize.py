@@ -138,8 +138,13 @@ class Specializer:
         return onnx.load_from_string(payload)
 
     def _respond(self, kind: int, request: bytes) -> tuple:
-        """The server's response to a request: (status, payload)."""
+        """The server's response to a request: (status, payload). A server that ended (a crash,
+        reported to the request that met it) is replaced, so that one call's crash does not
+        fail every later call of the export."""
         with self._starting:
+            if self._server is not None and self._server.ended:
+                self._server.close()
+                self._server = None
             if self._server is None:
                 self._server = Server(self.library)
         return self._server.request(kind, request)
