@@ -76,6 +76,13 @@ class Specializer:
         self.cache[key] = variant_function(proto, linked, given, outputs, variant_signature, n_outputs)
         return self.cache[key]
 
+    def check(self, proto, given: list, attributes: dict, types: dict, expect: Optional[dict]) -> None:
+        """Checks a call of ``proto`` that gives the inputs ``given`` (their ``types``) and the
+        ``attributes`` against them and PyTorch's answer, raising the refusal, without making
+        the call's function (``python -m onnxsc test --facts-only``)."""
+        key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        self._check(proto, key, call_request(proto, given, attributes, types, expect))
+
     def traced(self, proto, signature: Signature, facts: dict):
         """The trace-only translation ``proto`` specialised to a call's ``facts`` (``_trace``): a
         :class:`TracedVariant` taking the call's tensors in the order the facts list them. One

@@ -65,15 +65,7 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
         translation.calls += 1
         usage.observe()
         tensors: list = []
-        facts = {
-            "function": function_name,
-            "args": [describe(a, tensors, where) for a in args],
-            "kwargs": {k: describe(v, tensors, where) for k, v in kwargs.items()},
-        }
-        expect = pytorch_answer()
-        if expect is not None:
-            facts["expect"] = expect
-        variant = specializer.traced(proto, signature, facts)
+        variant = specializer.traced(proto, signature, call_facts(args, kwargs, pytorch_answer(), tensors))
         try:
             recorder = exporter_recorder()
             if recorder is not None and variant.direct:
@@ -84,10 +76,26 @@ def make_trace_translation(proto, signature: Signature, op, specializer, where: 
         except Exception as e:
             raise OnnxscError(f"{where}: the exporter could not build this call: {e}") from e
 
+    def call_facts(args, kwargs, expect, tensors: list) -> dict:
+        facts = {
+            "function": function_name,
+            "args": [describe(a, tensors, where) for a in args],
+            "kwargs": {k: describe(v, tensors, where) for k, v in kwargs.items()},
+        }
+        if expect is not None:
+            facts["expect"] = expect
+        return facts
+
+    def check_facts(args, kwargs, expect) -> None:
+        """Traces one call as the exporter would make it, from its facts alone, against
+        PyTorch's answer (``expect``), raising the refusal; nothing is exported."""
+        specializer.traced(proto, signature, call_facts(args, kwargs, expect, []))
+
     # How many times the exporter called it (`python -m onnxsc test` counts on it); a trace-only
     # translation's unread parameters are not known before a call.
     translation.calls = 0
     translation.ignored_values = lambda: 0
+    translation.check_facts = check_facts
     return _with_signature(translation, proto, signature, n_outputs)
 
 

@@ -98,10 +98,20 @@ def make_translation(
         except Exception as e:
             raise OnnxscError(f"{binder.where}: the exporter could not build this call: {e}") from e
 
+    def check_facts(args, kwargs, expect) -> None:
+        """Checks one call as the exporter would make it, from its facts alone: the body linked
+        for the call and checked against what the given tensors are and PyTorch's answer
+        (``expect``), raising the refusal; no function is built, nothing is exported."""
+        ignored.check(args, kwargs)
+        inputs, attributes = binder.bind(args, kwargs)
+        given = [name for name, value in inputs if value is not None]
+        specializer.check(proto, given, attributes, typed_inputs(inputs), expect)
+
     # How many times the exporter called it, and how many of the calls gave a deleted parameter
     # another value than its default (`python -m onnxsc test` counts on both).
     translation.calls = 0
     translation.ignored_values = lambda: ignored.ignored_values
+    translation.check_facts = check_facts
     return _with_signature(translation, proto, signature, n_outputs)
 
 
@@ -110,14 +120,21 @@ def call_types(inputs: list) -> tuple:
     facts}``, as a trace's facts describe them), and what PyTorch computes for the call
     (``_trace``'s ``pytorch_answer``, None outside an export). The server checks the call's body
     against both (``link::shapes``)."""
-    from onnxsc._trace import pytorch_answer, tensor_facts
+    from onnxsc._trace import pytorch_answer
+
+    return typed_inputs(inputs), pytorch_answer()
+
+
+def typed_inputs(inputs: list) -> dict:
+    """``{name: tagged facts}`` of the given tensors and lists of tensors among ``inputs``."""
+    from onnxsc._trace import tensor_facts
 
     types = {}
     for name, value in inputs:
         facts = tensor_facts(value)
         if facts is not None:
             types[name] = facts
-    return types, pytorch_answer()
+    return types
 
 
 class _Binder:

@@ -56,6 +56,14 @@ def main(argv: Optional[list] = None) -> int:
         help="test the translations without errors when others have some (they are left out, named on stderr)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the seed of every generated sample (default 0)")
+    parser.add_argument(
+        "--facts-only",
+        action="store_true",
+        help=(
+            "judge every call by its shapes and dtypes alone, with onnxsc's inference and PyTorch's "
+            "answer: no export, no ONNX Runtime, no values (milliseconds a call)"
+        ),
+    )
     parser.add_argument("--no-shrink", action="store_true", help="report failures as found, without shrinking them")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: the cores)")
     parser.add_argument("--shard", default="1/1", metavar="K/N", help="test the K-th of N shares of the operators")
@@ -84,6 +92,7 @@ def main(argv: Optional[list] = None) -> int:
         min_samples=args.min_samples,
         seed=args.seed,
         shrink=not args.no_shrink,
+        facts_only=args.facts_only,
         source=" ".join(args.paths) if len(args.paths) > 1 else args.paths[0],
     )
     try:
@@ -264,7 +273,9 @@ def report(tallies: list, options: Options, allow_untested: bool = False) -> str
     for t in tallies:
         if t.ran:
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(t.kinds.items()))
-            lines.append(f"{t.operator}: ran {t.ran} calls ({kinds}) on {t.exports} exported models")
+            on = "by their facts alone" if options.facts_only else f"on {t.exports} exported models"
+            more = f"; {t.facts_only} more passed by their facts alone" if t.facts_only else ""
+            lines.append(f"{t.operator}: ran {t.ran} calls ({kinds}) {on}{more}")
     for t in tallies:
         if t.first_failure:
             by = ", ".join(f"{n} {k}" for k, n in sorted(t.failures.items()))
@@ -287,7 +298,10 @@ def report(tallies: list, options: Options, allow_untested: bool = False) -> str
     passed = sum(t.passed for t in tallies)
     untested = sum(t.untested for t in tallies)
     verdict = "FAILED" if failed or (untested and not allow_untested) else "ok"
+    # A facts-only run judged no value: its verdict says so.
+    judged = " by their facts alone (values not judged)" if options.facts_only else ""
     lines.append(
-        f"onnxsc test: {len(tallies)} operator{'' if len(tallies) == 1 else 's'}, {passed} calls passed, {failed} failed, {untested} untested: {verdict}"
+        f"onnxsc test: {len(tallies)} operator{'' if len(tallies) == 1 else 's'}, {passed} calls passed{judged}, "
+        f"{failed} failed, {untested} untested: {verdict}"
     )
     return "\n".join(lines) + "\n"

@@ -7,6 +7,11 @@ The calls come from PyTorch's OpInfo samples (``opinfo``: as the database calls 
 without one, from its schema (``schema``); then from them, variants (``generate``): attributes,
 shapes, dtypes, and values. One call with dynamic dimensions checks that no shape is baked into
 the model. An operator whose translation ran on fewer than ``min_samples`` calls is untested.
+
+Every call is first judged by its facts alone (``facts``: its shapes and dtypes through the
+translation and onnxsc's inference, against PyTorch's answer), which takes milliseconds: a call
+refused there fails without an export, and the calls beyond the exports' budget are still
+checked. With ``facts_only``, nothing is exported.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
-from onnxsc._optest import generate, opinfo
+from onnxsc._optest import facts, generate, opinfo
 from onnxsc._optest.calls import Call
 from onnxsc._optest.judge import DROPPED, ONNX_NAMES, Exported, Verdict, expected_of, export, g
 from onnxsc._optest.shrink import shrink, snippet
@@ -34,6 +39,9 @@ class Options:
     shrink: bool = True
     # The file under test, for the reproducing snippet.
     source: str = ""
+    # Judge each call by its facts alone (shapes, dtypes, PyTorch's answer), without an export
+    # or ONNX Runtime (``facts``): every call made, not ``samples`` of them.
+    facts_only: bool = False
 
 
 @dataclass
@@ -55,6 +63,8 @@ class Tally:
     untested: bool = False
     # Models exported: each judged its call and the calls that share its facts.
     exports: int = 0
+    # Calls beyond the exports' budget that passed by their facts alone (values not judged).
+    facts_only: int = 0
 
     @property
     def ran(self) -> int:
@@ -208,13 +218,25 @@ def _test_operator(entry, options: Options) -> Tally:
     import torch
 
     rng = torch.Generator().manual_seed(options.seed)
+    if options.facts_only:
+        return _test_by_facts(entry, options, rng)
     tally = Tally(entry.qualname)
     first_failure: Optional[tuple] = None
     judged_shapes: dict = {}
     exports = 0
-    for call in base_calls(entry, options, rng):
+    calls = base_calls(entry, options, rng)
+    # Every call's facts first, in milliseconds each: a call its facts refuse fails as its export
+    # would, without one, and the calls beyond the exports' budget are not left unchecked.
+    by_facts = [facts.judge(entry, call) for call in calls]
+    for call, fact in zip(calls, by_facts):
+        if fact.outcome == "failed":
+            tally.count(call, fact)
+            if first_failure is None:
+                first_failure = (call, fact)
+            continue
         if exports >= options.samples:
-            break
+            tally.facts_only += fact.outcome == "passed"
+            continue
         expected = expected_of(call)
         if expected is None:
             tally.count(call, DROPPED)
@@ -238,12 +260,34 @@ def _test_operator(entry, options: Options) -> Tally:
     dynamic = _dynamic(entry, judged_shapes, tally)
     if first_failure is not None:
         call, verdict = first_failure
-        small = shrink(call, _still_fails(entry, verdict)) if options.shrink else call
+        # A refusal by the facts shrinks by the facts: milliseconds a candidate, not an export.
+        by_facts_alone = any(verdict is fact for fact in by_facts)
+        still_fails = _facts_still_fail(entry, verdict) if by_facts_alone else _still_fails(entry, verdict)
+        small = shrink(call, still_fails) if options.shrink else call
         tally.shrunk = f"{small.describe()}" if small is not call else None
         tally.reproducer = snippet(small, options.source, entry.qualname, verdict.runtime)
     elif dynamic is not None:
         first, other, verdict = dynamic
         tally.reproducer = snippet(other, options.source, entry.qualname, verdict.runtime, exported_from=first)
+    tally.untested = tally.ran < options.min_samples
+    return tally
+
+
+def _test_by_facts(entry, options: Options, rng) -> Tally:
+    """Judges every call made for the entry by its facts alone (``facts``): no export, no ONNX
+    Runtime, no values; the first failure shrunk by the same judging."""
+    tally = Tally(entry.qualname)
+    first_failure: Optional[tuple] = None
+    for call in base_calls(entry, options, rng):
+        verdict = facts.judge(entry, call)
+        tally.count(call, verdict)
+        if verdict.outcome == "failed" and first_failure is None:
+            first_failure = (call, verdict)
+    if first_failure is not None:
+        call, verdict = first_failure
+        small = shrink(call, _facts_still_fail(entry, verdict)) if options.shrink else call
+        tally.shrunk = f"{small.describe()}" if small is not call else None
+        tally.reproducer = snippet(small, options.source, entry.qualname, verdict.runtime)
     tally.untested = tally.ran < options.min_samples
     return tally
 
@@ -272,6 +316,17 @@ def _dynamic(entry, judged: dict, tally: Tally) -> Optional[tuple]:
         tally.count(other, verdict, "dynamic")
         return (first, other, verdict) if verdict.outcome == "failed" else None
     return None
+
+
+def _facts_still_fail(entry, verdict: Verdict):
+    """The shrinker's test for a refusal by the facts: the candidate's facts are refused the
+    same way."""
+
+    def still_fails(candidate: Call, same_facts: bool) -> bool:
+        again = facts.judge(entry, candidate)
+        return again.outcome == "failed" and again.kind == verdict.kind
+
+    return still_fails
 
 
 def _still_fails(entry, verdict: Verdict):
