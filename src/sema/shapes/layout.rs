@@ -518,15 +518,21 @@ fn slice(cx: &Cx) -> Inferred {
     Ok(vec![Some(out)])
 }
 
-/// How many elements `Slice` takes from a dimension of `n`, with ONNX's clamping.
-fn sliced(n: i64, start: i64, end: i64, step: i64) -> i64 {
+/// The first index `Slice` takes from a dimension of `n` and the bound it stops before, with
+/// ONNX's clamping (the bound is -1 for a slice backwards to the start).
+pub(super) fn slice_bounds(n: i64, start: i64, end: i64, step: i64) -> (i64, i64) {
     let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
     let norm = |v: i64| if v < 0 { v.saturating_add(n) } else { v };
-    let (start, end) = if step > 0 {
+    if step > 0 {
         (clamp(norm(start), 0, n), clamp(norm(end), 0, n))
     } else {
         (clamp(norm(start), 0, n - 1), clamp(norm(end), -1, n - 1))
-    };
+    }
+}
+
+/// How many elements `Slice` takes from a dimension of `n`, with ONNX's clamping.
+fn sliced(n: i64, start: i64, end: i64, step: i64) -> i64 {
+    let (start, end) = slice_bounds(n, start, end, step);
     let span = end - start;
     if (step > 0 && span <= 0) || (step < 0 && span >= 0) {
         return 0;

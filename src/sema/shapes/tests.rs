@@ -326,3 +326,43 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         }
     }
 }
+
+/// The values followed through `Slice` and integer arithmetic, as torchlib computes shapes:
+/// `Slice(Shape(x), -2, -1)`, a size minus one, a size divided by a factor.
+#[test]
+fn shape_values_follow_slices_and_exact_arithmetic() {
+    use super::propagated;
+    let value = |v: &[i64]| ints(v);
+    let scalar = |v: i64| {
+        let mut f = ints(&[v]);
+        if let Some(f) = f.as_mut() {
+            f.dims = Some(Vec::new());
+        }
+        f
+    };
+    let out = |n: usize| vec![Some(vec![Dim::Known(n as i64)])];
+    let shape = [2, 3, 5, 7];
+    assert_eq!(propagated("Slice", &[value(&shape), value(&[-2]), value(&[-1])], &[], &out(1)), Some(vec![5]));
+    assert_eq!(
+        propagated(
+            "Slice",
+            &[value(&shape), value(&[i64::MAX]), value(&[i64::MIN]), value(&[0]), value(&[-2])],
+            &[],
+            &out(2)
+        ),
+        Some(vec![7, 3])
+    );
+    assert_eq!(propagated("Slice", &[value(&shape), value(&[1]), value(&[9])], &[], &out(3)), Some(vec![3, 5, 7]));
+    // An axis other than the only one, or a step of 0, is not followed.
+    assert_eq!(propagated("Slice", &[value(&shape), value(&[0]), value(&[2]), value(&[1])], &[], &out(2)), None);
+    assert_eq!(propagated("Sub", &[value(&[5, 7]), scalar(1)], &[], &out(2)), Some(vec![4, 6]));
+    // `CastLike` to an integer type keeps them (torchlib's `CastLike(1, shape)`); to a float, not.
+    assert_eq!(propagated("CastLike", &[scalar(1), value(&[5, 7])], &[], &out(1)), Some(vec![1]));
+    assert_eq!(propagated("CastLike", &[scalar(1), tensor("x", "2")], &[], &out(1)), None);
+    assert_eq!(propagated("Mul", &[scalar(3), value(&[2, 4])], &[], &out(2)), Some(vec![6, 12]));
+    assert_eq!(propagated("Div", &[value(&[12, 8]), scalar(4)], &[], &out(2)), Some(vec![3, 2]));
+    // A remainder (rounded as the runtime rounds) or an overflow is not followed.
+    assert_eq!(propagated("Div", &[value(&[7]), scalar(2)], &[], &out(1)), None);
+    assert_eq!(propagated("Add", &[value(&[i64::MAX]), scalar(1)], &[], &out(1)), None);
+    assert_eq!(propagated("Add", &[value(&[1, 2]), value(&[1, 2, 3])], &[], &out(3)), None);
+}

@@ -1,6 +1,7 @@
 //! The values of small integer tensors that shape inference follows: a `Reshape`'s `shape` or
 //! a `Squeeze`'s `axes` is usually computed from shapes (`Shape` of a known shape, a `Concat` of
-//! known parts), and ONNX's own inference follows the same small arithmetic. The trace and the
+//! known parts, a `Slice` of them, a size plus or times a number), and ONNX's own inference
+//! follows the same small arithmetic. The trace and the
 //! check of a linked call (`link::shapes`) both follow values this way.
 
 use super::{shape_range, InputFacts, Shape};
@@ -49,6 +50,7 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
             Some(AttrValue::Int(to)) if ElemType::from_code(*to).is_some_and(ElemType::is_integer) => ints(0)?.to_vec(),
             _ => return None,
         },
+        "CastLike" if inputs.get(1)?.as_ref()?.elem.is_some_and(ElemType::is_integer) => ints(0)?.to_vec(),
         "Gather" if inputs.first()?.as_ref()?.dims.as_ref().is_some_and(|d| d.len() == 1) => {
             let data = ints(0)?;
             let n = data.len() as i64;
@@ -57,7 +59,58 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
                 .map(|i| data.get(usize::try_from(if *i < 0 { i + n } else { *i }).ok()?).copied())
                 .collect::<Option<_>>()?
         }
+        "Slice" => {
+            let data = ints(0)?;
+            let one = |i: usize| match inputs.get(i) {
+                None | Some(None) => Some(None),
+                Some(Some(_)) => match ints(i)? {
+                    [v] => Some(Some(*v)),
+                    _ => None,
+                },
+            };
+            if inputs.first()?.as_ref()?.dims.as_ref()?.len() != 1 || !matches!(one(3)?, None | Some(0 | -1)) {
+                return None;
+            }
+            let (start, end, step) = (one(1)??, one(2)??, one(4)?.unwrap_or(1));
+            if step == 0 {
+                return None;
+            }
+            let (mut at, end) = super::layout::slice_bounds(data.len() as i64, start, end, step);
+            let mut out = Vec::new();
+            while (step > 0 && at < end) || (step < 0 && at > end) {
+                out.push(*data.get(usize::try_from(at).ok()?)?);
+                at += step;
+            }
+            out
+        }
+        "Add" | "Sub" | "Mul" | "Div" => arithmetic(op, inputs, ints(0)?, ints(1)?)?,
         _ => return None,
     };
     (out.len() <= MAX_KNOWN_INTS).then_some(out)
+}
+
+/// Integer arithmetic on shape values (`Sub(Shape(x)[-1], 1)`, a size times a factor): of a
+/// scalar or a 1-D tensor and another of the same length or one element. Exact only: an
+/// overflow, or a division with a remainder (whose rounding ONNX leaves to the runtime), is
+/// not followed.
+fn arithmetic(op: &str, inputs: &[Option<InputFacts>], a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let low_rank = |i: usize| inputs.get(i)?.as_ref()?.dims.as_ref().map(|d| d.len() <= 1);
+    if low_rank(0) != Some(true) || low_rank(1) != Some(true) {
+        return None;
+    }
+    let n = a.len().max(b.len());
+    if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
+        return None;
+    }
+    (0..n)
+        .map(|k| {
+            let (x, y) = (a[if a.len() == 1 { 0 } else { k }], b[if b.len() == 1 { 0 } else { k }]);
+            match op {
+                "Add" => x.checked_add(y),
+                "Sub" => x.checked_sub(y),
+                "Mul" => x.checked_mul(y),
+                _ => (y != 0 && x.checked_rem(y) == Some(0)).then(|| x / y),
+            }
+        })
+        .collect()
 }
