@@ -524,3 +524,63 @@ fn a_typed_call_request_is_checked_node_by_node_and_against_pytorch() {
     assert!(refused.contains("scripted.onnxs:15:5, in `aten_mean_dim`"), "{refused}");
     assert_eq!(got[3].0, 0, "{}", text(&got[3].1));
 }
+
+const TRACED_WITH_HELPER: &str = r#"
+from typing import Optional
+
+from onnxscript import opset18 as op
+from onnxscript.function_libs.torch_lib.registration import torch_op
+from onnxscript.function_libs.torch_lib.tensor_typing import TFloat
+
+
+@torch_op("aten::linear", private=True)
+def _gemm_linear(input: TFloat, weight: TFloat) -> TFloat:
+    return op.Gemm(input, weight, transB=1)
+
+
+@torch_op("aten::linear", trace_only=True)
+def aten_linear(input: TFloat, weight: TFloat, bias: Optional[TFloat] = None) -> TFloat:
+    result = _gemm_linear(input, weight)
+    if bias is not None:
+        result = op.Add(result, bias)
+    return result
+"#;
+
+/// A trace request (`trace::facts`).
+fn trace_request(json: &str) -> Vec<u8> {
+    frame(&[&[2][..], json.as_bytes()].concat())
+}
+
+#[test]
+fn a_trace_request_checks_the_scripted_functions_its_trace_calls() {
+    let dir = scratch("traced-helper");
+    let source = dir.join("traced.onnxs");
+    std::fs::write(&source, TRACED_WITH_HELPER).unwrap();
+    let lib = dir.join("traced.onnx");
+    let o = onnxsc(&["build", source.to_str().unwrap(), "-o", lib.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let linear = |shape: &str| {
+        format!(
+            r#"{{"function": "pkg.onnxscript.torch_lib::aten_linear",
+                "args": [{{"tensor": {{"dtype": "FLOAT", "shape": {shape}}}}},
+                         {{"tensor": {{"dtype": "FLOAT", "shape": [3, 4]}}}}],
+                "kwargs": {{}}}}"#
+        )
+    };
+    let input: Vec<u8> = [linear("[2, 5, 4]"), linear("[2, 4]")].iter().flat_map(|json| trace_request(json)).collect();
+    let o = session(&[lib.to_str().unwrap()], &input);
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 2);
+    // The helper's `Gemm` breaks its rule for this call: found in the linked body, at its line.
+    assert_eq!(got[0].0, 1);
+    let refused = text(&got[0].1);
+    assert!(refused.contains("error[E0907]: `Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4]"), "{refused}");
+    assert!(refused.contains("traced.onnxs:11:12"), "{refused}");
+    // A 2-D input fits, and the answer declares the shape the helper computes.
+    assert_eq!(got[1].0, 0, "{}", text(&got[1].1));
+    let answer = ModelProto::decode(got[1].1.as_slice()).unwrap();
+    let declared = answer.graph.unwrap().output[0].r#type.clone().unwrap();
+    let Some(type_proto::Value::TensorType(t)) = declared.value else { panic!("{declared:?}") };
+    let dims: Vec<String> = t.shape.unwrap().dim.iter().map(|d| format!("{:?}", d.value)).collect();
+    assert_eq!(dims, ["Some(DimValue(2))", "Some(DimValue(3))"]);
+}

@@ -34,8 +34,9 @@ use crate::diagnostics::{codes, render_plain, Diagnostic};
 use crate::link::shapes::CallTypes;
 use crate::link::{self, Libraries, Mode};
 use crate::onnx::metadata::recorded_source;
+use crate::sema::value::GraphType;
 use crate::source::SourceMap;
-use crate::trace::{variant_name, CallFacts};
+use crate::trace::{variant_name, ArgFact, CallFacts};
 use prost::Message;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -168,10 +169,27 @@ impl Server {
         let variant = variant_name(call.domain_and_name().1, 0);
         match self.traced.specialize(&call, &variant) {
             Ok(TraceAnswer { function, returns }) => {
+                let inputs: Vec<(String, ArgFact)> = function.input.iter().cloned().zip(call.tensors()).collect();
+                let defined_at = recorded_source(&function.metadata_props).map(str::to_string);
                 let mut model = call_model(&function, &function.input, Vec::new());
-                call::declare_outputs(&mut model, &returns);
                 model.functions.push(function);
-                self.link(model)
+                let mut linked = match self.linked(model) {
+                    Ok(linked) => linked,
+                    Err(refusal) => return refusal,
+                };
+                // The trace checked its own op calls; the linked body also holds the nodes of
+                // the scripted functions the trace calls, which only a walk of it reaches.
+                let types = CallTypes {
+                    inputs: &inputs,
+                    expect: call.expect.as_ref(),
+                    function: call.domain_and_name().1,
+                    defined_at: defined_at.as_deref(),
+                };
+                match link::shapes::check(&linked, &types) {
+                    Ok(walked) => call::declare_outputs(&mut linked, &more_specific(returns, walked)),
+                    Err(d) => return self.refused(&[*d]),
+                }
+                Response { status: LINKED, payload: linked.encode_to_vec() }
             }
             Err(failure) => {
                 let mut traces = SourceMap::new();
@@ -267,6 +285,19 @@ const OTHER_RELEASES: &str = "the onnxsc Python package and the onnxsc binary ar
      ONNXSC_BIN may point at another binary)\n";
 
 /// The response to a client's first request, which must be a [`kind::HELLO`] of this protocol.
+/// Output by output, the trace's type where it knows the shape, else the walk's.
+fn more_specific(traced: Vec<GraphType>, walked: Vec<GraphType>) -> Vec<GraphType> {
+    let knows = |t: &GraphType| matches!(t, GraphType::Tensor { shape: Some(_), .. });
+    let mut walked = walked.into_iter();
+    traced
+        .into_iter()
+        .map(|t| match walked.next() {
+            Some(w) if !knows(&t) && knows(&w) => w,
+            _ => t,
+        })
+        .collect()
+}
+
 fn first_response(request: &[u8]) -> Response {
     match request.split_first() {
         Some((&kind::HELLO, hello)) => hello_response(hello),

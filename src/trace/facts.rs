@@ -53,6 +53,21 @@ pub struct Expected {
 pub type ExpectedTensor = (Option<ElemType>, Option<Vec<Dim>>);
 
 impl CallFacts {
+    /// The facts of the call's tensors, in the order its function takes them as inputs:
+    /// positional arguments, then keyword ones, each list item by item.
+    pub fn tensors(&self) -> Vec<ArgFact> {
+        fn walk(fact: &ArgFact, out: &mut Vec<ArgFact>) {
+            match fact {
+                ArgFact::Tensor { .. } => out.push(fact.clone()),
+                ArgFact::List { items, .. } => items.iter().for_each(|i| walk(i, out)),
+                ArgFact::Value(_) => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.args.iter().chain(self.kwargs.iter().map(|(_, a)| a)).for_each(|a| walk(a, &mut out));
+        out
+    }
+
     /// The called function's domain and name: `function` split at its last `::`
     /// (`pkg.onnxscript.torch_lib::aten_gelu`), the domain empty when it has none.
     pub fn domain_and_name(&self) -> (&str, &str) {
