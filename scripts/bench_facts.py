@@ -44,54 +44,63 @@ OPERATORS = (
 )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=8, help="calls judged per operator (default %(default)s)")
-    args = parser.parse_args()
-
+def torchlib_entries() -> list:
+    """The table entries of torchlib's `core` and `nn` modules of the installed onnxscript,
+    copied verbatim as `.onnxs` files and compiled with `--skip-invalid`."""
     import onnxscript
-    import torch
 
-    from onnxsc._optest import facts, judge
-    from onnxsc._optest.run import Options, base_calls
+    from onnxsc._optest import judge
     from onnxsc._table import compile_library, entries
 
     ops = pathlib.Path(onnxscript.__file__).parent / "function_libs" / "torch_lib" / "ops"
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="bench-facts-"))
+    directory = pathlib.Path(tempfile.mkdtemp(prefix="bench-torchlib-"))
     try:
         for module in ("core", "nn"):
             shutil.copy(ops / f"{module}.py", directory / f"{module}.onnxs")
         with judge.quiet():
             data, model = compile_library([str(directory)], skip_invalid=True)
-            found = {e.qualname: e for e in entries(model, data)}
-        options = Options(dtypes=("float32",))
-        rows = []
-        every_facts: list = []
-        every_export: list = []
-        for name in OPERATORS:
-            entry = found.get(name)
-            if entry is None:
-                print(f"{name}: not in the compiled copies", file=sys.stderr)
-                continue
-            rng = torch.Generator().manual_seed(0)
-            calls = [c for c in base_calls(entry, options, rng) if judge.expected_of(c) is not None][: args.calls]
-            by_facts, by_export = [], []
-            for call in calls:
-                start = time.perf_counter()
-                facts.judge(entry, call)
-                by_facts.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                exported = judge.export(entry, call)
-                if isinstance(exported, judge.Exported):
-                    exported.judge(call, judge.expected_of(call))
-                by_export.append(time.perf_counter() - start)
-            if not calls:
-                continue
-            every_facts += by_facts
-            every_export += by_export
-            rows.append((name, len(calls), statistics.median(by_facts), statistics.median(by_export)))
+            return entries(model, data)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=8, help="calls judged per operator (default %(default)s)")
+    args = parser.parse_args()
+
+    import torch
+
+    from onnxsc._optest import facts, judge
+    from onnxsc._optest.run import Options, base_calls
+
+    found = {e.qualname: e for e in torchlib_entries()}
+    options = Options(dtypes=("float32",))
+    rows = []
+    every_facts: list = []
+    every_export: list = []
+    for name in OPERATORS:
+        entry = found.get(name)
+        if entry is None:
+            print(f"{name}: not in the compiled copies", file=sys.stderr)
+            continue
+        rng = torch.Generator().manual_seed(0)
+        calls = [c for c in base_calls(entry, options, rng) if judge.expected_of(c) is not None][: args.calls]
+        by_facts, by_export = [], []
+        for call in calls:
+            start = time.perf_counter()
+            facts.judge(entry, call)
+            by_facts.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            exported = judge.export(entry, call)
+            if isinstance(exported, judge.Exported):
+                exported.judge(call, judge.expected_of(call))
+            by_export.append(time.perf_counter() - start)
+        if not calls:
+            continue
+        every_facts += by_facts
+        every_export += by_export
+        rows.append((name, len(calls), statistics.median(by_facts), statistics.median(by_export)))
 
     print(f"{'operator':<22} {'calls':>5} {'facts ms':>9} {'export ms':>10} {'ratio':>7}")
     for name, n, f, e in rows:
