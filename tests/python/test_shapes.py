@@ -44,6 +44,7 @@ def c(*values):
 CASES = [
     # Elementwise and broadcasting.
     ("relu", "Relu", [t("s0", 3)], {}, 1),
+    ("clip", "Clip", [t(2, "s0")], {}, 1),
     ("add-broadcast", "Add", [t(2, 1, "s0"), t(3, "s0")], {}, 1),
     ("add-mismatch", "Add", [t(2, 3), t(4)], {}, 1),
     ("where", "Where", [("bool", [4, 1]), t(1, 5), t()], {}, 1),
@@ -111,6 +112,7 @@ CASES = [
     ("reducemax-axis", "ReduceMax", [t(2, 3), c(2)], {}, 1),
     ("argmax", "ArgMax", [t(2, 3)], {"axis": 1}, 1),
     ("topk", "TopK", [t(2, 5), c(3)], {"axis": 1}, 2),
+    ("gatherelements", "GatherElements", [t(5), c(0, 4, 2)], {"axis": 0}, 1),
     ("topk-scalar", "TopK", [t(), c(1)], {}, 2),
     ("argmax-scalar", "ArgMax", [t()], {}, 1),
     ("layernorm", "LayerNormalization", [t(2, 3, 4), t(4)], {}, 1),

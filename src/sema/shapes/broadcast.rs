@@ -19,6 +19,7 @@ const UNARY: &[&str] = &[
     "CastLike",
     "Ceil",
     "Celu",
+    "Clip",
     "Cos",
     "Cosh",
     "CumSum",

@@ -1,7 +1,7 @@
 //! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`,
-//! `ConcatFromSequence`, `Split`,
-//! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `Slice`, `Tile`, `Shape`,
-//! `Size`, `ConstantOfShape` and `Constant`.
+//! `ConcatFromSequence`, `Split`, `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`,
+//! `Gather`, `GatherElements`, `Slice`, `Tile`, `Shape`, `Size`, `ConstantOfShape` and
+//! `Constant`.
 
 use super::broadcast::broadcast_pair;
 use super::{differ, dim_text, product, unify, Cx, Inferred};
@@ -20,6 +20,8 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "Flatten" => flatten(cx),
         "Gather" => gather(cx),
         "Slice" => slice(cx),
+        // The output has the indices' shape.
+        "GatherElements" => Ok(vec![cx.dims(1).map(<[Dim]>::to_vec)]),
         "Tile" => tile(cx),
         "Shape" => shape(cx),
         "Size" => Ok(vec![Some(Vec::new())]),
