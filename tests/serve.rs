@@ -467,14 +467,19 @@ def aten_mean_dim(self: TFloat, dim: Optional[Sequence[int]], keepdim: bool = Fa
     return op.ReduceMean(op.Cast(self, to=FLOAT.dtype), op.Constant(value_ints=dim), keepdims=keepdim)
 "#;
 
+/// `source` written as `NAME.onnxs` in `dir` and built into `NAME.onnx`, which is returned.
+fn built(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.onnxs"));
+    std::fs::write(&path, source).unwrap();
+    let lib = dir.join(format!("{name}.onnx"));
+    let o = onnxsc(&["build", path.to_str().unwrap(), "-o", lib.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    lib
+}
+
 #[test]
 fn a_typed_call_request_is_checked_node_by_node_and_against_pytorch() {
-    let dir = scratch("typed-call");
-    let source = dir.join("scripted.onnxs");
-    std::fs::write(&source, SCRIPTED).unwrap();
-    let lib = dir.join("scripted.onnx");
-    let o = onnxsc(&["build", source.to_str().unwrap(), "-o", lib.to_str().unwrap()]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let lib = built(&scratch("typed-call"), "scripted", SCRIPTED);
     let linear = |shape: &str| {
         format!(
             r#"{{"function": "pkg.onnxscript.torch_lib::aten_linear", "inputs": ["input", "weight", "bias"],
@@ -553,12 +558,7 @@ fn trace_request(json: &str) -> Vec<u8> {
 
 #[test]
 fn a_trace_request_checks_the_scripted_functions_its_trace_calls() {
-    let dir = scratch("traced-helper");
-    let source = dir.join("traced.onnxs");
-    std::fs::write(&source, TRACED_WITH_HELPER).unwrap();
-    let lib = dir.join("traced.onnx");
-    let o = onnxsc(&["build", source.to_str().unwrap(), "-o", lib.to_str().unwrap()]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let lib = built(&scratch("traced-helper"), "traced", TRACED_WITH_HELPER);
     let linear = |shape: &str| {
         format!(
             r#"{{"function": "pkg.onnxscript.torch_lib::aten_linear",

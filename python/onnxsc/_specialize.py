@@ -55,7 +55,7 @@ class Specializer:
         as a callable taking the given inputs in order. With the given inputs' ``types`` or
         PyTorch's answer (``expect``), the call's body is first checked against them, once per
         distinct call: a shape, type or result PyTorch contradicts is an error at its line."""
-        key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        key = variant_key(proto, given, attributes)
         if types or expect:
             self._check(proto, key, call_request(proto, given, attributes, types, expect))
         if key in self.cache:
@@ -80,7 +80,7 @@ class Specializer:
         """Checks a call of ``proto`` that gives the inputs ``given`` (their ``types``) and the
         ``attributes`` against them and PyTorch's answer, raising the refusal, without making
         the call's function (``python -m onnxsc test --facts-only``)."""
-        key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        key = variant_key(proto, given, attributes)
         self._check(proto, key, call_request(proto, given, attributes, types, expect))
 
     def traced(self, proto, signature: Signature, facts: dict):
@@ -128,7 +128,7 @@ class Specializer:
     def linked(self, proto, signature: Signature, given: list, attributes: dict):
         """The one-call model linked in inline mode: its graph is the function's body for a call
         that gives the inputs ``given`` and the ``attributes``, computing ``out0``, ``out1``..."""
-        key = (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
+        key = variant_key(proto, given, attributes)
         if key not in self.bodies:
             self.bodies[key] = self._link(proto, signature, given, attributes)
         return self.bodies[key]
@@ -162,6 +162,12 @@ class Specializer:
             server, self._server = self._server, None
         if server is not None:
             server.close()
+
+
+def variant_key(proto, given: list, attributes: dict) -> tuple:
+    """What tells one call's variant of ``proto`` from another's: the inputs given and the
+    attribute values."""
+    return (proto.domain, proto.name, tuple(given), json.dumps(attributes, sort_keys=True))
 
 
 def call_request(proto, given: list, attributes: dict, types: Optional[dict] = None, expect=None) -> bytes:

@@ -124,12 +124,14 @@ def record(call: Call, overload):
         return None
     if not _traceable(call):
         return _UNTRACEABLE
+    from onnxsc._trace import _expected_tensor
+
     final = {id(t) for t in flatten(result)}
     name = overload.name()
     out = []
     for args, kwargs, outputs in found:
         values = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        expected = [_expected(v) if (id(v) in read or id(v) in final) else None for v in values]
+        expected = [_expected_tensor(v) if (id(v) in read or id(v) in final) else None for v in values]
         expect = None if all(e is None for e in expected) else {"op": name, "outputs": expected}
         out.append(Reached(args, kwargs, expect))
     return out, others
@@ -185,12 +187,6 @@ def _composite_caught(overload, reached):
 
 def _tensors(value) -> list:
     return Call(None, (value,)).tensors()
-
-
-def _expected(value):
-    from onnxsc._trace import _expected_tensor
-
-    return _expected_tensor(value)
 
 
 class _Unrepresentable(Exception):

@@ -263,9 +263,7 @@ def _test_operator(entry, options: Options) -> Tally:
         # A refusal by the facts shrinks by the facts: milliseconds a candidate, not an export.
         by_facts_alone = any(verdict is fact for fact in by_facts)
         still_fails = _facts_still_fail(entry, verdict) if by_facts_alone else _still_fails(entry, verdict)
-        small = shrink(call, still_fails) if options.shrink else call
-        tally.shrunk = f"{small.describe()}" if small is not call else None
-        tally.reproducer = snippet(small, options.source, entry.qualname, verdict.runtime)
+        _report_failure(tally, entry, options, call, verdict, still_fails)
     elif dynamic is not None:
         first, other, verdict = dynamic
         tally.reproducer = snippet(other, options.source, entry.qualname, verdict.runtime, exported_from=first)
@@ -285,9 +283,7 @@ def _test_by_facts(entry, options: Options, rng) -> Tally:
             first_failure = (call, verdict)
     if first_failure is not None:
         call, verdict = first_failure
-        small = shrink(call, _facts_still_fail(entry, verdict)) if options.shrink else call
-        tally.shrunk = f"{small.describe()}" if small is not call else None
-        tally.reproducer = snippet(small, options.source, entry.qualname, verdict.runtime)
+        _report_failure(tally, entry, options, call, verdict, _facts_still_fail(entry, verdict))
     tally.untested = tally.ran < options.min_samples
     return tally
 
@@ -316,6 +312,14 @@ def _dynamic(entry, judged: dict, tally: Tally) -> Optional[tuple]:
         tally.count(other, verdict, "dynamic")
         return (first, other, verdict) if verdict.outcome == "failed" else None
     return None
+
+
+def _report_failure(tally: Tally, entry, options: Options, call: Call, verdict: Verdict, still_fails) -> None:
+    """The first failure shrunk (with ``still_fails``, unless the options say not to), and its
+    reproducer."""
+    small = shrink(call, still_fails) if options.shrink else call
+    tally.shrunk = f"{small.describe()}" if small is not call else None
+    tally.reproducer = snippet(small, options.source, entry.qualname, verdict.runtime)
 
 
 def _facts_still_fail(entry, verdict: Verdict):
