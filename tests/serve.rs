@@ -584,3 +584,100 @@ fn a_trace_request_checks_the_scripted_functions_its_trace_calls() {
     let dims: Vec<String> = t.shape.unwrap().dim.iter().map(|d| format!("{:?}", d.value)).collect();
     assert_eq!(dims, ["Some(DimValue(2))", "Some(DimValue(3))"]);
 }
+
+const CONTROL_FLOW: &str = r#"
+from typing import Sequence
+
+from onnxscript import opset18 as op
+from onnxscript.function_libs.torch_lib.registration import torch_op
+from onnxscript.function_libs.torch_lib.tensor_typing import TFloat, TTensor
+
+
+@torch_op("aten::squeeze.dims")
+def aten_squeeze_dims(self: TTensor, dim: Sequence[int]) -> TTensor:
+    if op.Size(op.Shape(self)) == 0:
+        result = self
+    else:
+        result = op.Squeeze(self, op.Constant(value_ints=dim))
+    return result
+
+
+@torch_op("aten::relu")
+def aten_relu(self: TFloat) -> TFloat:
+    if op.ReduceMax(self) > 0.0:
+        result = op.Relu(self)
+    else:
+        result = op.Squeeze(self, op.Constant(value_ints=[0]))
+    return result
+
+
+@torch_op("aten::mm")
+def aten_mm(self: TFloat, mat2: TFloat) -> TFloat:
+    acc = op.MatMul(self, mat2)
+    for i in range(2):
+        acc = op.Add(acc, op.Gemm(self, mat2))
+    return acc
+"#;
+
+/// The dimensions an answer declares for its first output, as `Debug` text; `None` where it
+/// leaves the placeholder type (element type 0), which says nothing.
+fn declared_dims(answer: &[u8]) -> Option<Vec<String>> {
+    let answer = ModelProto::decode(answer).unwrap();
+    let declared = answer.graph.unwrap().output[0].r#type.clone().unwrap();
+    let Some(type_proto::Value::TensorType(t)) = declared.value else { panic!("{declared:?}") };
+    (t.elem_type != Some(0)).then(|| t.shape.unwrap().dim.iter().map(|d| format!("{:?}", d.value)).collect())
+}
+
+#[test]
+fn a_call_request_enters_the_branches_and_loop_bodies_it_runs() {
+    let lib = built(&scratch("control-flow"), "flow", CONTROL_FLOW);
+    let call = |function: &str, inputs: &[(&str, &str)], dim: Option<i64>| {
+        let names: Vec<String> = inputs.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+        let types: Vec<String> = inputs
+            .iter()
+            .map(|(n, shape)| format!(r#""{n}": {{"tensor": {{"dtype": "FLOAT", "shape": {shape}}}}}"#))
+            .collect();
+        let attributes =
+            dim.map_or(String::new(), |d| format!(r#""attributes": {{"dim": {{"list": [{{"int": {d}}}]}}}},"#));
+        call_request(&format!(
+            r#"{{"function": "pkg.onnxscript.torch_lib::{function}", "inputs": [{}], {attributes}
+                "types": {{{}}}}}"#,
+            names.join(", "),
+            types.join(", ")
+        ))
+    };
+    let input: Vec<u8> = [
+        // A rank-2 input takes the `else` branch, whose `Squeeze` of a dimension 3 breaks its rule.
+        call("aten_squeeze_dims", &[("self", "[2, 3]")], Some(1)),
+        // A 0-d input takes the `then` branch; the `else` one, which would break it, never runs.
+        call("aten_squeeze_dims", &[("self", "[]")], Some(0)),
+        // A condition computed from data: either branch may run, and neither stops the call.
+        call("aten_relu", &[("self", "[4, 3]")], None),
+        // The loop runs twice, and its body's `Gemm` is given a rank-3 `A`.
+        call("aten_mm", &[("self", "[2, 5, 4]"), ("mat2", "[4, 3]")], None),
+        call("aten_mm", &[("self", "[5, 4]"), ("mat2", "[4, \"s0\"]")], None),
+    ]
+    .concat();
+    let o = session(&[lib.to_str().unwrap()], &input);
+    let got = responses(&o.stdout);
+    assert_eq!(got.len(), 5, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(got[0].0, 1);
+    let refused = text(&got[0].1);
+    assert!(
+        refused.contains("error[E0907]: `Squeeze` removes axis 1 of float32[2, 3] (`self`), whose size is 3, not 1"),
+        "{refused}"
+    );
+    assert!(refused.contains("flow.onnxs:14:18, in `aten_squeeze_dims`"), "{refused}");
+    assert_eq!(got[1].0, 0, "{}", text(&got[1].1));
+    assert_eq!(declared_dims(&got[1].1), Some(Vec::new()), "the branch taken gives the output's shape");
+    assert_eq!(got[2].0, 0, "{}", text(&got[2].1));
+    // The branches disagree on the rank ([4, 3] against [3]), so the output's shape is unknown.
+    assert_eq!(declared_dims(&got[2].1), None);
+    assert_eq!(got[3].0, 1);
+    let refused = text(&got[3].1);
+    assert!(refused.contains("error[E0907]: `Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4]"), "{refused}");
+    assert!(refused.contains("flow.onnxs:31:27, in `aten_mm`"), "{refused}");
+    assert_eq!(got[4].0, 0, "{}", text(&got[4].1));
+    // What the loop carries keeps its shape through the body, so the output's is known.
+    assert_eq!(declared_dims(&got[4].1).unwrap(), ["Some(DimValue(5))", "Some(DimParam(\"s0\"))"]);
+}

@@ -6,8 +6,15 @@
 //! returns is then compared with what PyTorch computes for it, when that is known (E0908).
 //!
 //! A linked body has no spans: its nodes carry their `.onnxs` line in `onnxsc.source`, and a
-//! diagnostic names it in a note. Subgraphs are not entered: `If` and `Loop` give outputs of
-//! unknown shape, as any operator without a rule does, and an unknown is never an error.
+//! diagnostic names it in a note.
+//!
+//! Subgraphs are entered. An `If` whose condition the walk knows (`Rank(self) == 0` of a
+//! call's input) is the branch it takes: only that branch is checked, and its outputs are the
+//! `If`'s. Otherwise both branches are walked without stopping at a contradiction, since
+//! either may not run for this call, and the `If`'s outputs are what both agree on. A `Loop`'s
+//! body is walked until what it carries stops changing (a dimension it changes becomes
+//! unknown), and is checked when the call certainly runs it at least once. `Scan` is not
+//! entered; an unknown is never an error.
 
 use crate::diagnostics::{codes, Diagnostic};
 use crate::ir::{Attr, AttrValue};
@@ -41,6 +48,7 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
     let Some(graph) = model.graph.as_ref() else { return Ok(Vec::new()) };
     let versions: HashMap<&str, i64> =
         model.opset_import.iter().map(|o| (normalize_domain(o.domain()), o.version.unwrap_or(1))).collect();
+    let walk = Walk { versions: &versions, function: call.function };
     let mut values = Values::default();
     for (name, fact) in call.inputs {
         match fact {
@@ -74,12 +82,7 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
     for t in &graph.initializer {
         values.known.insert(t.name().to_string(), initializer(t));
     }
-    for node in &graph.node {
-        let version = versions.get(normalize_domain(node.domain())).copied().unwrap_or(1);
-        values
-            .node(node, version)
-            .map_err(|d| Box::new(located(*d, recorded_source(&node.metadata_props), call.function)))?;
-    }
+    values.graph(&graph.node, &walk, Runs::Certainly)?;
     let returns: Vec<GraphType> = graph.output.iter().map(|o| values.graph_type(o.name())).collect();
     if let Some(d) = call.expect.and_then(|e| reference::mismatch(call.function, &returns, e)) {
         return Err(Box::new(located(d, call.defined_at, call.function)));
@@ -88,22 +91,188 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
 }
 
 /// What the walk knows of one value.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Known {
     ty: Option<Ty>,
     dims: Shape,
-    /// Its values, when it is a small integer tensor the walk can follow.
+    /// Its values, when it is a small integer tensor the walk can follow (a boolean's as 0
+    /// and 1).
     ints: Option<Vec<i64>>,
     /// Each tensor's dimensions, when it is a sequence the call gives item by item.
     items: Option<Vec<Shape>>,
 }
 
-#[derive(Default)]
+impl Known {
+    /// What holds of both `self` and `other`: a value that may be either.
+    fn merge(&self, other: &Known) -> Known {
+        let dims = match (&self.dims, &other.dims) {
+            (Some(a), Some(b)) if a.len() == b.len() => {
+                Some(a.iter().zip(b).map(|(x, y)| if x == y { x.clone() } else { Dim::Unknown }).collect())
+            }
+            _ => None,
+        };
+        Known {
+            ty: same(&self.ty, &other.ty),
+            dims,
+            ints: same(&self.ints, &other.ints),
+            items: same(&self.items, &other.items),
+        }
+    }
+}
+
+/// `a` when it is `b`: what two values both have.
+fn same<T: Clone + PartialEq>(a: &Option<T>, b: &Option<T>) -> Option<T> {
+    if a == b {
+        a.clone()
+    } else {
+        None
+    }
+}
+
+/// What every node of a walk shares.
+struct Walk<'a> {
+    versions: &'a HashMap<&'a str, i64>,
+    /// The translation's name, for messages.
+    function: &'a str,
+}
+
+/// Whether a walk's nodes certainly run for this call: a contradiction stops the check only
+/// where they do. A branch the call may not take, or a loop body it may run no time, only
+/// loses what its nodes would compute.
+#[derive(Clone, Copy, PartialEq)]
+enum Runs {
+    Certainly,
+    Maybe,
+}
+
+/// A `Loop` body is walked at most this many times before what it carries is given up as
+/// unknown; each round only forgets, so real bodies settle in two or three.
+const LOOP_ROUNDS: usize = 8;
+
+#[derive(Clone, Default)]
 struct Values {
     known: HashMap<String, Known>,
 }
 
 impl Values {
+    /// Checks a graph's nodes in order and records what they compute.
+    fn graph(&mut self, nodes: &[NodeProto], walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
+        for node in nodes {
+            match self.located_node(node, walk, runs) {
+                Ok(()) => {}
+                Err(d) if runs == Runs::Certainly => return Err(d),
+                Err(_) => {
+                    for name in &node.output {
+                        self.known.insert(name.clone(), Known::default());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One node, with what its subgraphs compute; a contradiction is located at the `.onnxs`
+    /// line of the node it is in, however deeply nested.
+    fn located_node(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
+        let version = walk.versions.get(normalize_domain(node.domain())).copied().unwrap_or(1);
+        self.node(node, version)
+            .map_err(|d| Box::new(located(*d, recorded_source(&node.metadata_props), walk.function)))?;
+        if normalize_domain(node.domain()).is_empty() {
+            match node.op_type() {
+                "If" => self.branches(node, walk, runs)?,
+                "Loop" => self.loop_body(node, walk, runs)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// An `If`: the branch its condition takes, when the walk knows it; else both, merged.
+    fn branches(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
+        let (Some(then), Some(otherwise)) = (subgraph(node, "then_branch"), subgraph(node, "else_branch")) else {
+            return Ok(());
+        };
+        let condition = node.input.first().and_then(|c| self.known.get(c)).and_then(|k| k.ints.as_deref());
+        let results = match condition {
+            Some([c]) => self.branch(if *c != 0 { then } else { otherwise }, &[], walk, runs)?,
+            _ => {
+                let a = self.branch(then, &[], walk, Runs::Maybe)?;
+                let b = self.branch(otherwise, &[], walk, Runs::Maybe)?;
+                a.iter().zip(&b).map(|(x, y)| x.merge(y)).collect()
+            }
+        };
+        self.results(node, &results);
+        Ok(())
+    }
+
+    /// A `Loop`: its body walked until what it carries settles, then once more to check it
+    /// when the call certainly runs it.
+    fn loop_body(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
+        let Some(body) = subgraph(node, "body") else { return Ok(()) };
+        let given = |i: usize| node.input.get(i).filter(|n| !n.is_empty()).map(|n| self.known.get(n));
+        let value = |i: usize| match given(i) {
+            None => Some(None),
+            Some(known) => match known.and_then(|k| k.ints.as_deref()) {
+                Some([v]) => Some(Some(*v)),
+                _ => None,
+            },
+        };
+        // At least one trip: a trip count of at least one (or none given), and a first
+        // condition that holds (or none given).
+        let once = matches!(value(0), Some(None) | Some(Some(1..))) && matches!(value(1), Some(None) | Some(Some(1..)));
+        let carried = node.input.len().saturating_sub(2);
+        let mut state: Vec<Known> = (0..carried).map(|k| given(2 + k).flatten().cloned().unwrap_or_default()).collect();
+        let mut settled = false;
+        for _ in 0..LOOP_ROUNDS {
+            let outputs = self.branch(body, &loop_inputs(&state), walk, Runs::Maybe)?;
+            let next: Vec<Known> = state
+                .iter()
+                .enumerate()
+                .map(|(k, s)| s.merge(outputs.get(1 + k).unwrap_or(&Known::default())))
+                .collect();
+            if next == state {
+                settled = true;
+                break;
+            }
+            state = next;
+        }
+        if !settled {
+            state = vec![Known::default(); carried];
+        }
+        let checked = if once { runs } else { Runs::Maybe };
+        let outputs = self.branch(body, &loop_inputs(&state), walk, checked)?;
+        // The loop's outputs: what it carries out, then each scan output stacked along a new
+        // first axis, one row per trip.
+        let mut results = state;
+        for scanned in outputs.iter().skip(1 + carried) {
+            let dims = scanned.dims.as_ref().map(|d| std::iter::once(Dim::Unknown).chain(d.iter().cloned()).collect());
+            results.push(Known { ty: scanned.ty.clone(), dims, ..Known::default() });
+        }
+        self.results(node, &results);
+        Ok(())
+    }
+
+    /// What a subgraph's outputs are, walked with `inputs` for its graph inputs in order; the
+    /// outer scope's values stay visible, and the subgraph's own stay inside it.
+    fn branch(&self, g: &GraphProto, inputs: &[Known], walk: &Walk, runs: Runs) -> Result<Vec<Known>, Box<Diagnostic>> {
+        let mut inner = self.clone();
+        for (input, known) in g.input.iter().zip(inputs) {
+            inner.known.insert(input.name().to_string(), known.clone());
+        }
+        inner.graph(&g.node, walk, runs)?;
+        Ok(g.output.iter().map(|o| inner.known.get(o.name()).cloned().unwrap_or_default()).collect())
+    }
+
+    /// A control-flow node's outputs made what its subgraphs compute; the element type its
+    /// schema and declared subgraph outputs give comes first.
+    fn results(&mut self, node: &NodeProto, results: &[Known]) {
+        for (name, result) in node.output.iter().zip(results) {
+            let known = self.known.entry(name.clone()).or_default();
+            let ty = known.ty.take().or_else(|| result.ty.clone());
+            *known = Known { ty, ..result.clone() };
+        }
+    }
+
     /// Checks one node and records what it computes.
     fn node(&mut self, node: &NodeProto, version: i64) -> Result<(), Box<Diagnostic>> {
         let domain = node.domain();
@@ -208,6 +377,17 @@ impl NodeFacts for ProtoNode<'_> {
     fn first_attr(&self) -> Option<&str> {
         self.node.attribute.first().map(AttributeProto::name)
     }
+}
+
+/// A `Loop` body's inputs: the trip's number and condition, then what it carries.
+fn loop_inputs(state: &[Known]) -> Vec<Known> {
+    let scalar = |elem| Known { ty: Some(Ty::Elem(elem)), dims: Some(Vec::new()), ..Known::default() };
+    [scalar(ElemType::Int64), scalar(ElemType::Bool)].into_iter().chain(state.iter().cloned()).collect()
+}
+
+/// A node's graph attribute `name`.
+fn subgraph<'a>(node: &'a NodeProto, name: &str) -> Option<&'a GraphProto> {
+    node.attribute.iter().find(|a| a.name() == name).and_then(|a| a.g.as_ref())
 }
 
 /// The element types a subgraph declares for its outputs.

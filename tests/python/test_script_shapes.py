@@ -52,6 +52,16 @@ MISTAKES = textwrap.dedent(
     @torch_op("aten::cat")
     def aten_cat(tensors: Sequence[TFloat], dim: int = 0) -> TFloat:
         return op.ConcatFromSequence(tensors, axis=0)
+
+
+    @torch_op("aten::squeeze.dim")
+    def aten_squeeze_dim(self: TFloat, dim: int) -> TFloat:
+        del dim  # the mistake: every call squeezes the first axis
+        if op.Size(op.Shape(self)) == 0:
+            result = op.Identity(self)
+        else:
+            result = op.Squeeze(self, op.Constant(value_ints=[0]))
+        return result
     '''
 )
 
@@ -74,6 +84,15 @@ class Add(torch.nn.Module):
 class Cat(torch.nn.Module):
     def forward(self, x, y):
         return torch.cat([x, y], dim=1)
+
+
+class Squeeze(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return x.squeeze(self.dim)
 
 
 class Cat0(torch.nn.Module):
@@ -117,8 +136,10 @@ def onnxsc_error(failed) -> str:
         (Add(), (torch.randn(2, dtype=torch.float16), torch.randn(2, dtype=torch.float16)), "E0601]", 28),
         # cat that ignores `dim` (W0512 at check): a shape PyTorch contradicts, where ONNX Runtime would run.
         (Cat(), (torch.randn(2, 2), torch.randn(2, 2)), "E0908]: `aten_cat` returns float32[4, 2] for this call, where PyTorch's `aten::cat` gives float32[2, 4]", 32),
+        # A hardcoded squeeze axis, in the `else` branch that a 2-D input takes.
+        (Squeeze(1), (torch.randn(3, 1),), "E0907]: `Squeeze` removes axis 0 of float32[3, 1] (`self`), whose size is 3, not 1", 42),
     ],
-    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant", "cat-ignores-dim"],
+    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant", "cat-ignores-dim", "squeeze-in-a-branch"],
 )
 def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, inputs, message, line):
     with pytest.raises(Exception) as failed:
@@ -136,8 +157,9 @@ def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, input
         (Mm(), (torch.randn(3, 3), torch.randn(3, 3))),
         (Add(), (torch.randn(2), torch.randn(2))),
         (Cat0(), (torch.randn(2, 2), torch.randn(3, 2))),
+        (Squeeze(0), (torch.randn(1, 3),)),
     ],
-    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32", "cat-dim-0"],
+    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32", "cat-dim-0", "squeeze-first-axis"],
 )
 def test_calls_the_mistakes_do_not_reach_export_as_before(table, model, inputs):
     """Where a call does not reach a mistake (a square matrix transposed still multiplies), the

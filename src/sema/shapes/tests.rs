@@ -366,3 +366,31 @@ fn shape_values_follow_slices_and_exact_arithmetic() {
     assert_eq!(propagated("Add", &[value(&[i64::MAX]), scalar(1)], &[], &out(1)), None);
     assert_eq!(propagated("Add", &[value(&[1, 2]), value(&[1, 2, 3])], &[], &out(3)), None);
 }
+
+/// The conditions of a script's `if`, followed as 0 and 1: `Size(Shape(x)) == 0` (torchlib's
+/// `IsScalar`), comparisons and logic, so that a linked call walks only the branch it takes.
+#[test]
+fn conditions_on_shapes_are_followed_as_booleans() {
+    use super::propagated;
+    let scalar = |v: i64| {
+        let mut f = ints(&[v]);
+        if let Some(f) = f.as_mut() {
+            f.dims = Some(Vec::new());
+        }
+        f
+    };
+    let rank_0 = vec![Some(Vec::new())];
+    // `Size` of a shape the call knows is its rank; of data, the product of its dimensions.
+    assert_eq!(propagated("Size", &[ints(&[2, 3])], &[], &rank_0), Some(vec![2]));
+    assert_eq!(propagated("Size", &[tensor("x", "2, 3")], &[], &rank_0), Some(vec![6]));
+    assert_eq!(propagated("Size", &[tensor("x", "2, s0")], &[], &rank_0), None);
+    assert_eq!(propagated("Equal", &[scalar(2), scalar(0)], &[], &rank_0), Some(vec![0]));
+    assert_eq!(propagated("Equal", &[scalar(0), scalar(0)], &[], &rank_0), Some(vec![1]));
+    assert_eq!(propagated("Less", &[scalar(1), scalar(2)], &[], &rank_0), Some(vec![1]));
+    assert_eq!(propagated("GreaterOrEqual", &[scalar(1), scalar(2)], &[], &rank_0), Some(vec![0]));
+    assert_eq!(propagated("Not", &[scalar(0)], &[], &rank_0), Some(vec![1]));
+    assert_eq!(propagated("And", &[scalar(1), scalar(0)], &[], &rank_0), Some(vec![0]));
+    assert_eq!(propagated("Or", &[scalar(1), scalar(0)], &[], &rank_0), Some(vec![1]));
+    // Data the call does not know as values decides nothing.
+    assert_eq!(propagated("Equal", &[tensor("x", ""), scalar(0)], &[], &rank_0), None);
+}

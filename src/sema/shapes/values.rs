@@ -84,6 +84,31 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
             out
         }
         "Add" | "Sub" | "Mul" | "Div" => arithmetic(op, inputs, ints(0)?, ints(1)?)?,
+        // The number of elements: `Size(Shape(x))` is how a script asks for a rank.
+        "Size" => {
+            let dims = inputs.first()?.as_ref()?.dims.as_ref()?;
+            vec![dims.iter().try_fold(1i64, |n, d| match d {
+                Dim::Known(k) => n.checked_mul(*k),
+                _ => None,
+            })?]
+        }
+        // Comparisons and logic on those values, as 0 and 1: the conditions of a script's
+        // `if` (`if Rank(self) == 0`), which decide the branch a call takes.
+        "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" | "And" | "Or" | "Xor" => {
+            elementwise(inputs, ints(0)?, ints(1)?, |x, y| {
+                Some(i64::from(match op {
+                    "Equal" => x == y,
+                    "Less" => x < y,
+                    "LessOrEqual" => x <= y,
+                    "Greater" => x > y,
+                    "GreaterOrEqual" => x >= y,
+                    "And" => x != 0 && y != 0,
+                    "Or" => x != 0 || y != 0,
+                    _ => (x != 0) != (y != 0),
+                }))
+            })?
+        }
+        "Not" => ints(0)?.iter().map(|x| i64::from(*x == 0)).collect(),
         _ => return None,
     };
     (out.len() <= MAX_KNOWN_INTS).then_some(out)
@@ -94,6 +119,22 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
 /// overflow, or a division with a remainder (whose rounding ONNX leaves to the runtime), is
 /// not followed.
 fn arithmetic(op: &str, inputs: &[Option<InputFacts>], a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    elementwise(inputs, a, b, |x, y| match op {
+        "Add" => x.checked_add(y),
+        "Sub" => x.checked_sub(y),
+        "Mul" => x.checked_mul(y),
+        _ => (y != 0 && x.checked_rem(y) == Some(0)).then(|| x / y),
+    })
+}
+
+/// `f` of each pair of elements of a scalar or 1-D `a` and `b`, one of which may have one
+/// element; `None` where `f` has no exact answer.
+fn elementwise(
+    inputs: &[Option<InputFacts>],
+    a: &[i64],
+    b: &[i64],
+    f: impl Fn(i64, i64) -> Option<i64>,
+) -> Option<Vec<i64>> {
     let low_rank = |i: usize| inputs.get(i)?.as_ref()?.dims.as_ref().map(|d| d.len() <= 1);
     if low_rank(0) != Some(true) || low_rank(1) != Some(true) {
         return None;
@@ -105,12 +146,7 @@ fn arithmetic(op: &str, inputs: &[Option<InputFacts>], a: &[i64], b: &[i64]) -> 
     (0..n)
         .map(|k| {
             let (x, y) = (a[if a.len() == 1 { 0 } else { k }], b[if b.len() == 1 { 0 } else { k }]);
-            match op {
-                "Add" => x.checked_add(y),
-                "Sub" => x.checked_sub(y),
-                "Mul" => x.checked_mul(y),
-                _ => (y != 0 && x.checked_rem(y) == Some(0)).then(|| x / y),
-            }
+            f(x, y)
         })
         .collect()
 }
