@@ -7,20 +7,20 @@
 
 use super::trace::{TraceAnswer, TraceProgram};
 use crate::diagnostics::{codes, Diagnostic};
+use crate::link::shapes::declared_fact;
 use crate::link::walk;
 use crate::link::Library;
 use crate::onnx::metadata::{AttributeRecord, TraceRecord, TracedFunctionRecord};
 use crate::onnx::{AttrKind, ElemType};
 use crate::proto::onnx::{
-    attribute_proto::AttributeType, tensor_shape_proto::dimension::Value as DimValue, type_proto, AttributeProto,
-    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TypeProto,
+    attribute_proto::AttributeType, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
 };
 use crate::schema::normalize_domain;
 use crate::sema::value::{Dim, PyValue};
 use crate::source::SourceMap;
 use crate::trace::{variant_name, ArgFact, CallFacts, CallKey};
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// The trace-only translations of the libraries of a link or a server.
 #[derive(Default)]
@@ -139,7 +139,7 @@ impl TracedLibraries {
         let infos = graph.input.iter().chain(&graph.value_info).chain(&graph.output);
         for v in infos {
             if let Some(name) = &v.name {
-                types.insert(name.clone(), tensor_fact(v.r#type.as_ref()));
+                types.insert(name.clone(), declared_fact(v.r#type.as_ref()));
             }
         }
         for t in &graph.initializer {
@@ -280,35 +280,4 @@ fn attribute_value(a: &AttributeProto, formal: &AttributeRecord) -> Result<PyVal
             ))
         }
     })
-}
-
-/// What a declared type says of a value: its element type and shape, or a sequence.
-fn tensor_fact(ty: Option<&TypeProto>) -> ArgFact {
-    let unknown = ArgFact::Tensor { elem: None, shape: None, sequence: false };
-    let Some(value) = ty.and_then(|t| t.value.as_ref()) else { return unknown };
-    match value {
-        type_proto::Value::TensorType(t) => {
-            let elem = t.elem_type.and_then(|c| ElemType::from_code(i64::from(c)));
-            let shape = t.shape.as_ref().map(|s| {
-                s.dim
-                    .iter()
-                    .enumerate()
-                    .map(|(k, d)| match &d.value {
-                        Some(DimValue::DimValue(n)) => Dim::Known(*n),
-                        Some(DimValue::DimParam(p)) => Dim::Symbolic(Arc::from(p.as_str())),
-                        None => Dim::Symbolic(Arc::from(format!("?{k}").as_str())),
-                    })
-                    .collect()
-            });
-            ArgFact::Tensor { elem, shape, sequence: false }
-        }
-        type_proto::Value::SequenceType(s) => {
-            let elem = s.elem_type.as_ref().and_then(|t| match &t.value {
-                Some(type_proto::Value::TensorType(t)) => t.elem_type.and_then(|c| ElemType::from_code(i64::from(c))),
-                _ => None,
-            });
-            ArgFact::Tensor { elem, shape: None, sequence: true }
-        }
-        _ => unknown,
-    }
 }

@@ -21,7 +21,10 @@ use crate::ir::{Attr, AttrValue};
 use crate::onnx::metadata::recorded_source;
 use crate::onnx::tensor::{elements, Elements, Tensor, TensorData};
 use crate::onnx::{attribute_kind, AttrType, ElemType};
-use crate::proto::onnx::{type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto};
+use crate::proto::onnx::{
+    tensor_shape_proto::dimension::Value as DimValue, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
+    TensorProto, TypeProto,
+};
 use crate::schema::{normalize_domain, registry, Resolution};
 use crate::sema::infer::{self, AttrFacts, NodeFacts, Ty};
 use crate::sema::shapes::{self, InputFacts, Shape, ShapeCall, MAX_KNOWN_INTS};
@@ -29,6 +32,7 @@ use crate::sema::value::{Dim, GraphType};
 use crate::trace::facts::{ArgFact, Expected};
 use crate::trace::reference;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// What a call of a linked body gives and expects.
 pub struct CallTypes<'a> {
@@ -45,10 +49,39 @@ pub struct CallTypes<'a> {
 /// What the body returns for the call, output by output; or the first contradiction, as a
 /// diagnostic whose note says where in the source it is.
 pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box<Diagnostic>> {
+    walk_model(model, call, Translations::All)
+}
+
+/// A model `onnxsc link` inlined, walked as a call is, with its graph inputs typed as the model
+/// declares them: the nodes of the translations it calls (scripted ones, and the helpers of
+/// trace-only ones) meet the types and shapes the model gives them. Only a node of a
+/// translation, which carries its `.onnxs` line, stops the link: the exporter's own nodes are
+/// the exporter's to get right, and one the rules refuse only loses what it computes.
+pub fn check_model(model: &ModelProto) -> Result<(), Box<Diagnostic>> {
+    let inputs: Vec<(String, ArgFact)> = model
+        .graph
+        .iter()
+        .flat_map(|g| &g.input)
+        .map(|i| (i.name().to_string(), declared_fact(i.r#type.as_ref())))
+        .collect();
+    let call = CallTypes { inputs: &inputs, expect: None, function: "", defined_at: None };
+    walk_model(model, &call, Translations::Sourced).map(drop)
+}
+
+/// Which nodes' contradictions stop a walk.
+#[derive(Clone, Copy, PartialEq)]
+enum Translations {
+    /// Every node is a translation's (a linked call's body).
+    All,
+    /// Only nodes with an `onnxsc.source` are (a whole model).
+    Sourced,
+}
+
+fn walk_model(model: &ModelProto, call: &CallTypes, stops: Translations) -> Result<Vec<GraphType>, Box<Diagnostic>> {
     let Some(graph) = model.graph.as_ref() else { return Ok(Vec::new()) };
     let versions: HashMap<&str, i64> =
         model.opset_import.iter().map(|o| (normalize_domain(o.domain()), o.version.unwrap_or(1))).collect();
-    let walk = Walk { versions: &versions, function: call.function };
+    let walk = Walk { versions: &versions, function: call.function, stops };
     let mut values = Values::default();
     for (name, fact) in call.inputs {
         match fact {
@@ -132,8 +165,9 @@ fn same<T: Clone + PartialEq>(a: &Option<T>, b: &Option<T>) -> Option<T> {
 /// What every node of a walk shares.
 struct Walk<'a> {
     versions: &'a HashMap<&'a str, i64>,
-    /// The translation's name, for messages.
+    /// The translation's name, for messages (empty for a whole model).
     function: &'a str,
+    stops: Translations,
 }
 
 /// Whether a walk's nodes certainly run for this call: a contradiction stops the check only
@@ -160,7 +194,12 @@ impl Values {
         for node in nodes {
             match self.located_node(node, walk, runs) {
                 Ok(()) => {}
-                Err(d) if runs == Runs::Certainly => return Err(d),
+                Err(d)
+                    if runs == Runs::Certainly
+                        && (walk.stops == Translations::All || recorded_source(&node.metadata_props).is_some()) =>
+                {
+                    return Err(d)
+                }
                 Err(_) => {
                     for name in &node.output {
                         self.known.insert(name.clone(), Known::default());
@@ -453,8 +492,42 @@ fn tensor(t: &TensorProto) -> Option<Tensor> {
 
 /// `d` with a note of where it is in the source, and of the translation it is in.
 fn located(d: Diagnostic, at: Option<&str>, function: &str) -> Diagnostic {
-    match at {
-        Some(at) => d.note(format!("at {at}, in `{function}`")),
-        None => d.note(format!("in `{function}`")),
+    match (at, function) {
+        (Some(at), "") => d.note(format!("at {at}")),
+        (Some(at), _) => d.note(format!("at {at}, in `{function}`")),
+        (None, "") => d,
+        (None, _) => d.note(format!("in `{function}`")),
+    }
+}
+
+/// What a declared type says of a value: its element type and shape, or a sequence. A
+/// dimension declared with neither a number nor a name is a symbol of its own (`?0`).
+pub fn declared_fact(ty: Option<&TypeProto>) -> ArgFact {
+    let unknown = ArgFact::Tensor { elem: None, shape: None, sequence: false };
+    let Some(value) = ty.and_then(|t| t.value.as_ref()) else { return unknown };
+    match value {
+        type_proto::Value::TensorType(t) => {
+            let elem = t.elem_type.and_then(|c| ElemType::from_code(i64::from(c)));
+            let shape = t.shape.as_ref().map(|s| {
+                s.dim
+                    .iter()
+                    .enumerate()
+                    .map(|(k, d)| match &d.value {
+                        Some(DimValue::DimValue(n)) => Dim::Known(*n),
+                        Some(DimValue::DimParam(p)) => Dim::Symbolic(Arc::from(p.as_str())),
+                        None => Dim::Symbolic(Arc::from(format!("?{k}").as_str())),
+                    })
+                    .collect()
+            });
+            ArgFact::Tensor { elem, shape, sequence: false }
+        }
+        type_proto::Value::SequenceType(s) => {
+            let elem = s.elem_type.as_ref().and_then(|t| match &t.value {
+                Some(type_proto::Value::TensorType(t)) => t.elem_type.and_then(|c| ElemType::from_code(i64::from(c))),
+                _ => None,
+            });
+            ArgFact::Tensor { elem, shape: None, sequence: true }
+        }
+        _ => unknown,
     }
 }

@@ -845,3 +845,35 @@ def test_reference_mode_refuses_call_chains_deeper_than_onnx_accepts(onnxsc, tmp
     assert not inline.functions
     np.testing.assert_allclose(harness.run_model(inline, {"x": x})[0], -x)
 
+
+
+PROJECT_SOURCE = '''
+import onnxscript
+from onnxscript import FLOAT, opset20 as op, script
+
+lk = onnxscript.values.Opset("test.link", 1)
+
+
+@script(lk)
+def project(x: FLOAT, w: FLOAT) -> FLOAT:
+    return op.Gemm(x, w, transB=1)
+'''
+
+
+@pytest.mark.parametrize("x_shape, refused", [([2, 5, 4], True), (["batch", 4], False)], ids=["rank-3", "rank-2"])
+def test_inline_checks_the_translations_against_the_models_declared_shapes(onnxsc, tmp_path, x_shape, refused):
+    """Inlined, a scripted function's nodes meet the types and shapes the model declares: a
+    `Gemm` given a rank-3 input is refused at its `.onnxs` line, not by ONNX Runtime's node name."""
+    source = tmp_path / "project.onnxs"
+    source.write_text(PROJECT_SOURCE)
+    model = make_model([call("project", ["x", "w"], ["y"], "project")], [vi("x", x_shape), vi("w", [3, 4])], [vi("y", ["batch", 3])])
+    path = save(model, tmp_path / "m.onnx")
+    if refused:
+        stderr = assert_fails(onnxsc, path, [source], tmp_path, "E0907", "--mode", "inline")
+        assert "`Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4] (`x`)" in stderr, stderr
+        line = PROJECT_SOURCE.splitlines().index("    return op.Gemm(x, w, transB=1)") + 1
+        assert f"project.onnxs:{line}:12" in stderr, stderr
+    else:
+        out = linked(onnxsc, path, [source], tmp_path / "out.onnx", "--mode", "inline")
+        x, w = np.ones([5, 4], np.float32), np.ones([3, 4], np.float32)
+        np.testing.assert_allclose(harness.run_model(out, {"x": x, "w": w})[0], x @ w.T)
