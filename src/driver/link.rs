@@ -94,11 +94,9 @@ pub fn link_files(request: &LinkRequest) -> Result<LinkOutcome, LinkIoError> {
         Ok(l) => l,
         Err(diagnostics) => return refused(sources, compiled, diagnostics),
     };
-    // Inlined, the translations' nodes meet the types and shapes the model declares.
-    if options.mode == link::Mode::Inline {
-        if let Err(d) = link::shapes::check_model(&linked.model) {
-            return refused(sources, compiled, vec![*d]);
-        }
+    // The translations' nodes meet the types and shapes the model declares.
+    if let Err(d) = link::shapes::check_model(&linked.model) {
+        return refused(sources, compiled, vec![*d]);
     }
     write_linked(model, output, &linked, &inputs)?;
     Ok(LinkOutcome::Written { sources, compiled, linked: Box::new(linked) })

@@ -16,6 +16,8 @@
 //! unknown), and is checked when the call certainly runs it at least once. `Scan` is not
 //! entered; an unknown is never an error.
 
+use super::inline::{FreshNames, Inliner};
+use super::library::{Libraries, Table};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::ir::{Attr, AttrValue};
 use crate::onnx::metadata::recorded_source;
@@ -31,6 +33,7 @@ use crate::sema::shapes::{self, InputFacts, Shape, ShapeCall, MAX_KNOWN_INTS};
 use crate::sema::value::{Dim, GraphType};
 use crate::trace::facts::{ArgFact, Expected};
 use crate::trace::reference;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -49,7 +52,7 @@ pub struct CallTypes<'a> {
 /// What the body returns for the call, output by output; or the first contradiction, as a
 /// diagnostic whose note says where in the source it is.
 pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box<Diagnostic>> {
-    walk_model(model, call, Translations::All)
+    walk_model(model, call, Translations::All, None)
 }
 
 /// A model `onnxsc link` inlined, walked as a call is, with its graph inputs typed as the model
@@ -57,6 +60,10 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
 /// trace-only ones) meet the types and shapes the model gives them. Only a node of a
 /// translation, which carries its `.onnxs` line, stops the link: the exporter's own nodes are
 /// the exporter's to get right, and one the rules refuse only loses what it computes.
+///
+/// A model linked in reference mode still calls its functions: each call is expanded as inline
+/// mode would expand it and its body walked with what the call gives, once for each distinct
+/// function, attributes and input facts (an exported model repeats the same layer many times).
 pub fn check_model(model: &ModelProto) -> Result<(), Box<Diagnostic>> {
     let inputs: Vec<(String, ArgFact)> = model
         .graph
@@ -65,7 +72,33 @@ pub fn check_model(model: &ModelProto) -> Result<(), Box<Diagnostic>> {
         .map(|i| (i.name().to_string(), declared_fact(i.r#type.as_ref())))
         .collect();
     let call = CallTypes { inputs: &inputs, expect: None, function: "", defined_at: None };
-    walk_model(model, &call, Translations::Sourced).map(drop)
+    let libraries = Libraries::new(Vec::new());
+    let table = Table::build(model.functions.clone(), &libraries, false, &mut Vec::new());
+    let mut inliner = Inliner::new(&table);
+    if let Some(graph) = &model.graph {
+        inliner.know_tensors(graph);
+    }
+    let functions = FunctionCalls { inliner: RefCell::new(inliner), summaries: RefCell::default() };
+    walk_model(model, &call, Translations::Sourced, Some(&functions)).map(drop)
+}
+
+/// The calls of a model's functions, expanded to be walked, and what each distinct call was
+/// found to compute.
+struct FunctionCalls<'t> {
+    inliner: RefCell<Inliner<'t>>,
+    summaries: RefCell<HashMap<String, Vec<Known>>>,
+}
+
+impl FunctionCalls<'_> {
+    /// The nodes `node` expands to, when it calls one of the model's functions.
+    fn expanded(&self, node: &NodeProto) -> Option<Vec<NodeProto>> {
+        let mut graph = GraphProto { node: vec![node.clone()], ..GraphProto::default() };
+        let mut names = FreshNames::of_graph(&graph);
+        let mut inliner = self.inliner.borrow_mut();
+        let before = inliner.calls;
+        inliner.expand_graph(&mut graph, &mut names);
+        (inliner.calls > before && inliner.overflow.is_none()).then_some(graph.node)
+    }
 }
 
 /// Which nodes' contradictions stop a walk.
@@ -77,11 +110,16 @@ enum Translations {
     Sourced,
 }
 
-fn walk_model(model: &ModelProto, call: &CallTypes, stops: Translations) -> Result<Vec<GraphType>, Box<Diagnostic>> {
+fn walk_model(
+    model: &ModelProto,
+    call: &CallTypes,
+    stops: Translations,
+    functions: Option<&FunctionCalls>,
+) -> Result<Vec<GraphType>, Box<Diagnostic>> {
     let Some(graph) = model.graph.as_ref() else { return Ok(Vec::new()) };
     let versions: HashMap<&str, i64> =
         model.opset_import.iter().map(|o| (normalize_domain(o.domain()), o.version.unwrap_or(1))).collect();
-    let walk = Walk { versions: &versions, function: call.function, stops };
+    let walk = Walk { versions: &versions, function: call.function, stops, functions };
     let mut values = Values::default();
     for (name, fact) in call.inputs {
         match fact {
@@ -163,17 +201,19 @@ fn same<T: Clone + PartialEq>(a: &Option<T>, b: &Option<T>) -> Option<T> {
 }
 
 /// What every node of a walk shares.
-struct Walk<'a> {
+struct Walk<'a, 'f> {
     versions: &'a HashMap<&'a str, i64>,
     /// The translation's name, for messages (empty for a whole model).
     function: &'a str,
     stops: Translations,
+    /// A model's functions, whose calls are walked through (a reference-mode model).
+    functions: Option<&'a FunctionCalls<'f>>,
 }
 
 /// Whether a walk's nodes certainly run for this call: a contradiction stops the check only
 /// where they do. A branch the call may not take, or a loop body it may run no time, only
 /// loses what its nodes would compute.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Runs {
     Certainly,
     Maybe,
@@ -192,37 +232,69 @@ impl Values {
     /// Checks a graph's nodes in order and records what they compute.
     fn graph(&mut self, nodes: &[NodeProto], walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
         for node in nodes {
-            match self.located_node(node, walk, runs) {
-                Ok(()) => {}
-                Err(d)
-                    if runs == Runs::Certainly
-                        && (walk.stops == Translations::All || recorded_source(&node.metadata_props).is_some()) =>
-                {
-                    return Err(d)
-                }
-                Err(_) => {
-                    for name in &node.output {
-                        self.known.insert(name.clone(), Known::default());
-                    }
-                }
-            }
+            self.located_node(node, walk, runs)?;
         }
         Ok(())
     }
 
-    /// One node, with what its subgraphs compute; a contradiction is located at the `.onnxs`
-    /// line of the node it is in, however deeply nested.
+    /// One node, with what its subgraphs and the function it calls compute. A contradiction
+    /// stops the walk where the node certainly runs and is a translation's, located at the
+    /// `.onnxs` line of the node it is in, however deeply nested; elsewhere the node's outputs
+    /// are only unknown.
     fn located_node(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
         let version = walk.versions.get(normalize_domain(node.domain())).copied().unwrap_or(1);
-        self.node(node, version)
-            .map_err(|d| Box::new(located(*d, recorded_source(&node.metadata_props), walk.function)))?;
+        if let Err(d) = self.node(node, version) {
+            let source = recorded_source(&node.metadata_props);
+            if runs == Runs::Certainly && (walk.stops == Translations::All || source.is_some()) {
+                return Err(Box::new(located(*d, source, walk.function)));
+            }
+            for name in &node.output {
+                self.known.insert(name.clone(), Known::default());
+            }
+            return Ok(());
+        }
         if normalize_domain(node.domain()).is_empty() {
             match node.op_type() {
                 "If" => self.branches(node, walk, runs)?,
                 "Loop" => self.loop_body(node, walk, runs)?,
                 _ => {}
             }
+        } else if let Some(functions) = walk.functions {
+            self.function_call(node, functions, walk, runs)?;
         }
+        Ok(())
+    }
+
+    /// A call of one of the model's functions: its expanded body walked with what the call
+    /// gives, or what the same call was found to compute before.
+    fn function_call(
+        &mut self,
+        node: &NodeProto,
+        functions: &FunctionCalls,
+        walk: &Walk,
+        runs: Runs,
+    ) -> Result<(), Box<Diagnostic>> {
+        let given: Vec<Known> = node.input.iter().map(|n| self.known.get(n).cloned().unwrap_or_default()).collect();
+        // Whether the call certainly runs is part of it: a walk that may not run forgives.
+        let key = format!("{:?}", (node.domain(), node.op_type(), node.overload(), &node.attribute, &given, runs));
+        let summary = functions.summaries.borrow().get(&key).cloned();
+        let results = match summary {
+            Some(results) => results,
+            None => {
+                let Some(body) = functions.expanded(node) else { return Ok(()) };
+                // A function sees only what its call gives it.
+                let mut inner = Values::default();
+                for (name, known) in node.input.iter().zip(given) {
+                    inner.known.insert(name.clone(), known);
+                }
+                inner.graph(&body, walk, runs)?;
+                let results: Vec<Known> =
+                    node.output.iter().map(|o| inner.known.get(o).cloned().unwrap_or_default()).collect();
+                functions.summaries.borrow_mut().insert(key, results.clone());
+                results
+            }
+        };
+        self.results(node, &results);
         Ok(())
     }
 

@@ -860,20 +860,34 @@ def project(x: FLOAT, w: FLOAT) -> FLOAT:
 '''
 
 
+@pytest.mark.parametrize("mode", ["inline", "reference"])
 @pytest.mark.parametrize("x_shape, refused", [([2, 5, 4], True), (["batch", 4], False)], ids=["rank-3", "rank-2"])
-def test_inline_checks_the_translations_against_the_models_declared_shapes(onnxsc, tmp_path, x_shape, refused):
-    """Inlined, a scripted function's nodes meet the types and shapes the model declares: a
-    `Gemm` given a rank-3 input is refused at its `.onnxs` line, not by ONNX Runtime's node name."""
+def test_link_checks_the_translations_against_the_models_declared_shapes(onnxsc, tmp_path, x_shape, refused, mode):
+    """A scripted function's nodes meet the types and shapes the model declares (in reference
+    mode, through an inlined copy): a `Gemm` given a rank-3 input is refused at its `.onnxs`
+    line, not by ONNX Runtime's node name."""
     source = tmp_path / "project.onnxs"
     source.write_text(PROJECT_SOURCE)
     model = make_model([call("project", ["x", "w"], ["y"], "project")], [vi("x", x_shape), vi("w", [3, 4])], [vi("y", ["batch", 3])])
     path = save(model, tmp_path / "m.onnx")
     if refused:
-        stderr = assert_fails(onnxsc, path, [source], tmp_path, "E0907", "--mode", "inline")
+        stderr = assert_fails(onnxsc, path, [source], tmp_path, "E0907", "--mode", mode)
         assert "`Gemm` needs a rank-2 `A`; this call gives float32[2, 5, 4] (`x`)" in stderr, stderr
         line = PROJECT_SOURCE.splitlines().index("    return op.Gemm(x, w, transB=1)") + 1
         assert f"project.onnxs:{line}:12" in stderr, stderr
     else:
-        out = linked(onnxsc, path, [source], tmp_path / "out.onnx", "--mode", "inline")
+        out = linked(onnxsc, path, [source], tmp_path / "out.onnx", "--mode", mode)
         x, w = np.ones([5, 4], np.float32), np.ones([3, 4], np.float32)
         np.testing.assert_allclose(harness.run_model(out, {"x": x, "w": w})[0], x @ w.T)
+
+
+def test_each_distinct_call_of_a_function_is_checked(onnxsc, tmp_path):
+    """Reference mode walks a function's body once per distinct call: a second call of the same
+    function with other shapes is checked on its own, not taken from the first."""
+    source = tmp_path / "project.onnxs"
+    source.write_text(PROJECT_SOURCE)
+    nodes = [call("project", ["x", "w"], ["y"], "fits"), call("project", ["x3", "w"], ["y3"], "rank_3")]
+    inputs = [vi("x", [5, 4]), vi("x3", [2, 5, 4]), vi("w", [3, 4])]
+    model = make_model(nodes, inputs, [vi("y", [5, 3]), vi("y3", [2, 5, 3])])
+    stderr = assert_fails(onnxsc, save(model, tmp_path / "m.onnx"), [source], tmp_path, "E0907")
+    assert "this call gives float32[2, 5, 4] (`x3`)" in stderr, stderr
