@@ -19,9 +19,12 @@ outcome of a function is one of:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
+import struct
+import subprocess
 import sys
 import tempfile
 import zlib
@@ -266,6 +269,57 @@ def _eager_at_opset(version: int):
         evaluator._prepare_model_and_inputs_for_eager = prepare
 
 
+def serve(binary: Path, path: Path, kind: int, calls: list[dict], timeout: float) -> tuple[list[tuple[int, bytes]], int, str]:
+    """onnxsc's answers to requests of `kind` (trace or call) for `calls`, from one `onnxsc serve`
+    of `path` (a program, or the library built from it):
+    (status, payload) per call answered, the server's exit status and its stderr. Fewer
+    answers than calls means the server refused the program (exit 1, no answer) or died."""
+    from onnxsc._server import HELLO, PROTOCOL
+
+    requests = [bytes([HELLO]) + struct.pack("<I", PROTOCOL) + b"difftest"]
+    requests += [bytes([kind]) + json.dumps(c).encode() for c in calls]
+    frames = b"".join(struct.pack("<I", len(r)) + r for r in requests)
+    proc = subprocess.run([str(binary), "--color", "never", "serve", str(path)], input=frames,
+                          capture_output=True, timeout=timeout, check=False)
+    answers, data = [], proc.stdout
+    # The answer to the handshake first.
+    if len(data) >= 4:
+        (length,) = struct.unpack("<I", data[:4])
+        data = data[4 + length:]
+    while len(data) >= 4 and len(answers) < len(calls):
+        (length,) = struct.unpack("<I", data[:4])
+        if length == 0 or len(data) < 4 + length:
+            break
+        answers.append((data[4], data[5:4 + length]))
+        data = data[4 + length:]
+    return answers, proc.returncode, proc.stderr.decode("utf-8", errors="replace")
+
+
+def inferred(value) -> tuple:
+    """(element type or 0, dimensions or None) an answer declares on an output: each dimension a
+    number, a symbol, or None. An unknown element type with no dimension is onnxsc's
+    placeholder for an output it knows nothing of."""
+    t = value.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
+    if t.elem_type == 0 and not dims:
+        return 0, None
+    return t.elem_type, dims
+
+
+def contradiction(declared: list, got: list) -> str:
+    """Where what onnxsc inferred contradicts what ONNX Runtime returns (less specific is
+    allowed), or ""."""
+    for k, ((elem, dims), array) in enumerate(zip(declared, got)):
+        array = np.asarray(array)
+        if elem and onnx.helper.tensor_dtype_to_np_dtype(elem) != array.dtype:
+            return f"output {k}: onnxsc infers {onnx.TensorProto.DataType.Name(elem)}, ONNX Runtime returns {array.dtype}"
+        if dims is None:
+            continue
+        if len(dims) != array.ndim or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
+            return f"output {k}: onnxsc infers dimensions {dims}, ONNX Runtime returns {list(array.shape)}"
+    return ""
+
+
 class Oracle:
     def __init__(self, binary: Path, workdir: Path | None = None):
         self.onnxsc = harness.Onnxsc(binary, timeout=120)
@@ -319,6 +373,8 @@ class Oracle:
             detail = f"onnxsc exit {built.returncode}:\n{built.stdout}{built.stderr}"
             return Result(outcomes + [Outcome(kind, name, detail) for name in expected])
         ours = run_calls(list(built.model.functions), [(n, calls[n], inputs[n]) for n in expected])
+        ran = [n for n in expected if not isinstance(ours[n], Exception)]
+        inferred_for = self._inferred(path.with_suffix(".onnx"), built.model, calls, inputs, ran)
         for name, theirs in expected.items():
             got, feeds = ours[name], inputs[name]
             if isinstance(got, Exception):
@@ -326,7 +382,13 @@ class Oracle:
                 continue
             difference = compare(got, theirs)
             if difference is None:
-                outcomes.append(Outcome(AGREE, name))
+                # What onnxsc's check of the typed call infers, against what ONNX Runtime returns.
+                refused, declared = inferred_for[name]
+                if refused:
+                    outcomes.append(Outcome(VALID_REJECTED, name, f"onnxsc refuses the typed call:\n{refused}"))
+                else:
+                    contradicted = contradiction(declared, got)
+                    outcomes.append(Outcome(DISAGREE if contradicted else AGREE, name, contradicted))
                 continue
             python = eager(module, name, calls[name], feeds)
             if python is not None and compare(got, python) is None and compare(theirs, python) is not None:
@@ -334,3 +396,39 @@ class Oracle:
             else:
                 outcomes.append(Outcome(DISAGREE, name, difference))
         return Result(outcomes)
+
+    def _inferred(self, library: Path, built: onnx.ModelProto, calls: dict, inputs: dict, names: list) -> dict:
+        """For each call of `names`: onnxsc's refusal of it as a typed call request (the one
+        the Python package sends at export: its inputs' element types and shapes), or ""; and
+        what the answer declares of each output (`inferred`)."""
+        if not names:
+            return {}
+        from onnxsc._server import CALL
+
+        domains = {f.name: f.domain for f in built.functions}
+        requests = [_call_request(domains[n], n, calls[n], inputs[n]) for n in names]
+        answers, status, stderr = serve(self.onnxsc.binary, library, CALL, requests, self.onnxsc.timeout)
+        out = {}
+        for k, name in enumerate(names):
+            if k >= len(answers):
+                out[name] = (f"onnxsc serve exit {status}, no answer:\n{stderr}", [])
+            elif answers[k][0] != 0:
+                out[name] = (answers[k][1].decode("utf-8", errors="replace"), [])
+            else:
+                out[name] = ("", [inferred(o) for o in onnx.load_from_string(answers[k][1]).graph.output])
+        return out
+
+
+def _call_request(domain: str, name: str, call: dict, feeds: dict) -> dict:
+    """A typed call request of `name` for `call` with these inputs (`driver::call`)."""
+    def tagged(value, spelling: str):
+        if spelling.startswith("list["):
+            return {"list": [tagged(v, spelling[5:-1]) for v in value]}
+        kind = {"float": float, "int": int, "bool": bool, "str": str}[spelling]
+        return {spelling: kind(value)}
+
+    given = [n for n in call["inputs"] if feeds.get(n) is not None]
+    types = {n: {"tensor": {"dtype": onnx.TensorProto.DataType.Name(harness.elem_type_of_array(feeds[n])),
+                            "shape": list(feeds[n].shape)}} for n in given}
+    attributes = {a: tagged(v, call["attr_types"][a]) for a, v in call["attrs"].items()}
+    return {"function": f"{domain}::{name}", "inputs": given, "attributes": attributes, "types": types}

@@ -12,9 +12,6 @@ compared.
 
 from __future__ import annotations
 
-import json
-import struct
-import subprocess
 import warnings
 import zlib
 from pathlib import Path
@@ -76,31 +73,6 @@ def reference_model(function, call: dict, opset_version: int) -> tuple[onnx.Mode
     return model, types
 
 
-def serve(binary: Path, path: Path, calls: list[dict], timeout: float) -> tuple[list[tuple[int, bytes]], int, str]:
-    """onnxsc's answers to trace requests for `calls`, from one `onnxsc serve` of the program:
-    (status, payload) per call answered, the server's exit status and its stderr. Fewer
-    answers than calls means the server refused the program (exit 1, no answer) or died."""
-    from onnxsc._server import HELLO, PROTOCOL, TRACE
-
-    requests = [bytes([HELLO]) + struct.pack("<I", PROTOCOL) + b"difftest"]
-    requests += [bytes([TRACE]) + json.dumps(c).encode() for c in calls]
-    frames = b"".join(struct.pack("<I", len(r)) + r for r in requests)
-    proc = subprocess.run([str(binary), "--color", "never", "serve", str(path)], input=frames,
-                          capture_output=True, timeout=timeout, check=False)
-    answers, data = [], proc.stdout
-    # The answer to the handshake first.
-    if len(data) >= 4:
-        (length,) = struct.unpack("<I", data[:4])
-        data = data[4 + length:]
-    while len(data) >= 4 and len(answers) < len(calls):
-        (length,) = struct.unpack("<I", data[:4])
-        if length == 0 or len(data) < 4 + length:
-            break
-        answers.append((data[4], data[5:4 + length]))
-        data = data[4 + length:]
-    return answers, proc.returncode, proc.stderr.decode("utf-8", errors="replace")
-
-
 def onnxsc_model(answer: tuple[int, bytes], inputs) -> tuple[onnx.ModelProto | None, str, list]:
     """onnxsc's model of a call (its answer to the trace request) with typed graph inputs: the
     reference's, the same tensors in the same order; and what onnxsc inferred of each output
@@ -114,35 +86,10 @@ def onnxsc_model(answer: tuple[int, bytes], inputs) -> tuple[onnx.ModelProto | N
         return None, f"onnxsc's model takes {len(graph.input)} tensors, the call passes {len(inputs)}", []
     for value, typed in zip(graph.input, inputs):
         value.type.CopyFrom(typed.type)
-    declared = [inferred(value) for value in graph.output]
+    declared = [oracle.inferred(value) for value in graph.output]
     for value in graph.output:
         value.ClearField("type")
     return model, "", declared
-
-
-def inferred(value) -> tuple:
-    """(element type or 0, dimensions or None) an answer declares on an output: each dimension a
-    number, a symbol, or None. An unknown element type with no dimension is onnxsc's
-    placeholder for an output it knows nothing of."""
-    t = value.type.tensor_type
-    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim]
-    if t.elem_type == 0 and not dims:
-        return 0, None
-    return t.elem_type, dims
-
-
-def contradiction(declared: list, got: list) -> str:
-    """Where what onnxsc inferred contradicts what ONNX Runtime returns (less specific is
-    allowed), or ""."""
-    for k, ((elem, dims), array) in enumerate(zip(declared, got)):
-        array = np.asarray(array)
-        if elem and onnx.helper.tensor_dtype_to_np_dtype(elem) != array.dtype:
-            return f"output {k}: onnxsc infers {onnx.TensorProto.DataType.Name(elem)}, ONNX Runtime returns {array.dtype}"
-        if dims is None:
-            continue
-        if len(dims) != array.ndim or any(isinstance(d, int) and d != n for d, n in zip(dims, array.shape)):
-            return f"output {k}: onnxsc infers dimensions {dims}, ONNX Runtime returns {list(array.shape)}"
-    return ""
 
 
 def _feeds(model: onnx.ModelProto, types: list[str], seed: int) -> dict[str, np.ndarray]:
@@ -194,7 +141,10 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
                 continue
             traced.append((label, call, reference, feeds, expected))
     if traced:
-        answers, status, stderr = serve(the_oracle.onnxsc.binary, path, [t[1] for t in traced], the_oracle.onnxsc.timeout)
+        from onnxsc._server import TRACE
+
+        answers, status, stderr = oracle.serve(the_oracle.onnxsc.binary, path, TRACE, [t[1] for t in traced],
+                                               the_oracle.onnxsc.timeout)
     for k, (label, call, reference, feeds, expected) in enumerate(traced):
         if k >= len(answers):
             kind = VALID_REJECTED if status == 1 and not answers else DISAGREE
@@ -210,7 +160,7 @@ def run_trace(the_oracle: "oracle.Oracle", path: Path, meta: dict) -> Result:
         except Exception as exc:  # noqa: BLE001
             outcomes[label] = Outcome(DISAGREE, label, f"ONNX Runtime refuses onnxsc's model: {exc}")
             continue
-        difference = oracle.compare(got, expected) or contradiction(declared, got)
+        difference = oracle.compare(got, expected) or oracle.contradiction(declared, got)
         outcomes[label] = Outcome(DISAGREE if difference else AGREE, label, difference or "")
     order = [f"{name}#{n}" for name, calls in meta["calls"].items() for n in range(len(calls))]
     return Result([outcomes[label] for label in order])
