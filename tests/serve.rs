@@ -588,7 +588,7 @@ fn a_trace_request_checks_the_scripted_functions_its_trace_calls() {
 const CONTROL_FLOW: &str = r#"
 from typing import Sequence
 
-from onnxscript import opset18 as op
+from onnxscript import FLOAT, graph, opset18 as op
 from onnxscript.function_libs.torch_lib.registration import torch_op
 from onnxscript.function_libs.torch_lib.tensor_typing import TFloat, TTensor
 
@@ -617,6 +617,18 @@ def aten_mm(self: TFloat, mat2: TFloat) -> TFloat:
     for i in range(2):
         acc = op.Add(acc, op.Gemm(self, mat2))
     return acc
+
+
+@torch_op("aten::t")
+def aten_t(self: TFloat) -> TFloat:
+    @graph()
+    def add_row(total: FLOAT[4], row: FLOAT[4]):
+        total = op.Add(total, row)
+        return total, total
+
+    zeros = op.CastLike(op.ConstantOfShape([4]), self)
+    last, sums = op.Scan(zeros, self, body=add_row, num_scan_inputs=1)
+    return sums
 "#;
 
 /// The dimensions an answer declares for its first output, as `Debug` text; `None` where it
@@ -629,7 +641,7 @@ fn declared_dims(answer: &[u8]) -> Option<Vec<String>> {
 }
 
 #[test]
-fn a_call_request_enters_the_branches_and_loop_bodies_it_runs() {
+fn a_call_request_enters_the_branches_loop_and_scan_bodies_it_runs() {
     let lib = built(&scratch("control-flow"), "flow", CONTROL_FLOW);
     let call = |function: &str, inputs: &[(&str, &str)], dim: Option<i64>| {
         let names: Vec<String> = inputs.iter().map(|(n, _)| format!("\"{n}\"")).collect();
@@ -656,11 +668,14 @@ fn a_call_request_enters_the_branches_and_loop_bodies_it_runs() {
         // The loop runs twice, and its body's `Gemm` is given a rank-3 `A`.
         call("aten_mm", &[("self", "[2, 5, 4]"), ("mat2", "[4, 3]")], None),
         call("aten_mm", &[("self", "[5, 4]"), ("mat2", "[4, \"s0\"]")], None),
+        // Each step of the scan adds a row of 5 to a total of 4.
+        call("aten_t", &[("self", "[3, 5]")], None),
+        call("aten_t", &[("self", "[3, 4]")], None),
     ]
     .concat();
     let o = session(&[lib.to_str().unwrap()], &input);
     let got = responses(&o.stdout);
-    assert_eq!(got.len(), 5, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(got.len(), 7, "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(got[0].0, 1);
     let refused = text(&got[0].1);
     assert!(
@@ -680,4 +695,11 @@ fn a_call_request_enters_the_branches_and_loop_bodies_it_runs() {
     assert_eq!(got[4].0, 0, "{}", text(&got[4].1));
     // What the loop carries keeps its shape through the body, so the output's is known.
     assert_eq!(declared_dims(&got[4].1).unwrap(), ["Some(DimValue(5))", "Some(DimParam(\"s0\"))"]);
+    assert_eq!(got[5].0, 1);
+    let refused = text(&got[5].1);
+    assert!(refused.contains("error[E0907]: `Add` cannot broadcast"), "{refused}");
+    assert!(refused.contains("flow.onnxs:39:17, in `aten_t`"), "{refused}");
+    assert_eq!(got[6].0, 0, "{}", text(&got[6].1));
+    // The scanned rows, stacked again along the scan axis.
+    assert_eq!(declared_dims(&got[6].1).unwrap(), ["Some(DimValue(3))", "Some(DimValue(4))"]);
 }

@@ -12,9 +12,9 @@
 //! call's input) is the branch it takes: only that branch is checked, and its outputs are the
 //! `If`'s. Otherwise both branches are walked without stopping at a contradiction, since
 //! either may not run for this call, and the `If`'s outputs are what both agree on. A `Loop`'s
-//! body is walked until what it carries stops changing (a dimension it changes becomes
-//! unknown), and is checked when the call certainly runs it at least once. `Scan` is not
-//! entered; an unknown is never an error.
+//! or `Scan`'s first trip is checked with what the node is given, when the call certainly
+//! runs one; the body is then walked until what it carries stops changing (a dimension a trip
+//! changes becomes unknown), for the node's outputs. An unknown is never an error.
 
 use super::inline::{FreshNames, Inliner};
 use super::library::{Libraries, Table};
@@ -257,6 +257,8 @@ impl Values {
             match node.op_type() {
                 "If" => self.branches(node, walk, runs)?,
                 "Loop" => self.loop_body(node, walk, runs)?,
+                // Opset 8's `Scan` has a batch axis and sequence lengths, and is not entered.
+                "Scan" if version >= 9 => self.scan_body(node, walk, runs)?,
                 _ => {}
             }
         } else if let Some(functions) = walk.functions {
@@ -316,8 +318,8 @@ impl Values {
         Ok(())
     }
 
-    /// A `Loop`: its body walked until what it carries settles, then once more to check it
-    /// when the call certainly runs it.
+    /// A `Loop`: its first trip checked when the call certainly runs it, and its body walked
+    /// until what it carries settles, for what the loop computes.
     fn loop_body(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
         let Some(body) = subgraph(node, "body") else { return Ok(()) };
         let given = |i: usize| node.input.get(i).filter(|n| !n.is_empty()).map(|n| self.known.get(n));
@@ -332,26 +334,17 @@ impl Values {
         // condition that holds (or none given).
         let once = matches!(value(0), Some(None) | Some(Some(1..))) && matches!(value(1), Some(None) | Some(Some(1..)));
         let carried = node.input.len().saturating_sub(2);
-        let mut state: Vec<Known> = (0..carried).map(|k| given(2 + k).flatten().cloned().unwrap_or_default()).collect();
-        let mut settled = false;
-        for _ in 0..LOOP_ROUNDS {
-            let outputs = self.branch(body, &loop_inputs(&state), walk, Runs::Maybe)?;
-            let next: Vec<Known> = state
-                .iter()
-                .enumerate()
-                .map(|(k, s)| s.merge(outputs.get(1 + k).unwrap_or(&Known::default())))
-                .collect();
-            if next == state {
-                settled = true;
-                break;
-            }
-            state = next;
+        let initial: Vec<Known> = (0..carried).map(|k| given(2 + k).flatten().cloned().unwrap_or_default()).collect();
+        // The body takes the trip's number and condition first, and gives its condition first.
+        let scalar = |elem| Known { ty: Some(Ty::Elem(elem)), dims: Some(Vec::new()), ..Known::default() };
+        let prefix = [scalar(ElemType::Int64), scalar(ElemType::Bool)];
+        let body_inputs = |state: &[Known]| prefix.iter().chain(state).cloned().collect::<Vec<_>>();
+        // The first trip sees exactly what the loop is given: checked there when it runs.
+        if once {
+            self.branch(body, &body_inputs(&initial), walk, runs)?;
         }
-        if !settled {
-            state = vec![Known::default(); carried];
-        }
-        let checked = if once { runs } else { Runs::Maybe };
-        let outputs = self.branch(body, &loop_inputs(&state), walk, checked)?;
+        let state = self.settled(body, initial, &body_inputs, 1, walk)?;
+        let outputs = self.branch(body, &body_inputs(&state), walk, Runs::Maybe)?;
         // The loop's outputs: what it carries out, then each scan output stacked along a new
         // first axis, one row per trip.
         let mut results = state;
@@ -361,6 +354,83 @@ impl Values {
         }
         self.results(node, &results);
         Ok(())
+    }
+
+    /// A `Scan` (opset 9 on): its first step checked when the scan has one, and its body
+    /// walked with a slice of each scanned input until what it carries settles.
+    fn scan_body(&mut self, node: &NodeProto, walk: &Walk, runs: Runs) -> Result<(), Box<Diagnostic>> {
+        let Some(body) = subgraph(node, "body") else { return Ok(()) };
+        let int = |name: &str| node.attribute.iter().find(|a| a.name() == name).and_then(|a| a.i);
+        let ints = |name: &str| node.attribute.iter().find(|a| a.name() == name).map(|a| a.ints.clone());
+        let scanned = usize::try_from(int("num_scan_inputs").unwrap_or(0)).unwrap_or(0).min(node.input.len());
+        let carried = node.input.len() - scanned;
+        let known = |i: usize| node.input.get(i).and_then(|n| self.known.get(n)).cloned().unwrap_or_default();
+        let initial: Vec<Known> = (0..carried).map(known).collect();
+        let input_axes = ints("scan_input_axes").unwrap_or_default();
+        // Each step sees one slice of each scanned input: its scan axis taken away.
+        let mut length = Dim::Unknown;
+        let slices: Vec<Known> = (0..scanned)
+            .map(|j| {
+                let whole = known(carried + j);
+                let axis = input_axes.get(j).copied().unwrap_or(0);
+                let dims = whole.dims.as_ref().and_then(|d| {
+                    let axis = normalized_axis(axis, d.len())?;
+                    if j == 0 {
+                        length = d[axis].clone();
+                    }
+                    Some(d.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect())
+                });
+                Known { ty: whole.ty, dims, ..Known::default() }
+            })
+            .collect();
+        let body_inputs = |state: &[Known]| state.iter().chain(&slices).cloned().collect::<Vec<_>>();
+        // The first step sees exactly what the scan is given: checked there when it runs.
+        if matches!(length, Dim::Known(1..)) {
+            self.branch(body, &body_inputs(&initial), walk, runs)?;
+        }
+        let state = self.settled(body, initial, &body_inputs, 0, walk)?;
+        let outputs = self.branch(body, &body_inputs(&state), walk, Runs::Maybe)?;
+        // Each scan output stacks a step's output along its own axis, one per step.
+        let output_axes = ints("scan_output_axes").unwrap_or_default();
+        let mut results = state;
+        for (j, step) in outputs.iter().skip(carried).enumerate() {
+            let dims = step.dims.as_ref().and_then(|d| {
+                let axis = normalized_axis(output_axes.get(j).copied().unwrap_or(0), d.len() + 1)?;
+                let mut dims = d.clone();
+                dims.insert(axis, length.clone());
+                Some(dims)
+            });
+            results.push(Known { ty: step.ty.clone(), dims, ..Known::default() });
+        }
+        self.results(node, &results);
+        Ok(())
+    }
+
+    /// What a body carries, once it settles: `state` walked through `body` (given as
+    /// `inputs(state)`, its carried outputs from `offset` on) and merged with what comes out,
+    /// until a round changes nothing; each round only forgets. Past [`LOOP_ROUNDS`], nothing
+    /// carried is known.
+    fn settled(
+        &self,
+        body: &GraphProto,
+        mut state: Vec<Known>,
+        inputs: &dyn Fn(&[Known]) -> Vec<Known>,
+        offset: usize,
+        walk: &Walk,
+    ) -> Result<Vec<Known>, Box<Diagnostic>> {
+        for _ in 0..LOOP_ROUNDS {
+            let outputs = self.branch(body, &inputs(&state), walk, Runs::Maybe)?;
+            let next: Vec<Known> = state
+                .iter()
+                .enumerate()
+                .map(|(k, s)| s.merge(outputs.get(offset + k).unwrap_or(&Known::default())))
+                .collect();
+            if next == state {
+                return Ok(state);
+            }
+            state = next;
+        }
+        Ok(vec![Known::default(); state.len()])
     }
 
     /// What a subgraph's outputs are, walked with `inputs` for its graph inputs in order; the
@@ -490,10 +560,10 @@ impl NodeFacts for ProtoNode<'_> {
     }
 }
 
-/// A `Loop` body's inputs: the trip's number and condition, then what it carries.
-fn loop_inputs(state: &[Known]) -> Vec<Known> {
-    let scalar = |elem| Known { ty: Some(Ty::Elem(elem)), dims: Some(Vec::new()), ..Known::default() };
-    [scalar(ElemType::Int64), scalar(ElemType::Bool)].into_iter().chain(state.iter().cloned()).collect()
+/// `axis` of a rank-`rank` tensor made non-negative, when it is in range.
+fn normalized_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    usize::try_from(if axis < 0 { axis + r } else { axis }).ok().filter(|a| *a < rank)
 }
 
 /// A node's graph attribute `name`.
