@@ -40,6 +40,18 @@ def c(*values):
     return ("const", list(values))
 
 
+def scalar(value):
+    """A constant INT64 scalar (rank 0), as a Python int makes one."""
+    return ("scalar", value)
+
+
+# An optional input left out.
+NONE = ("none", None)
+
+# The kinds of graph inputs (not constants), by their element type.
+DTYPES = {"tensor": "FLOAT", "index": "INT64", "bool": "BOOL", "uint8": "UINT8"}
+
+
 # (id, op, inputs, attributes, outputs)
 CASES = [
     # Elementwise and broadcasting.
@@ -115,7 +127,7 @@ CASES = [
     ("gatherelements", "GatherElements", [t(5), c(0, 4, 2)], {"axis": 0}, 1),
     ("topk-scalar", "TopK", [t(), c(1)], {}, 2),
     ("argmax-scalar", "ArgMax", [t()], {}, 1),
-    ("layernorm", "LayerNormalization", [t(2, 3, 4), t(4)], {}, 1),
+    ("layernorm", "LayerNormalization", [t(2, 3, 4), t(4)], {}, 3),
 ]
 
 
@@ -127,8 +139,8 @@ def source() -> str:
         "",
     ]
     for k, (_, op, inputs, attrs, outputs) in enumerate(CASES):
-        params = [f"x{i}: TTensor" for i, (kind, _) in enumerate(inputs) if kind != "const"]
-        args = [f"x{i}" if kind != "const" else repr(v) for i, (kind, v) in enumerate(inputs)]
+        params = [f"x{i}: TTensor" for i, (kind, _) in enumerate(inputs) if kind in DTYPES]
+        args = [f"x{i}" if kind in DTYPES else repr(v) for i, (kind, v) in enumerate(inputs)]
         args += [f"{name}={value!r}" for name, value in attrs.items()]
         results = ", ".join(f"r{j}" for j in range(outputs))
         lines += [
@@ -145,12 +157,8 @@ def facts(k: int) -> str:
     _, _, inputs, _, _ = CASES[k]
     args = []
     for kind, v in inputs:
-        if kind == "tensor":
-            args.append({"tensor": {"dtype": "FLOAT", "shape": v}})
-        elif kind == "index":
-            args.append({"tensor": {"dtype": "INT64", "shape": v}})
-        elif kind == "bool":
-            args.append({"tensor": {"dtype": "BOOL", "shape": v}})
+        if kind in DTYPES:
+            args.append({"tensor": {"dtype": DTYPES[kind], "shape": v}})
     return json.dumps({"function": f"pkg.onnxscript.torch_lib::case{k}", "args": args})
 
 
@@ -163,7 +171,8 @@ def onnxsc_answer(path, k: int):
         assert codes, proc.stderr
         return None, codes[0], proc.stderr
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("# returns: ")]
-    shapes = re.findall(r"\w+\[([^\]]*)\]", line[len("# returns: ") :])
+    # An element type the call does not know (a `dtype` attribute left out) is `?`.
+    shapes = re.findall(r"[\w?]+\[([^\]]*)\]", line[len("# returns: ") :])
     return [[d.strip() for d in s.split(",")] if s else [] for s in shapes], None, proc.stdout
 
 
@@ -175,8 +184,10 @@ def runtime_answer(k: int):
     graph_inputs, initializers, feeds, names = [], [], {}, []
     for i, (kind, v) in enumerate(inputs):
         name = f"x{i}"
-        names.append(name)
-        if kind == "const":
+        names.append(name if kind != "none" else "")
+        if kind == "none":
+            continue
+        if kind in ("const", "scalar"):
             initializers.append(onnx.numpy_helper.from_array(np.array(v, dtype=np.int64), name))
             continue
         dims = [BINDING.get(d, d) for d in v]
@@ -186,6 +197,9 @@ def runtime_answer(k: int):
         elif kind == "bool":
             feeds[name] = rng.integers(0, 2, size=dims).astype(bool)
             graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.BOOL, dims))
+        elif kind == "uint8":
+            feeds[name] = rng.integers(0, 255, size=dims).astype(np.uint8)
+            graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.UINT8, dims))
         else:
             feeds[name] = rng.standard_normal(dims).astype(np.float32)
             graph_inputs.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
