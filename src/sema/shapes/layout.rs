@@ -1,7 +1,8 @@
 //! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`,
 //! `ConcatFromSequence`, `Split`, `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`,
-//! `Gather`, `GatherElements`, `Slice`, `Tile`, `Shape`, `Size`, `ConstantOfShape` and
-//! `Constant`.
+//! `Gather`, `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
+//! `NonZero`, `Slice`, `Tile`, `Pad`, `DepthToSpace`, `SpaceToDepth`, `Resize`, `GridSample`,
+//! `Shape`, `Size`, `Range`, `ConstantOfShape` and `Constant`.
 
 use super::broadcast::broadcast_pair;
 use super::{differ, dim_text, product, unify, Cx, Inferred};
@@ -22,7 +23,17 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "Slice" => slice(cx),
         // The output has the indices' shape.
         "GatherElements" => Ok(vec![cx.dims(1).map(<[Dim]>::to_vec)]),
+        "GatherND" => gather_nd(cx),
+        "ScatterElements" => scatter_elements(cx),
+        "ScatterND" => scatter_nd(cx),
+        "Compress" => compress(cx),
+        "NonZero" => non_zero(cx),
         "Tile" => tile(cx),
+        "Pad" => pad(cx),
+        "DepthToSpace" | "SpaceToDepth" => depth_space(cx),
+        "Resize" => resize(cx),
+        "GridSample" => grid_sample(cx),
+        "Range" => range(cx),
         "Shape" => shape(cx),
         "Size" => Ok(vec![Some(Vec::new())]),
         "ConstantOfShape" => Ok(vec![cx.ints(0).map(|v| v.iter().map(|n| Dim::Known(*n)).collect())]),
@@ -581,4 +592,340 @@ pub fn shape_range(rank: usize, start: Option<i64>, end: Option<i64>) -> std::op
     let bound = |v: i64| if v < 0 { (v + r).max(0) } else { v.min(r) } as usize;
     let (start, end) = (bound(start.unwrap_or(0)), bound(end.unwrap_or(r)));
     start..end.max(start)
+}
+
+/// `GatherND`: each row along `indices`' last dimension addresses a slice of `data` past the
+/// `batch_dims` both share, so the output is `indices.shape[:-1] + data.shape[batch_dims + k:]`.
+fn gather_nd(cx: &Cx) -> Inferred {
+    let (Some(data), Some(indices)) = (cx.dims(0), cx.dims(1)) else { return Ok(vec![None]) };
+    let Some(Dim::Known(k)) = indices.last() else { return Ok(vec![None]) };
+    let batch = cx.int_attr("batch_dims").unwrap_or(0);
+    let (Ok(k), Ok(batch)) = (usize::try_from(*k), usize::try_from(batch)) else { return Ok(vec![None]) };
+    if batch >= data.len().min(indices.len()) {
+        return Ok(vec![None]);
+    }
+    if batch + k > data.len() {
+        return Err(cx.violation(
+            format!(
+                "`GatherND`'s `indices` {} address {k} dimensions, but {} has {}{}",
+                cx.gave(1),
+                cx.gave(0),
+                data.len() - batch,
+                if batch > 0 { format!(" past its {batch} batch dimensions") } else { String::new() }
+            ),
+            "give each index row at most as many entries as `data` has dimensions",
+        ));
+    }
+    let mut out = indices[..indices.len() - 1].to_vec();
+    out.extend(data[batch + k..].iter().cloned());
+    Ok(vec![Some(out)])
+}
+
+/// `ScatterElements` writes `updates` into a copy of `data` at `indices`, which ONNX Runtime
+/// needs of `data`'s rank, shaped as `updates`, and no larger than `data` off the axis.
+fn scatter_elements(cx: &Cx) -> Inferred {
+    let Some(data) = cx.dims(0) else { return Ok(vec![None]) };
+    let out = Ok(vec![Some(data.to_vec())]);
+    if data.is_empty() {
+        return out;
+    }
+    let k = cx.axis(cx.int_attr("axis").unwrap_or(0), data.len(), "axis")?;
+    let Some(indices) = cx.dims(1) else { return out };
+    if indices.len() != data.len() {
+        return Err(cx.violation(
+            format!(
+                "`ScatterElements` needs `indices` of `data`'s rank; this call gives {} and {}",
+                cx.gave(0),
+                cx.gave(1)
+            ),
+            "give `indices` one dimension per dimension of `data`",
+        ));
+    }
+    for (j, (i, d)) in indices.iter().zip(data).enumerate() {
+        if let (Dim::Known(i), Dim::Known(d)) = (i, d) {
+            if j != k && i > d {
+                return Err(cx.violation(
+                    format!(
+                        "`ScatterElements` along axis {k}: `indices` {} is larger than `data` {} in dimension {j}",
+                        cx.gave(1),
+                        cx.gave(0)
+                    ),
+                    "give indices no larger than `data` off the axis scattered along",
+                ));
+            }
+        }
+    }
+    if let Some(updates) = cx.dims(2) {
+        if updates.len() != indices.len() || updates.iter().zip(indices).any(|(u, i)| differ(u, i)) {
+            return Err(cx.violation(
+                format!(
+                    "`ScatterElements` needs `updates` shaped as `indices`; this call gives {} and {}",
+                    cx.gave(2),
+                    cx.gave(1)
+                ),
+                "give one update per index",
+            ));
+        }
+    }
+    out
+}
+
+/// `ScatterND` writes slices of `data` addressed by the rows along `indices`' last dimension;
+/// `updates` must be `indices.shape[:-1] + data.shape[k:]`.
+fn scatter_nd(cx: &Cx) -> Inferred {
+    let Some(data) = cx.dims(0) else { return Ok(vec![None]) };
+    let out = Ok(vec![Some(data.to_vec())]);
+    let Some(indices) = cx.dims(1) else { return out };
+    let Some(Dim::Known(k)) = indices.last() else { return out };
+    let Ok(k) = usize::try_from(*k) else { return out };
+    if k > data.len() {
+        return Err(cx.violation(
+            format!(
+                "`ScatterND`'s `indices` {} address {k} dimensions, but {} has {}",
+                cx.gave(1),
+                cx.gave(0),
+                data.len()
+            ),
+            "give each index row at most as many entries as `data` has dimensions",
+        ));
+    }
+    let mut expected = indices[..indices.len() - 1].to_vec();
+    expected.extend(data[k..].iter().cloned());
+    if let Some(updates) = cx.dims(2) {
+        if updates.len() != expected.len() || updates.iter().zip(&expected).any(|(u, e)| differ(u, e)) {
+            return Err(cx.violation(
+                format!(
+                    "`ScatterND`'s `updates` must be `indices.shape[:-1] + data.shape[{k}:]`, {}; this call gives {}",
+                    super::dims_text(&expected),
+                    cx.gave(2)
+                ),
+                "give one slice of `data` per index row",
+            ));
+        }
+    }
+    out
+}
+
+/// `Compress` keeps the slices its condition selects: along `axis`, of a number only the values
+/// say; without it, of the flattened input.
+fn compress(cx: &Cx) -> Inferred {
+    let Some(axis) = cx.int_attr("axis") else { return Ok(vec![Some(vec![Dim::Unknown])]) };
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let k = cx.axis(axis, dims.len(), "axis")?;
+    let mut out = dims.to_vec();
+    out[k] = Dim::Unknown;
+    Ok(vec![Some(out)])
+}
+
+/// `NonZero`: one row per input dimension, one column per non-zero element. ONNX Runtime
+/// gives a scalar's one row where ONNX's inference says none, so a scalar's is left unknown.
+fn non_zero(cx: &Cx) -> Inferred {
+    Ok(vec![cx.dims(0).map(|d| match d.len() {
+        0 => vec![Dim::Unknown, Dim::Unknown],
+        r => vec![Dim::Known(r as i64), Dim::Unknown],
+    })])
+}
+
+/// `Pad` grows each padded axis by its two pads (negative ones crop). The pads are an input from
+/// opset 11, an attribute before; from opset 18 an `axes` input may say which axes they pad.
+fn pad(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len();
+    let unknown = Ok(vec![Some(vec![Dim::Unknown; rank])]);
+    let pads = if cx.call.version < 11 { cx.ints_attr("pads") } else { cx.ints(1) };
+    let Some(pads) = pads else { return unknown };
+    let axes: Vec<usize> = match cx.input(3).filter(|_| cx.call.version >= 18) {
+        None => (0..rank).collect(),
+        Some(_) => match cx.ints(3) {
+            Some(a) => cx.axes(a, rank, "axes")?,
+            None => return unknown,
+        },
+    };
+    let n = axes.len();
+    if pads.len() != 2 * n {
+        return Err(cx.violation(
+            format!(
+                "`Pad`'s `pads` {pads:?} has {} values, but pads {n} axes of {} (a start and an end each)",
+                pads.len(),
+                cx.gave(0)
+            ),
+            format!("give {} pads: every start, then every end", 2 * n),
+        ));
+    }
+    let mode = cx.str_attr("mode").unwrap_or("constant");
+    let mut out = dims.to_vec();
+    for (j, k) in axes.iter().enumerate() {
+        let (start, end) = (pads[j], pads[j + n]);
+        out[*k] = match &dims[*k] {
+            Dim::Known(d) => {
+                // `reflect` mirrors without the edge, so it has at most d - 1 values to give; no
+                // pad at all is always possible.
+                let most = match mode {
+                    "reflect" => d.saturating_sub(1),
+                    "edge" if *d == 0 => 0,
+                    _ => i64::MAX,
+                };
+                if start.max(end) > most.max(0) {
+                    return Err(cx.violation(
+                        format!(
+                            "`Pad` in `{mode}` mode pads axis {k} of {} by {}, more than a dimension of {d} can give",
+                            cx.gave(0),
+                            start.max(end)
+                        ),
+                        "pad by less than the dimension (in `reflect` mode, less than it minus one), or pad with a constant",
+                    ));
+                }
+                match d.checked_add(start).and_then(|v| v.checked_add(end)) {
+                    Some(size) if size < 0 => {
+                        return Err(cx.violation(
+                            format!("`Pad`'s `pads` {pads:?} crop axis {k} of {} to {size} values", cx.gave(0)),
+                            "crop at most the values the dimension has",
+                        ))
+                    }
+                    size => size.map_or(Dim::Unknown, Dim::Known),
+                }
+            }
+            kept if start == 0 && end == 0 => kept.clone(),
+            _ => Dim::Unknown,
+        };
+    }
+    Ok(vec![Some(out)])
+}
+
+/// `DepthToSpace` moves channels into `blocksize`-square blocks of height and width;
+/// `SpaceToDepth` the other way. Both need `[N, C, H, W]`, and the sizes divided must divide.
+fn depth_space(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let op = cx.op();
+    if dims.len() != 4 {
+        return Err(cx.violation(
+            format!("`{op}` needs an input of rank 4 ([N, C, H, W]); this call gives {}", cx.gave(0)),
+            "reshape the input to [N, C, H, W]",
+        ));
+    }
+    let Some(b) = cx.int_attr("blocksize").filter(|b| *b > 0) else { return Ok(vec![Some(vec![Dim::Unknown; 4])]) };
+    let square = b.saturating_mul(b);
+    let to_space = op == "DepthToSpace";
+    let mut out = vec![dims[0].clone()];
+    for (j, d) in dims.iter().enumerate().skip(1) {
+        let channels = j == 1;
+        // The channels divide in DepthToSpace, height and width in SpaceToDepth.
+        let (divisor, factor) = match (channels, to_space) {
+            (true, true) => (square, 1),
+            (true, false) => (1, square),
+            (false, true) => (1, b),
+            (false, false) => (b, 1),
+        };
+        out.push(match d {
+            Dim::Known(n) if n % divisor != 0 => {
+                return Err(cx.violation(
+                    format!(
+                        "`{op}` with `blocksize` {b} divides dimension {j} of {} by {divisor}, which {n} is not a multiple of",
+                        cx.gave(0)
+                    ),
+                    "give a block size that divides the dimension",
+                ))
+            }
+            Dim::Known(n) => (n / divisor).checked_mul(factor).map_or(Dim::Unknown, Dim::Known),
+            kept if b == 1 => kept.clone(),
+            _ => Dim::Unknown,
+        });
+    }
+    Ok(vec![Some(out)])
+}
+
+/// `Resize` keeps the input's rank and the dimensions outside its `axes` (opset 18); the ones it
+/// resizes are its `sizes` when they are known integers (`scales` are floats it does not follow).
+fn resize(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len();
+    let axes: Vec<usize> = match cx.ints_attr("axes").filter(|_| cx.call.version >= 18) {
+        Some(a) => cx.axes(a, rank, "axes")?,
+        None => (0..rank).collect(),
+    };
+    let mut out = dims.to_vec();
+    for k in &axes {
+        out[*k] = Dim::Unknown;
+    }
+    let stretch = cx.str_attr("keep_aspect_ratio_policy").unwrap_or("stretch") == "stretch";
+    if let Some(sizes) = cx.ints(3).filter(|_| cx.call.version >= 11) {
+        if sizes.len() != axes.len() {
+            return Err(cx.violation(
+                format!(
+                    "`Resize`'s `sizes` {sizes:?} has {} values, for {} axes of {}",
+                    sizes.len(),
+                    axes.len(),
+                    cx.gave(0)
+                ),
+                "give one size per axis resized (every axis, without `axes`)",
+            ));
+        }
+        if stretch {
+            for (k, n) in axes.iter().zip(sizes) {
+                out[*k] = Dim::Known(*n);
+            }
+        }
+    }
+    Ok(vec![Some(out)])
+}
+
+/// `GridSample` samples `X` `[N, C, D1, ...]` at the points of `grid` `[N, D1_out, ..., r]`
+/// (one coordinate per spatial dimension): `[N, C, D1_out, ...]`.
+fn grid_sample(cx: &Cx) -> Inferred {
+    let (Some(x), Some(grid)) = (cx.dims(0), cx.dims(1)) else { return Ok(vec![None]) };
+    if x.len() != grid.len() {
+        return Err(cx.violation(
+            format!("`GridSample` needs `grid` of `X`'s rank; this call gives {} and {}", cx.gave(0), cx.gave(1)),
+            "give `grid` as [N, H_out, W_out, 2] for a 4-D `X`",
+        ));
+    }
+    if x.len() < 3 {
+        return Ok(vec![None]);
+    }
+    let spatial = x.len() as i64 - 2;
+    if differ(&grid[grid.len() - 1], &Dim::Known(spatial)) || differ(&x[0], &grid[0]) {
+        return Err(cx.violation(
+            format!(
+                "`GridSample` needs `grid` [N, D1_out, ..., {spatial}] for `X` [N, C, ...]; this call gives {} and {}",
+                cx.gave(0),
+                cx.gave(1)
+            ),
+            "give the grid the input's batch, and one coordinate per spatial dimension last",
+        ));
+    }
+    let mut out = vec![unify(&x[0], &grid[0]), x[1].clone()];
+    out.extend(grid[1..grid.len() - 1].iter().cloned());
+    Ok(vec![Some(out)])
+}
+
+/// `Range` gives `max(ceil((limit - start) / delta), 0)` values, counted when the three scalars
+/// are known integers.
+fn range(cx: &Cx) -> Inferred {
+    for (i, name) in [(0, "start"), (1, "limit"), (2, "delta")] {
+        if cx.dims(i).and_then(product).is_some_and(|n| n != 1) {
+            return Err(cx.violation(
+                format!("`Range`'s `{name}` must be a scalar; this call gives {}", cx.gave(i)),
+                "give a single value (`op.Squeeze` or `op.Reshape(x, [])` of a 1-element tensor)",
+            ));
+        }
+    }
+    let scalar = |i: usize| match cx.ints(i) {
+        Some([v]) => Some(i128::from(*v)),
+        _ => None,
+    };
+    if scalar(2) == Some(0) {
+        return Err(
+            cx.violation("`Range`'s `delta` is 0: it would never reach `limit`".into(), "step by a non-zero delta")
+        );
+    }
+    let (Some(start), Some(limit), Some(delta)) = (scalar(0), scalar(1), scalar(2)) else {
+        return Ok(vec![Some(vec![Dim::Unknown])]);
+    };
+    let span = limit - start;
+    // Division truncates toward zero, which is the ceiling of a negative quotient already.
+    let mut count = span / delta;
+    if span % delta != 0 && (span > 0) == (delta > 0) {
+        count += 1;
+    }
+    Ok(vec![Some(vec![i64::try_from(count.max(0)).map_or(Dim::Unknown, Dim::Known)])])
 }

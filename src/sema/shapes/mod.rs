@@ -10,7 +10,7 @@
 //! translation never fails for lack of a rule. docs/shapes.md lists the operators covered.
 //!
 //! The rules are split by family: [`broadcast`] (elementwise and broadcasting operators),
-//! [`layout`] (operators that move or resize dimensions), [`linalg`] (`MatMul`, `Gemm`),
+//! [`layout`] (operators that move, index or resize dimensions), [`linalg`] (`MatMul`, `Gemm`),
 //! [`conv`] (convolution and pooling) and [`reduce`] (reductions).
 
 mod broadcast;

@@ -36,6 +36,15 @@ fn ints(values: &[i64]) -> Option<InputFacts> {
     })
 }
 
+/// A constant integer scalar (rank 0), as a Python int makes one.
+fn scalar(v: i64) -> Option<InputFacts> {
+    Some(InputFacts { dims: Some(Vec::new()), ..ints(&[v]).unwrap_or_default() })
+}
+
+fn text(name: &str, v: &str) -> Attr {
+    Attr { name: name.into(), value: AttrValue::Str(v.into()) }
+}
+
 fn int(name: &str, v: i64) -> Attr {
     Attr { name: name.into(), value: AttrValue::Int(v) }
 }
@@ -194,6 +203,10 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
         int("axis", i64::MIN),
         int("group", 0),
         int("num_outputs", 3),
+        int("blocksize", huge),
+        int("hidden_size", huge),
+        text("mode", "reflect"),
+        list("output_padding", &[i64::MIN, i64::MIN]),
     ];
     let extreme = [huge, i64::MIN, 0, -1];
     for op in [
@@ -209,6 +222,13 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
         "Concat",
         "Gather",
         "Flatten",
+        "Pad",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "GatherND",
+        "ScatterND",
+        "Resize",
+        "Range",
     ] {
         for x in [&big, &negative] {
             let inputs = [x.clone(), ints(&extreme), ints(&extreme), ints(&[0, 1]), ints(&[i64::MIN, huge])];
@@ -299,6 +319,17 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "Dropout",
         "ConcatFromSequence",
         "Identity",
+        "GatherND",
+        "ScatterElements",
+        "ScatterND",
+        "Compress",
+        "NonZero",
+        "Pad",
+        "DepthToSpace",
+        "SpaceToDepth",
+        "Resize",
+        "GridSample",
+        "Range",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -308,6 +339,10 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         vec![int("axis", 3)],
         vec![list("perm", &[1, 0]), list("axes", &[0, 0]), int("num_outputs", 2)],
         vec![list("kernel_shape", &[2]), list("pads", &[1, 1]), list("strides", &[0])],
+        vec![int("blocksize", 0), int("batch_dims", 1), list("output_padding", &[-1]), list("axes", &[-1])],
+        vec![int("blocksize", i64::MAX), int("hidden_size", -1), text("mode", "reflect"), list("output_shape", &[0])],
+        vec![text("equation", "...ii,...->i..."), int("batch_dims", -1), text("direction", "bidirectional")],
+        vec![text("equation", "ab"), text("auto_pad", "SAME_UPPER"), list("strides", &[i64::MAX])],
     ];
     for op in OPS {
         for a in &shapes {
@@ -393,4 +428,41 @@ fn conditions_on_shapes_are_followed_as_booleans() {
     assert_eq!(propagated("Or", &[scalar(1), scalar(0)], &[], &rank_0), Some(vec![1]));
     // Data the call does not know as values decides nothing.
     assert_eq!(propagated("Equal", &[tensor("x", ""), scalar(0)], &[], &rank_0), None);
+}
+
+#[test]
+fn generators_indexing_and_padding_follow_their_values() {
+    assert_eq!(shape_of("Range", &[scalar(0), scalar(10), scalar(3)], &[]), "[4]");
+    assert_eq!(shape_of("Range", &[scalar(10), scalar(0), scalar(-3)], &[]), "[4]");
+    assert_eq!(shape_of("Range", &[scalar(10), scalar(0), scalar(3)], &[]), "[0]");
+    assert_eq!(shape_of("Range", &[scalar(i64::MIN), scalar(i64::MAX), scalar(1)], &[]), "[?]");
+    assert_eq!(shape_of("Range", &[scalar(0), tensor("n", ""), scalar(1)], &[]), "[?]");
+    assert!(violation("Range", &[scalar(0), scalar(10), scalar(0)], &[], 1).contains("`delta` is 0"));
+    assert!(violation("Range", &[ints(&[0, 1]), scalar(10), scalar(1)], &[], 1).contains("`start` must be a scalar"));
+    assert_eq!(shape_of("NonZero", &[tensor("x", "3,s0")], &[]), "[2, ?]");
+    assert_eq!(shape_of("Compress", &[tensor("x", "3,4"), tensor("c", "3")], &[int("axis", -1)]), "[3, ?]");
+    assert_eq!(shape_of("GatherND", &[tensor("x", "4,s0,5"), tensor("i", "2,1")], &[]), "[2, s0, 5]");
+    assert!(violation("GatherND", &[tensor("x", "4,3"), tensor("i", "2,3")], &[], 1).contains("address 3 dimensions"));
+    let scatter = [tensor("x", "3,3"), tensor("i", "2,2"), tensor("u", "2,3")];
+    assert!(violation("ScatterElements", &scatter, &[], 1).contains("`updates` shaped as `indices`"));
+    assert_eq!(shape_of("ScatterND", &[tensor("x", "4,3"), tensor("i", "2,1"), tensor("u", "2,3")], &[]), "[4, 3]");
+    assert!(violation("ScatterND", &[tensor("x", "4,3"), tensor("i", "2,1"), tensor("u", "2,4")], &[], 1)
+        .contains("[2, 3]"));
+    assert_eq!(shape_of("Pad", &[tensor("x", "2,s0"), ints(&[1, 0, 2, 0])], &[]), "[5, s0]");
+    assert_eq!(shape_of("Pad", &[tensor("x", "2,3"), ints(&[1, -1]), None, ints(&[-1])], &[]), "[2, 3]");
+    assert!(violation("Pad", &[tensor("x", "2,3"), ints(&[1, 1, 1])], &[], 1).contains("has 3 values"));
+    assert!(violation("Pad", &[tensor("x", "2,3"), ints(&[-3, 0, 0, 0])], &[], 1).contains("to -1 values"));
+    let reflect = [text("mode", "reflect")];
+    assert!(violation("Pad", &[tensor("x", "1,3"), ints(&[1, 0, 1, 0])], &reflect, 1).contains("`reflect` mode"));
+    // An empty dimension not padded is no reflection (torchlib's `reflection_pad1d` of a batch of 0).
+    assert_eq!(shape_of("Pad", &[tensor("x", "0,3"), ints(&[0, 1, 0, 2])], &reflect), "[0, 6]");
+    assert_eq!(shape_of("DepthToSpace", &[tensor("x", "1,8,2,3")], &[int("blocksize", 2)]), "[1, 2, 4, 6]");
+    assert_eq!(shape_of("SpaceToDepth", &[tensor("x", "s0,2,4,6")], &[int("blocksize", 2)]), "[s0, 8, 2, 3]");
+    assert!(violation("DepthToSpace", &[tensor("x", "1,6,2,3")], &[int("blocksize", 2)], 1).contains("multiple"));
+    let sizes = [tensor("x", "s0,2,4,6"), None, None, ints(&[8, 3])];
+    assert_eq!(shape_of("Resize", &sizes, &[list("axes", &[2, -1])]), "[s0, 2, 8, 3]");
+    assert_eq!(shape_of("Resize", &[tensor("x", "1,2,4,6"), None, tensor("scales", "4")], &[]), "[?, ?, ?, ?]");
+    assert!(violation("Resize", &sizes, &[], 1).contains("has 2 values, for 4 axes"));
+    assert_eq!(shape_of("GridSample", &[tensor("x", "2,3,4,5"), tensor("g", "2,6,7,2")], &[]), "[2, 3, 6, 7]");
+    assert!(violation("GridSample", &[tensor("x", "2,3,4,5"), tensor("g", "2,6,7,3")], &[], 1).contains("[N, D1_out"));
 }
