@@ -163,6 +163,15 @@ CASES = [
     ("gridsample", "GridSample", [t(2, 3, 4, 5), t(2, 6, 7, 2)], {}, 1),
     ("gridsample-batch", "GridSample", [t(2, 3, 4, 5), t(1, 6, 7, 2)], {}, 1),
     ("gridsample-rank", "GridSample", [t(2, 3, 4, 5), t(2, 6, 7)], {}, 1),
+    # Same-shape operators.
+    ("randomuniformlike", "RandomUniformLike", [t(3, "s0")], {}, 1),
+    ("bernoulli", "Bernoulli", [t(3, 4)], {}, 1),
+    ("eyelike", "EyeLike", [t(2, 3)], {}, 1),
+    ("eyelike-rank-3", "EyeLike", [t(2, 3, 4)], {}, 1),
+    ("quantizelinear", "QuantizeLinear", [t(3, 4), t(4)], {"axis": 1}, 1),
+    ("quantizelinear-scale", "QuantizeLinear", [t(3, 4), t(3)], {"axis": 1}, 1),
+    ("dequantizelinear", "DequantizeLinear", [("uint8", [3, 4]), t()], {}, 1),
+    ("dequantizelinear-scale", "DequantizeLinear", [("uint8", [3, 4]), t(3)], {"axis": 1}, 1),
 ]
 
 

@@ -85,6 +85,10 @@ const BROADCASTING: &[&str] = &[
     "Xor",
 ];
 
+/// Operators whose output has their first input's shape, whatever the others hold (a
+/// probability, a seed): random tensors shaped like another.
+const SHAPED_LIKE_FIRST: &[&str] = &["RandomUniformLike", "RandomNormalLike", "Bernoulli"];
+
 /// Softmax-like operators: one `axis` within the rank, the input's shape out.
 const AXIS_PRESERVING: &[&str] = &["Softmax", "LogSoftmax", "Hardmax"];
 
@@ -94,6 +98,14 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         let shape: Shape = cx.dims(0).map(<[Dim]>::to_vec);
         // Dropout's mask has the input's shape too.
         return Some(Ok(vec![shape.clone(), shape]));
+    }
+    if SHAPED_LIKE_FIRST.contains(&op) {
+        return Some(Ok(vec![cx.dims(0).map(<[Dim]>::to_vec)]));
+    }
+    match op {
+        "EyeLike" => return Some(eye_like(cx)),
+        "QuantizeLinear" | "DequantizeLinear" => return Some(quantize(cx)),
+        _ => {}
     }
     if AXIS_PRESERVING.contains(&op) {
         return Some(axis_preserving(cx));
@@ -111,6 +123,42 @@ fn axis_preserving(cx: &Cx) -> Inferred {
     let axis = cx.int_attr("axis").unwrap_or(default);
     if cx.call.version >= 13 || axis != dims.len() as i64 {
         cx.axis(axis, dims.len().max(1), "axis")?;
+    }
+    Ok(vec![Some(dims.to_vec())])
+}
+
+/// `EyeLike`: a matrix shaped like its input, which must be one.
+fn eye_like(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    if dims.len() != 2 {
+        return Err(cx.violation(
+            format!("`EyeLike` needs a rank-2 input; this call gives {}", cx.gave(0)),
+            "give a matrix (`EyeLike` makes no batches of them)",
+        ));
+    }
+    Ok(vec![Some(dims.to_vec())])
+}
+
+/// `QuantizeLinear` and `DequantizeLinear` keep `x`'s shape. A 1-D scale of more than one value
+/// is per axis, and ONNX Runtime needs one value per element of `x`'s `axis`; a scale of other
+/// shapes (one value, or blocks from opset 21) is not checked.
+fn quantize(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    if let Some([scales @ Dim::Known(n)]) = cx.dims(1) {
+        if *n != 1 {
+            let k = cx.axis(cx.int_attr("axis").unwrap_or(1), dims.len(), "axis")?;
+            if super::differ(scales, &dims[k]) {
+                return Err(cx.violation(
+                    format!(
+                        "`{}` per axis needs one scale per element of axis {k} of {}; this call gives {}",
+                        cx.op(),
+                        cx.gave(0),
+                        cx.gave(1)
+                    ),
+                    "give one scale per element of `axis`, or a single scale for the whole tensor",
+                ));
+            }
+        }
     }
     Ok(vec![Some(dims.to_vec())])
 }

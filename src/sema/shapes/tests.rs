@@ -330,6 +330,11 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "Resize",
         "GridSample",
         "Range",
+        "RandomUniformLike",
+        "Bernoulli",
+        "EyeLike",
+        "QuantizeLinear",
+        "DequantizeLinear",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -465,4 +470,17 @@ fn generators_indexing_and_padding_follow_their_values() {
     assert!(violation("Resize", &sizes, &[], 1).contains("has 2 values, for 4 axes"));
     assert_eq!(shape_of("GridSample", &[tensor("x", "2,3,4,5"), tensor("g", "2,6,7,2")], &[]), "[2, 3, 6, 7]");
     assert!(violation("GridSample", &[tensor("x", "2,3,4,5"), tensor("g", "2,6,7,3")], &[], 1).contains("[N, D1_out"));
+}
+
+#[test]
+fn random_eye_and_quantize_keep_their_input_shape() {
+    assert_eq!(shape_of("RandomNormalLike", &[tensor("x", "s0,3")], &[]), "[s0, 3]");
+    assert_eq!(shape_of("Bernoulli", &[tensor("p", "2,3")], &[]), "[2, 3]");
+    assert_eq!(shape_of("EyeLike", &[tensor("x", "2,3")], &[]), "[2, 3]");
+    assert!(violation("EyeLike", &[tensor("x", "2,3,4")], &[], 1).contains("rank-2"));
+    assert_eq!(shape_of("QuantizeLinear", &[tensor("x", "3,4"), tensor("scale", "4")], &[int("axis", 1)]), "[3, 4]");
+    // One scale is for the whole tensor, whatever the axis.
+    assert_eq!(shape_of("DequantizeLinear", &[tensor("x", "3,4"), tensor("scale", "1")], &[int("axis", 5)]), "[3, 4]");
+    let v = violation("QuantizeLinear", &[tensor("x", "3,4"), tensor("scale", "3")], &[int("axis", 1)], 1);
+    assert!(v.contains("one scale per element of axis 1"), "{v}");
 }
