@@ -172,6 +172,20 @@ CASES = [
     ("quantizelinear-scale", "QuantizeLinear", [t(3, 4), t(3)], {"axis": 1}, 1),
     ("dequantizelinear", "DequantizeLinear", [("uint8", [3, 4]), t()], {}, 1),
     ("dequantizelinear-scale", "DequantizeLinear", [("uint8", [3, 4]), t(3)], {"axis": 1}, 1),
+    # Linear algebra.
+    ("einsum", "Einsum", [t(2, 3), t(3, 4)], {"equation": "ij,jk->ik"}, 1),
+    ("einsum-implicit", "Einsum", [t(2, 3), t(3, "s0")], {"equation": "ij,jk"}, 1),
+    ("einsum-broadcast-label", "Einsum", [t(2, 3), t(1, 4)], {"equation": "ij,jk->ik"}, 1),
+    ("einsum-ellipsis", "Einsum", [t(5, 2, 3), t(1, 3, 4)], {"equation": "...ij,...jk->...ik"}, 1),
+    ("einsum-implicit-ellipsis", "Einsum", [t(2, 3, 4)], {"equation": "i...j"}, 1),
+    ("einsum-transpose", "Einsum", [t(2, 3, 4)], {"equation": "i...j->ij..."}, 1),
+    ("einsum-diagonal", "Einsum", [t(3, 3)], {"equation": "ii->i"}, 1),
+    ("einsum-label-mismatch", "Einsum", [t(2, 3), t(2, 4)], {"equation": "ij,jk->ik"}, 1),
+    ("einsum-ellipsis-mismatch", "Einsum", [t(5, 2, 3), t(7, 3, 4)], {"equation": "...ij,...jk->...ik"}, 1),
+    ("einsum-rank", "Einsum", [t(2, 3, 4)], {"equation": "ij->ij"}, 1),
+    ("einsum-operands", "Einsum", [t(2, 3), t(3, 4)], {"equation": "ij,jk,kl->il"}, 1),
+    ("det", "Det", [t("s0", 3, 3)], {}, 1),
+    ("det-not-square", "Det", [t(2, 3, 4)], {}, 1),
 ]
 
 

@@ -10,8 +10,8 @@
 //! translation never fails for lack of a rule. docs/shapes.md lists the operators covered.
 //!
 //! The rules are split by family: [`broadcast`] (elementwise and broadcasting operators),
-//! [`layout`] (operators that move, index or resize dimensions), [`linalg`] (`MatMul`, `Gemm`),
-//! [`conv`] (convolution and pooling) and [`reduce`] (reductions).
+//! [`layout`] (operators that move, index or resize dimensions), [`linalg`] (`MatMul`, `Gemm`,
+//! `Einsum`, `Det`), [`conv`] (convolution and pooling) and [`reduce`] (reductions).
 
 mod broadcast;
 mod conv;

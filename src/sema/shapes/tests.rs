@@ -174,7 +174,7 @@ fn reductions_drop_or_keep_their_axes() {
 
 #[test]
 fn unknown_operators_and_ranks_are_never_violations() {
-    assert_eq!(run("Einsum", &[tensor("a", "2,3")], &[], 1), Ok(vec![None]));
+    assert_eq!(run("NonMaxSuppression", &[tensor("a", "2,3")], &[], 1), Ok(vec![None]));
     assert_eq!(shape_of("Gemm", &[tensor("a", "*"), tensor("b", "2,3")], &[]), "*");
     assert_eq!(
         infer(&ShapeCall {
@@ -335,6 +335,8 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "EyeLike",
         "QuantizeLinear",
         "DequantizeLinear",
+        "Einsum",
+        "Det",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -483,4 +485,29 @@ fn random_eye_and_quantize_keep_their_input_shape() {
     assert_eq!(shape_of("DequantizeLinear", &[tensor("x", "3,4"), tensor("scale", "1")], &[int("axis", 5)]), "[3, 4]");
     let v = violation("QuantizeLinear", &[tensor("x", "3,4"), tensor("scale", "3")], &[int("axis", 1)], 1);
     assert!(v.contains("one scale per element of axis 1"), "{v}");
+}
+
+#[test]
+fn einsum_follows_its_labels_and_det_its_matrices() {
+    let eq = |e: &str| [text("equation", e)];
+    assert_eq!(shape_of("Einsum", &[tensor("a", "2,3"), tensor("b", "3,s0")], &eq("ij,jk->ik")), "[2, s0]");
+    assert_eq!(shape_of("Einsum", &[tensor("a", "2,3"), tensor("b", "3,4")], &eq("ij, jk")), "[2, 4]");
+    assert_eq!(shape_of("Einsum", &[tensor("a", "2,3"), tensor("b", "1,4")], &eq("ij,jk->ik")), "[2, 4]");
+    assert_eq!(
+        shape_of("Einsum", &[tensor("a", "5,2,3"), tensor("b", "1,3,4")], &eq("...ij,...jk->...ik")),
+        "[5, 2, 4]"
+    );
+    assert_eq!(shape_of("Einsum", &[tensor("a", "2,3,4")], &eq("i...j")), "[3, 2, 4]");
+    assert_eq!(shape_of("Einsum", &[tensor("a", "2,3,4")], &eq("bAa")), "[3, 4, 2]");
+    assert_eq!(shape_of("Einsum", &[tensor("a", "3,3")], &eq("ii")), "[]");
+    assert_eq!(shape_of("Einsum", &[tensor("a", "*")], &eq("...i->i")), "[?]");
+    assert!(violation("Einsum", &[tensor("a", "2,3"), tensor("b", "2,4")], &eq("ij,jk->ik"), 1)
+        .contains("label `j` in `ij,jk->ik` is 3 in one place and 2"));
+    assert!(violation("Einsum", &[tensor("a", "2,3,4")], &eq("ij->ij"), 1).contains("names 2 dimensions"));
+    assert!(violation("Einsum", &[tensor("a", "2,3"), tensor("b", "3,4")], &eq("ij,jk,kl"), 1).contains("3 operands"));
+    assert!(violation("Einsum", &[tensor("a", "5,2,3"), tensor("b", "7,3,4")], &eq("...ij,...jk"), 1)
+        .contains("5 against 7"));
+    assert_eq!(shape_of("Det", &[tensor("x", "s0,3,3")], &[]), "[s0]");
+    assert!(violation("Det", &[tensor("x", "2,3,4")], &[], 1).contains("square"));
+    assert!(violation("Det", &[tensor("x", "3")], &[], 1).contains("square"));
 }
