@@ -186,6 +186,19 @@ CASES = [
     ("einsum-operands", "Einsum", [t(2, 3), t(3, 4)], {"equation": "ij,jk,kl->il"}, 1),
     ("det", "Det", [t("s0", 3, 3)], {}, 1),
     ("det-not-square", "Det", [t(2, 3, 4)], {}, 1),
+    # ConvTranspose.
+    ("convtranspose", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {}, 1),
+    ("convtranspose-stride-pads", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3), t(2)], {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}, 1),
+    ("convtranspose-group", "ConvTranspose", [t(1, 4, 4, 5), t(4, 2, 3, 3), t(4)], {"group": 2}, 1),
+    ("convtranspose-same", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"strides": [2, 2], "auto_pad": "SAME_UPPER"}, 1),
+    ("convtranspose-same-small-kernel", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 1, 1)], {"strides": [3, 3], "auto_pad": "SAME_LOWER"}, 1),
+    ("convtranspose-output-shape", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"strides": [2, 2], "output_shape": [9, 10]}, 1),
+    ("convtranspose-dilated", "ConvTranspose", [t(1, 3, 5), t(3, 2, 3)], {"dilations": [2], "strides": [3]}, 1),
+    ("convtranspose-channels", "ConvTranspose", [t(1, 3, 4, 4), t(4, 2, 3, 3)], {}, 1),
+    ("convtranspose-bias", "ConvTranspose", [t(1, 4, 4, 4), t(4, 2, 3, 3), t(3)], {"group": 2}, 1),
+    ("convtranspose-output-padding", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"strides": [2, 2], "output_padding": [2, 2]}, 1),
+    ("convtranspose-cropped", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"pads": [3, 3, 3, 3]}, 1),
+    ("convtranspose-full-output-shape", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"output_shape": [1, 2, 9, 10]}, 1),
 ]
 
 

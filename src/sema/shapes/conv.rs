@@ -1,5 +1,5 @@
-//! Convolution and pooling: `Conv`, `ConvTranspose` (its rank checks only), `MaxPool`,
-//! `AveragePool`, `LpPool` and the global pools. Inputs are `[N, C, D1, D2, ...]`.
+//! Convolution and pooling: `Conv`, `ConvTranspose`, `MaxPool`, `AveragePool`, `LpPool` and the
+//! global pools. Inputs are `[N, C, D1, D2, ...]`.
 
 use super::{differ, dim_text, Cx, Inferred, Violation};
 use crate::ir::Dim;
@@ -7,6 +7,7 @@ use crate::ir::Dim;
 pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
     Some(match cx.op() {
         "Conv" => conv(cx),
+        "ConvTranspose" => conv_transpose(cx),
         "MaxPool" | "AveragePool" | "LpPool" => pool(cx),
         "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => global_pool(cx),
         _ => return None,
@@ -93,6 +94,129 @@ fn conv(cx: &Cx) -> Inferred {
     Ok(vec![Some(out)])
 }
 
+/// `ConvTranspose` of `X` `[N, C, D1, ...]` by `W` `[C, M / group, k1, ...]`: `[N, M, O1, ...]`,
+/// each `O` from `output_shape`, or from ONNX's formula
+/// `stride * (D - 1) + output_padding + (k - 1) * dilation + 1 - pads`.
+fn conv_transpose(cx: &Cx) -> Inferred {
+    let Some(x) = image(cx)? else { return Ok(vec![None]) };
+    let n = x.len() - 2;
+    let group = cx.int_attr("group").unwrap_or(1);
+    let w = cx.dims(1);
+    let mut channels = Dim::Unknown;
+    if let Some(w) = w {
+        if w.len() != x.len() {
+            return Err(cx.violation(
+                format!(
+                    "`ConvTranspose`'s `W` must have the rank of `X`; this call gives {} and {}",
+                    cx.gave(0),
+                    cx.gave(1)
+                ),
+                "give `W` as [C, M / group, k1, ...]",
+            ));
+        }
+        if differ(&x[1], &w[0]) {
+            return Err(cx.violation(
+                format!(
+                    "`ConvTranspose` needs `W`'s dimension 0 to be `X`'s {} channels; this call gives {} and {}",
+                    dim_text(&x[1]),
+                    cx.gave(0),
+                    cx.gave(1)
+                ),
+                "check the weight's layout: a transposed convolution's is [C, M / group, ...], Conv's transposed",
+            ));
+        }
+        channels = match &w[1] {
+            Dim::Known(m) => m.checked_mul(group).map_or(Dim::Unknown, Dim::Known),
+            d if group == 1 => d.clone(),
+            _ => Dim::Unknown,
+        };
+    }
+    if let Some(b) = cx.dims(2) {
+        if b.len() != 1 || differ(&b[0], &channels) {
+            return Err(cx.violation(
+                format!(
+                    "`ConvTranspose`'s `B` must be 1-D with one bias per output channel ([{}]); this call gives {}",
+                    dim_text(&channels),
+                    cx.gave(2)
+                ),
+                "give the bias as a 1-D tensor of the output channels",
+            ));
+        }
+    }
+    let strides = per_axis(cx, "strides", 1, n, n)?;
+    let dilations = per_axis(cx, "dilations", 1, n, n)?;
+    let pads = per_axis(cx, "pads", 0, 2 * n, n)?;
+    let output_padding = per_axis(cx, "output_padding", 0, n, n)?;
+    for (j, p) in output_padding.iter().enumerate() {
+        if *p >= strides[j].max(dilations[j]) {
+            return Err(cx.violation(
+                format!(
+                    "`ConvTranspose`'s `output_padding` {output_padding:?} is {p} along spatial axis {j}, not less than its stride or dilation ({})",
+                    strides[j].max(dilations[j])
+                ),
+                "pad the output by less than the stride: the padding picks among the sizes one stride gives",
+            ));
+        }
+    }
+    let mut out = vec![x[0].clone(), channels];
+    if let Some(shape) = cx.ints_attr("output_shape") {
+        if shape.len() != n {
+            return Err(cx.violation(
+                format!("`ConvTranspose`'s `output_shape` {shape:?} must give the {n} spatial dimensions only"),
+                "give the spatial sizes, without the batch and channels",
+            ));
+        }
+        out.extend(shape.iter().map(|s| Dim::Known(*s)));
+        return Ok(vec![Some(out)]);
+    }
+    let kernel: Vec<Dim> = match cx.ints_attr("kernel_shape") {
+        Some(k) if k.len() == n => k.iter().map(|k| Dim::Known(*k)).collect(),
+        Some(k) => {
+            return Err(cx.violation(
+                format!(
+                    "`ConvTranspose`'s `kernel_shape` {k:?} has {} axes, but `X` has {n} spatial dimensions",
+                    k.len()
+                ),
+                "leave `kernel_shape` out: ConvTranspose reads it from `W`",
+            ))
+        }
+        None => w.map_or(vec![Dim::Unknown; n], |w| w[2..].to_vec()),
+    };
+    let auto_pad = cx.str_attr("auto_pad").unwrap_or("NOTSET");
+    for j in 0..n {
+        let (Dim::Known(size), Dim::Known(k)) = (&x[j + 2], &kernel[j]) else {
+            out.push(Dim::Unknown);
+            continue;
+        };
+        let (s, d) = (strides[j], dilations[j]);
+        let reach = d.saturating_mul(k.saturating_sub(1)).saturating_add(1);
+        let padding = match auto_pad {
+            // ONNX pads what the kernel reaches past one stride; ONNX Runtime's padding may
+            // differ with an output padding, so that case is left unknown.
+            "SAME_UPPER" | "SAME_LOWER" if output_padding[j] != 0 => {
+                out.push(Dim::Unknown);
+                continue;
+            }
+            "SAME_UPPER" | "SAME_LOWER" => reach.saturating_sub(s).max(0),
+            "VALID" => 0,
+            _ => pads[j].saturating_add(pads[j + n]),
+        };
+        let length = s
+            .saturating_mul(size.saturating_sub(1))
+            .saturating_add(output_padding[j])
+            .saturating_add(reach)
+            .saturating_sub(padding);
+        if length < 1 {
+            return Err(cx.violation(
+                format!("`ConvTranspose`'s pads along spatial axis {j} crop all of the output of {}", cx.gave(0)),
+                "pad less than the kernel reaches",
+            ));
+        }
+        out.push(Dim::Known(length));
+    }
+    Ok(vec![Some(out)])
+}
+
 fn pool(cx: &Cx) -> Inferred {
     let Some(x) = image(cx)? else { return Ok(vec![None, None]) };
     let Some(kernel) = cx.ints_attr("kernel_shape") else { return Ok(vec![None, None]) };
@@ -132,27 +256,26 @@ fn unknown_spatial(x: &[Dim], channels: Dim) -> Vec<Dim> {
     out
 }
 
+/// Attribute `name`, of `len` entries for an input of `n` spatial dimensions, or `default` for
+/// each when it is left out.
+fn per_axis(cx: &Cx, name: &str, default: i64, len: usize, n: usize) -> Result<Vec<i64>, Violation> {
+    match cx.ints_attr(name) {
+        None => Ok(vec![default; len]),
+        Some(v) if v.len() == len => Ok(v.to_vec()),
+        Some(v) => Err(cx.violation(
+            format!("`{}`'s `{name}` {v:?} has {} entries, but the input has {n} spatial dimensions", cx.op(), v.len()),
+            format!("give `{name}` {len} entries"),
+        )),
+    }
+}
+
 /// The output's spatial dimensions, from ONNX's formula for `auto_pad`, `pads`, `strides` and
 /// `dilations`.
 fn spatial(cx: &Cx, input: &[Dim], kernel: &[Dim], ceil: bool) -> Result<Vec<Dim>, Violation> {
     let n = input.len();
-    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, Violation> {
-        match cx.ints_attr(name) {
-            None => Ok(vec![default; len]),
-            Some(v) if v.len() == len => Ok(v.to_vec()),
-            Some(v) => Err(cx.violation(
-                format!(
-                    "`{}`'s `{name}` {v:?} has {} entries, but the input has {n} spatial dimensions",
-                    cx.op(),
-                    v.len()
-                ),
-                format!("give `{name}` {len} entries"),
-            )),
-        }
-    };
-    let strides = list("strides", 1, n)?;
-    let dilations = list("dilations", 1, n)?;
-    let pads = list("pads", 0, 2 * n)?;
+    let strides = per_axis(cx, "strides", 1, n, n)?;
+    let dilations = per_axis(cx, "dilations", 1, n, n)?;
+    let pads = per_axis(cx, "pads", 0, 2 * n, n)?;
     let auto_pad = cx.str_attr("auto_pad").unwrap_or("NOTSET");
     let mut out = Vec::with_capacity(n);
     for j in 0..n {

@@ -222,6 +222,7 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
         "Concat",
         "Gather",
         "Flatten",
+        "ConvTranspose",
         "Pad",
         "DepthToSpace",
         "SpaceToDepth",
@@ -337,6 +338,7 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "DequantizeLinear",
         "Einsum",
         "Det",
+        "ConvTranspose",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -510,4 +512,25 @@ fn einsum_follows_its_labels_and_det_its_matrices() {
     assert_eq!(shape_of("Det", &[tensor("x", "s0,3,3")], &[]), "[s0]");
     assert!(violation("Det", &[tensor("x", "2,3,4")], &[], 1).contains("square"));
     assert!(violation("Det", &[tensor("x", "3")], &[], 1).contains("square"));
+}
+
+#[test]
+fn conv_transpose_grows_by_its_strides_and_kernel() {
+    let (x, w) = (tensor("x", "1,3,4,4"), tensor("w", "3,2,3,3"));
+    assert_eq!(shape_of("ConvTranspose", &[x.clone(), w.clone()], &[]), "[1, 2, 6, 6]");
+    let strided = [list("strides", &[2, 2]), list("pads", &[1, 1, 1, 1]), list("output_padding", &[1, 1])];
+    assert_eq!(shape_of("ConvTranspose", &[x.clone(), w.clone(), tensor("b", "2")], &strided), "[1, 2, 8, 8]");
+    let grouped = [tensor("x", "s0,4,4,5"), tensor("w", "4,2,3,3")];
+    assert_eq!(shape_of("ConvTranspose", &grouped, &[int("group", 2)]), "[s0, 4, 6, 7]");
+    let same = [list("strides", &[3, 3]), text("auto_pad", "SAME_UPPER")];
+    assert_eq!(shape_of("ConvTranspose", &[x.clone(), tensor("w", "3,2,1,1")], &same), "[1, 2, 10, 10]");
+    let output_shape = [list("strides", &[2, 2]), list("output_shape", &[9, 10])];
+    assert_eq!(shape_of("ConvTranspose", &[x.clone(), w.clone()], &output_shape), "[1, 2, 9, 10]");
+    assert!(violation("ConvTranspose", &[x.clone(), tensor("w", "4,2,3,3")], &[], 1).contains("3 channels"));
+    let bias = [tensor("x", "1,4,4,4"), tensor("w", "4,2,3,3"), tensor("b", "3")];
+    assert!(violation("ConvTranspose", &bias, &[int("group", 2)], 1).contains("one bias per output channel ([4])"));
+    let too_much = [list("strides", &[2, 2]), list("output_padding", &[2, 2])];
+    assert!(violation("ConvTranspose", &[x.clone(), w.clone()], &too_much, 1).contains("not less than its stride"));
+    assert!(violation("ConvTranspose", &[x.clone(), w.clone()], &[list("pads", &[3, 3, 3, 3])], 1).contains("crop"));
+    assert!(violation("ConvTranspose", &[x, w], &[list("output_shape", &[1, 2, 9, 10])], 1).contains("spatial"));
 }
