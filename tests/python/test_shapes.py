@@ -199,6 +199,17 @@ CASES = [
     ("convtranspose-output-padding", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"strides": [2, 2], "output_padding": [2, 2]}, 1),
     ("convtranspose-cropped", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"pads": [3, 3, 3, 3]}, 1),
     ("convtranspose-full-output-shape", "ConvTranspose", [t(1, 3, 4, 4), t(3, 2, 3, 3)], {"output_shape": [1, 2, 9, 10]}, 1),
+    # Recurrent.
+    ("lstm", "LSTM", [t("s0", 2, 4), t(1, 12, 4), t(1, 12, 3)], {"hidden_size": 3}, 3),
+    ("lstm-bidirectional", "LSTM", [t(5, 2, 4), t(2, 12, 4), t(2, 12, 3)], {"hidden_size": 3, "direction": "bidirectional"}, 3),
+    ("lstm-directions", "LSTM", [t(5, 2, 4), t(1, 12, 4), t(1, 12, 3)], {"hidden_size": 3, "direction": "bidirectional"}, 3),
+    ("lstm-input-size", "LSTM", [t(5, 2, 4), t(1, 12, 5), t(1, 12, 3)], {"hidden_size": 3}, 3),
+    ("gru", "GRU", [t(5, 2, 4), t(1, 9, 4), t(1, 9, 3)], {"hidden_size": 3}, 2),
+    ("gru-rank", "GRU", [t(5, 4), t(1, 9, 4), t(1, 9, 3)], {"hidden_size": 3}, 2),
+    ("gru-reverse", "GRU", [t(5, 2, 4), t(1, 9, 4), t(1, 9, 3)], {"hidden_size": 3, "direction": "reverse"}, 2),
+    ("lstm-recurrence-size", "LSTM", [t(5, 2, 4), t(1, 12, 4), t(1, 12, 2)], {"hidden_size": 3}, 3),
+    ("rnn", "RNN", [t(5, "s0", 4), t(1, 3, 4), t(1, 3, 3)], {"hidden_size": 3}, 2),
+    ("rnn-input-size", "RNN", [t(5, 2, 4), t(1, 3, 5), t(1, 3, 3)], {"hidden_size": 3}, 2),
 ]
 
 

@@ -11,13 +11,15 @@
 //!
 //! The rules are split by family: [`broadcast`] (elementwise and broadcasting operators),
 //! [`layout`] (operators that move, index or resize dimensions), [`linalg`] (`MatMul`, `Gemm`,
-//! `Einsum`, `Det`), [`conv`] (convolution and pooling) and [`reduce`] (reductions).
+//! `Einsum`, `Det`), [`conv`] (convolution and pooling), [`reduce`] (reductions) and
+//! [`recurrent`] (`LSTM`, `GRU`, `RNN`).
 
 mod broadcast;
 mod conv;
 mod layout;
 pub use layout::shape_range;
 mod linalg;
+mod recurrent;
 mod reduce;
 mod values;
 pub use values::{propagated, MAX_KNOWN_INTS};
@@ -77,6 +79,7 @@ pub fn infer(call: &ShapeCall) -> Inferred {
         .or_else(|| linalg::infer(&cx))
         .or_else(|| conv::infer(&cx))
         .or_else(|| reduce::infer(&cx))
+        .or_else(|| recurrent::infer(&cx))
         .unwrap_or_else(|| Ok(unknown(call.outputs)))?;
     // A rule may say less than the call has outputs (an optional output it does not cover).
     let mut shapes = shapes;

@@ -230,6 +230,7 @@ fn extreme_sizes_and_attributes_give_an_answer_not_a_panic() {
         "ScatterND",
         "Resize",
         "Range",
+        "LSTM",
     ] {
         for x in [&big, &negative] {
             let inputs = [x.clone(), ints(&extreme), ints(&extreme), ints(&[0, 1]), ints(&[i64::MIN, huge])];
@@ -339,6 +340,9 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "Einsum",
         "Det",
         "ConvTranspose",
+        "LSTM",
+        "GRU",
+        "RNN",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -533,4 +537,21 @@ fn conv_transpose_grows_by_its_strides_and_kernel() {
     assert!(violation("ConvTranspose", &[x.clone(), w.clone()], &too_much, 1).contains("not less than its stride"));
     assert!(violation("ConvTranspose", &[x.clone(), w.clone()], &[list("pads", &[3, 3, 3, 3])], 1).contains("crop"));
     assert!(violation("ConvTranspose", &[x, w], &[list("output_shape", &[1, 2, 9, 10])], 1).contains("spatial"));
+}
+
+#[test]
+fn recurrent_outputs_follow_layout_and_direction() {
+    let lstm = [tensor("x", "s0,2,4"), tensor("w", "2,12,4"), tensor("r", "2,12,3")];
+    let both = [int("hidden_size", 3), text("direction", "bidirectional")];
+    let out = run("LSTM", &lstm, &both, 3).expect("infers");
+    assert_eq!(out, vec![dims("s0,2,2,3"), dims("2,2,3"), dims("2,2,3")]);
+    let batch_first = [tensor("x", "2,5,4"), tensor("w", "1,9,4"), tensor("r", "1,9,3")];
+    let out = run("GRU", &batch_first, &[int("hidden_size", 3), int("layout", 1)], 2).expect("infers");
+    assert_eq!(out, vec![dims("2,5,1,3"), dims("2,1,3")]);
+    // The hidden size read off `R` when the attribute is left out.
+    let out = run("GRU", &batch_first[..], &[], 2).expect("infers");
+    assert_eq!(out[1], dims("1,5,3"));
+    let v = violation("LSTM", &lstm, &[int("hidden_size", 3)], 3);
+    assert!(v.contains("needs `W` [1, 12, 4]"), "{v}");
+    assert!(violation("GRU", &[tensor("x", "5,4")], &[], 2).contains("rank 3"));
 }
