@@ -210,6 +210,13 @@ CASES = [
     ("lstm-recurrence-size", "LSTM", [t(5, 2, 4), t(1, 12, 4), t(1, 12, 2)], {"hidden_size": 3}, 3),
     ("rnn", "RNN", [t(5, "s0", 4), t(1, 3, 4), t(1, 3, 3)], {"hidden_size": 3}, 2),
     ("rnn-input-size", "RNN", [t(5, 2, 4), t(1, 3, 5), t(1, 3, 3)], {"hidden_size": 3}, 2),
+    # Losses, windows, region pools.
+    ("nll-none", "NegativeLogLikelihoodLoss", [t(3, 5), ("index", [3])], {"reduction": "none"}, 1),
+    ("nll-mean", "NegativeLogLikelihoodLoss", [t(3, 5), ("index", [3])], {}, 1),
+    ("softmax-cross-entropy", "SoftmaxCrossEntropyLoss", [t("s0", 5, 2), ("index", ["s0", 2])], {}, 2),
+    ("hannwindow", "HannWindow", [scalar(8)], {}, 1),
+    ("multinomial", "Multinomial", [t(2, 5)], {"sample_size": 3}, 1),
+    ("col2im", "Col2Im", [t(1, 12, 16), c(5, 5), c(2, 2)], {}, 1),
 ]
 
 

@@ -1,5 +1,6 @@
-//! Convolution and pooling: `Conv`, `ConvTranspose`, `MaxPool`, `AveragePool`, `LpPool` and the
-//! global pools. Inputs are `[N, C, D1, D2, ...]`.
+//! Convolution and pooling: `Conv`, `ConvTranspose`, `MaxPool`, `AveragePool`, `LpPool`, the
+//! global pools, the region pools (`RoiAlign`, `MaxRoiPool`) and `Col2Im`. Inputs are
+//! `[N, C, D1, D2, ...]`.
 
 use super::{differ, dim_text, Cx, Inferred, Violation};
 use crate::ir::Dim;
@@ -10,6 +11,8 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "ConvTranspose" => conv_transpose(cx),
         "MaxPool" | "AveragePool" | "LpPool" => pool(cx),
         "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => global_pool(cx),
+        "RoiAlign" | "MaxRoiPool" => region_pool(cx),
+        "Col2Im" => col2im(cx),
         _ => return None,
     })
 }
@@ -248,6 +251,40 @@ fn global_pool(cx: &Cx) -> Inferred {
             .map(|(k, d)| if k >= 2 { Dim::Known(1) } else { d })
             .collect(),
     )])
+}
+
+/// `RoiAlign` and `MaxRoiPool` pool each region of `rois` `[num_rois, ...]` of `X` `[N, C, H, W]`
+/// to `[num_rois, C, h, w]`: `output_height` and `output_width` (1 each by default), or
+/// `pooled_shape`.
+fn region_pool(cx: &Cx) -> Inferred {
+    let (Some(x), Some(rois)) = (cx.dims(0), cx.dims(1)) else { return Ok(vec![None]) };
+    if x.len() != 4 || rois.len() != 2 {
+        return Ok(vec![None]);
+    }
+    let (h, w) = if cx.op() == "MaxRoiPool" {
+        match cx.ints_attr("pooled_shape") {
+            Some([h, w]) => (Dim::Known(*h), Dim::Known(*w)),
+            _ => (Dim::Unknown, Dim::Unknown),
+        }
+    } else {
+        let size = |name: &str| Dim::Known(cx.int_attr(name).unwrap_or(1));
+        (size("output_height"), size("output_width"))
+    };
+    Ok(vec![Some(vec![rois[0].clone(), x[1].clone(), h, w])])
+}
+
+/// `Col2Im` folds `[N, C * prod(block_shape), L]` into `[N, C, *image_shape]`.
+fn col2im(cx: &Cx) -> Inferred {
+    let Some(image) = cx.ints(1) else { return Ok(vec![None]) };
+    let Some(x) = cx.dims(0).filter(|d| d.len() == 3) else { return Ok(vec![None]) };
+    let block: Option<i64> = cx.ints(2).and_then(|b| b.iter().try_fold(1i64, |p, n| p.checked_mul(*n)));
+    let channels = match (&x[1], block) {
+        (Dim::Known(c), Some(b)) if b > 0 && c % b == 0 => Dim::Known(c / b),
+        _ => Dim::Unknown,
+    };
+    let mut out = vec![x[0].clone(), channels];
+    out.extend(image.iter().map(|n| Dim::Known(*n)));
+    Ok(vec![Some(out)])
 }
 
 fn unknown_spatial(x: &[Dim], channels: Dim) -> Vec<Dim> {

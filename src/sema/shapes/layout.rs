@@ -2,7 +2,8 @@
 //! `ConcatFromSequence`, `Split`, `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`,
 //! `Gather`, `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
 //! `NonZero`, `Slice`, `Tile`, `Pad`, `DepthToSpace`, `SpaceToDepth`, `Resize`, `GridSample`,
-//! `Shape`, `Size`, `Range`, `ConstantOfShape` and `Constant`.
+//! `Shape`, `Size`, `Range`, the window functions, `Multinomial`, `ConstantOfShape` and
+//! `Constant`.
 
 use super::broadcast::broadcast_pair;
 use super::{differ, dim_text, product, unify, Cx, Inferred};
@@ -34,6 +35,8 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "Resize" => resize(cx),
         "GridSample" => grid_sample(cx),
         "Range" => range(cx),
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(cx),
+        "Multinomial" => multinomial(cx),
         "Shape" => shape(cx),
         "Size" => Ok(vec![Some(Vec::new())]),
         "ConstantOfShape" => Ok(vec![cx.ints(0).map(|v| v.iter().map(|n| Dim::Known(*n)).collect())]),
@@ -928,4 +931,19 @@ fn range(cx: &Cx) -> Inferred {
         count += 1;
     }
     Ok(vec![Some(vec![i64::try_from(count.max(0)).map_or(Dim::Unknown, Dim::Known)])])
+}
+
+/// `Multinomial` draws `sample_size` classes for each row of `[batch, classes]`.
+fn multinomial(cx: &Cx) -> Inferred {
+    let Some(batch) = cx.dims(0).filter(|d| d.len() == 2).map(|d| d[0].clone()) else { return Ok(vec![None]) };
+    let samples = cx.int_attr("sample_size").unwrap_or(1);
+    Ok(vec![Some(vec![batch, if samples >= 0 { Dim::Known(samples) } else { Dim::Unknown }])])
+}
+
+/// A window function gives `size` values, when the scalar is a known integer.
+fn window(cx: &Cx) -> Inferred {
+    Ok(vec![Some(vec![match cx.ints(0) {
+        Some([n]) if *n >= 0 => Dim::Known(*n),
+        _ => Dim::Unknown,
+    }])])
 }

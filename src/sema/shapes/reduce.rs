@@ -1,5 +1,6 @@
 //! Reductions (`ReduceSum`, `ReduceMean`... with `axes` and `keepdims`), `ArgMax`/`ArgMin`,
-//! `TopK`, and the normalisations whose statistics are reductions.
+//! `TopK`, the normalisations whose statistics are reductions, and the losses that reduce
+//! (`NegativeLogLikelihoodLoss`, `SoftmaxCrossEntropyLoss`).
 
 use super::{Cx, Inferred, Violation};
 use crate::ir::Dim;
@@ -11,6 +12,7 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "ArgMax" | "ArgMin" => arg(cx),
         "TopK" => top_k(cx),
         "LayerNormalization" => layer_norm(cx),
+        "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => loss(cx),
         "BatchNormalization" | "InstanceNormalization" | "GroupNormalization" => {
             Ok(vec![cx.dims(0).map(<[Dim]>::to_vec)])
         }
@@ -99,4 +101,17 @@ fn layer_norm(cx: &Cx) -> Inferred {
     let k = cx.axis(cx.int_attr("axis").unwrap_or(-1), dims.len().max(1), "axis")?;
     let stats: Vec<Dim> = dims.iter().enumerate().map(|(j, d)| if j < k { d.clone() } else { Dim::Known(1) }).collect();
     Ok(vec![Some(dims.to_vec()), Some(stats.clone()), Some(stats)])
+}
+
+/// A loss of scores `[N, C, d1, ...]`: one value per sample, `[N, d1, ...]`, with
+/// `reduction="none"`, else a scalar (the default is a mean). `SoftmaxCrossEntropyLoss`'s second
+/// output, the log probabilities, has the scores' shape.
+fn loss(cx: &Cx) -> Inferred {
+    let scores = cx.dims(0);
+    let per_sample = match scores {
+        Some(d) if d.len() >= 2 => Some([&d[..1], &d[2..]].concat()),
+        _ => None,
+    };
+    let loss = if cx.str_attr("reduction").unwrap_or("mean") == "none" { per_sample } else { Some(Vec::new()) };
+    Ok(vec![loss, scores.map(<[Dim]>::to_vec)])
 }

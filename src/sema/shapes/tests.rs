@@ -343,6 +343,13 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "LSTM",
         "GRU",
         "RNN",
+        "NegativeLogLikelihoodLoss",
+        "SoftmaxCrossEntropyLoss",
+        "HannWindow",
+        "Multinomial",
+        "RoiAlign",
+        "MaxRoiPool",
+        "Col2Im",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -554,4 +561,20 @@ fn recurrent_outputs_follow_layout_and_direction() {
     let v = violation("LSTM", &lstm, &[int("hidden_size", 3)], 3);
     assert!(v.contains("needs `W` [1, 12, 4]"), "{v}");
     assert!(violation("GRU", &[tensor("x", "5,4")], &[], 2).contains("rank 3"));
+}
+
+#[test]
+fn losses_windows_and_region_pools_have_their_sizes() {
+    let scores = [tensor("scores", "s0,5,2"), tensor("labels", "s0,2")];
+    let none = [text("reduction", "none")];
+    assert_eq!(shape_of("NegativeLogLikelihoodLoss", &scores, &none), "[s0, 2]");
+    let out = run("SoftmaxCrossEntropyLoss", &scores, &[], 2).expect("infers");
+    assert_eq!(out, vec![dims(""), dims("s0,5,2")]);
+    assert_eq!(shape_of("HannWindow", &[scalar(8)], &[]), "[8]");
+    assert_eq!(shape_of("Multinomial", &[tensor("x", "2,5")], &[int("sample_size", 3)]), "[2, 3]");
+    let rois = [tensor("x", "2,3,8,8"), tensor("rois", "s0,4"), tensor("i", "s0")];
+    assert_eq!(shape_of("RoiAlign", &rois, &[int("output_height", 2)]), "[s0, 3, 2, 1]");
+    let pooled = [tensor("x", "2,3,8,8"), tensor("rois", "4,5")];
+    assert_eq!(shape_of("MaxRoiPool", &pooled, &[list("pooled_shape", &[2, 3])]), "[4, 3, 2, 3]");
+    assert_eq!(shape_of("Col2Im", &[tensor("x", "1,12,16"), ints(&[5, 5]), ints(&[2, 2])], &[]), "[1, 3, 5, 5]");
 }
