@@ -36,6 +36,11 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "GridSample" => grid_sample(cx),
         "Range" => range(cx),
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => window(cx),
+        "DFT" => dft(cx),
+        "STFT" => stft(cx),
+        "Unique" => unique(cx),
+        // One row (batch, class, box) per box kept: how many only the scores say.
+        "NonMaxSuppression" => Ok(vec![Some(vec![Dim::Unknown, Dim::Known(3)])]),
         "Multinomial" => multinomial(cx),
         "Shape" => shape(cx),
         "Size" => Ok(vec![Some(Vec::new())]),
@@ -946,4 +951,98 @@ fn window(cx: &Cx) -> Inferred {
         Some([n]) if *n >= 0 => Dim::Known(*n),
         _ => Dim::Unknown,
     }])])
+}
+
+/// A known number of elements, or an unknown dimension.
+fn count(n: Option<i64>) -> Dim {
+    n.filter(|n| *n >= 0).map_or(Dim::Unknown, Dim::Known)
+}
+
+/// `DFT` keeps its input's shape but the transformed axis, `dft_length` long (or as long as
+/// the input), `n/2 + 1` one-sided; its last axis holds the real and imaginary parts. The axis
+/// is an attribute (default 1) before opset 20, an input (default -2) from it.
+fn dft(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else { return Ok(vec![None]) };
+    let rank = dims.len();
+    let unknown = Ok(vec![Some(vec![Dim::Unknown; rank])]);
+    let axis = if cx.call.version >= 20 {
+        match cx.input(2) {
+            None => Some(-2),
+            Some(_) => match cx.ints(2) {
+                Some([a]) => Some(*a),
+                _ => None,
+            },
+        }
+    } else {
+        Some(cx.int_attr("axis").unwrap_or(1))
+    };
+    // The axis may not be the last, which holds the parts.
+    let Some(axis) = axis.and_then(|a| usize::try_from(if a < 0 { a + rank as i64 } else { a }).ok()) else {
+        return unknown;
+    };
+    if rank < 2 || axis >= rank - 1 {
+        return unknown;
+    }
+    let length = match cx.input(1) {
+        None => match &dims[axis] {
+            Dim::Known(n) => Some(*n),
+            _ => None,
+        },
+        Some(_) => match cx.ints(1) {
+            Some([n]) => Some(*n),
+            _ => None,
+        },
+    };
+    let mut out = dims.to_vec();
+    let onesided = cx.int_attr("onesided") == Some(1);
+    out[axis] = match (length, onesided, cx.int_attr("inverse") == Some(1)) {
+        (Some(n), false, _) => count(Some(n)),
+        (Some(n), true, false) => count(Some(n / 2 + 1)),
+        (None, false, _) if cx.input(1).is_none() => dims[axis].clone(),
+        _ => Dim::Unknown,
+    };
+    out[rank - 1] = Dim::Known(2);
+    Ok(vec![Some(out)])
+}
+
+/// `STFT` of `[batch, length, 1 or 2]` gives `[batch, frames, bins, 2]`: a frame every
+/// `frame_step` samples, `frame_length` long (or the window's length), and as many bins as the
+/// frame has samples, `n/2 + 1` one-sided (the default).
+fn stft(cx: &Cx) -> Inferred {
+    let Some(signal) = cx.dims(0).filter(|d| d.len() == 3) else { return Ok(vec![Some(vec![Dim::Unknown; 4])]) };
+    let scalar = |i: usize| match cx.ints(i) {
+        Some([v]) => Some(*v),
+        _ => None,
+    };
+    let frame = scalar(3).or_else(|| match cx.dims(2) {
+        Some([Dim::Known(n)]) => Some(*n),
+        _ => None,
+    });
+    let frames = match (&signal[1], frame, scalar(1)) {
+        (Dim::Known(length), Some(frame), Some(step)) if step > 0 && *length >= frame => {
+            Some((length - frame) / step + 1)
+        }
+        _ => None,
+    };
+    let bins = frame.map(|n| if cx.int_attr("onesided").unwrap_or(1) == 1 { n / 2 + 1 } else { n });
+    Ok(vec![Some(vec![signal[0].clone(), count(frames), count(bins), Dim::Known(2)])])
+}
+
+/// `Unique` keeps what is unique: along `axis`, the other dimensions stay and that one is as
+/// long as the data says; without one, a flat list. The inverse indices have an entry per
+/// element (per slice along the axis).
+fn unique(cx: &Cx) -> Inferred {
+    let Some(dims) = cx.dims(0) else {
+        return Ok(vec![None, Some(vec![Dim::Unknown]), None, Some(vec![Dim::Unknown])]);
+    };
+    let (values, inverse) = match cx.int_attr("axis") {
+        Some(axis) => {
+            let axis = cx.axis(axis, dims.len(), "axis")?;
+            let mut values = dims.to_vec();
+            values[axis] = Dim::Unknown;
+            (values, dims[axis].clone())
+        }
+        None => (vec![Dim::Unknown], count(product(dims))),
+    };
+    Ok(vec![Some(values), Some(vec![Dim::Unknown]), Some(vec![inverse]), Some(vec![Dim::Unknown])])
 }

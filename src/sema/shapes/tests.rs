@@ -174,7 +174,7 @@ fn reductions_drop_or_keep_their_axes() {
 
 #[test]
 fn unknown_operators_and_ranks_are_never_violations() {
-    assert_eq!(run("NonMaxSuppression", &[tensor("a", "2,3")], &[], 1), Ok(vec![None]));
+    assert_eq!(run("StringNormalizer", &[tensor("a", "2,3")], &[], 1), Ok(vec![None]));
     assert_eq!(shape_of("Gemm", &[tensor("a", "*"), tensor("b", "2,3")], &[]), "*");
     assert_eq!(
         infer(&ShapeCall {
@@ -350,6 +350,10 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "RoiAlign",
         "MaxRoiPool",
         "Col2Im",
+        "DFT",
+        "STFT",
+        "Unique",
+        "NonMaxSuppression",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];
@@ -577,4 +581,25 @@ fn losses_windows_and_region_pools_have_their_sizes() {
     let pooled = [tensor("x", "2,3,8,8"), tensor("rois", "4,5")];
     assert_eq!(shape_of("MaxRoiPool", &pooled, &[list("pooled_shape", &[2, 3])]), "[4, 3, 2, 3]");
     assert_eq!(shape_of("Col2Im", &[tensor("x", "1,12,16"), ints(&[5, 5]), ints(&[2, 2])], &[]), "[1, 3, 5, 5]");
+}
+
+/// The spectral operators keep what they do not transform, and `Unique` what it does not
+/// deduplicate; what the data decides is unknown.
+#[test]
+fn spectra_and_unique_values_keep_the_dimensions_they_do_not_decide() {
+    assert_eq!(shape_of("DFT", &[tensor("x", "2,8,1")], &[int("axis", 1)]), "[2, 8, 2]");
+    assert_eq!(shape_of("DFT", &[tensor("x", "2,8,s0,1")], &[int("axis", 1), int("onesided", 1)]), "[2, 5, s0, 2]");
+    assert_eq!(shape_of("DFT", &[tensor("x", "2,8,2"), scalar(5)], &[int("axis", 1)]), "[2, 5, 2]");
+    assert_eq!(shape_of("DFT", &[tensor("x", "3,s0,2")], &[int("axis", 1), int("inverse", 1)]), "[3, s0, 2]");
+    let stft = [tensor("x", "2,32,1"), scalar(4), None, scalar(8)];
+    assert_eq!(shape_of("STFT", &stft, &[]), "[2, 7, 5, 2]");
+    assert_eq!(shape_of("STFT", &[tensor("x", "1,s0,1"), scalar(2), tensor("w", "4")], &[]), "[1, ?, 3, 2]");
+    let unique = |input, attrs: &[Attr]| match run("Unique", &[input], attrs, 4) {
+        Ok(shapes) => shapes.iter().map(|s| s.as_deref().map_or("*".into(), dims_text)).collect::<Vec<_>>().join(" "),
+        Err(v) => v.message,
+    };
+    assert_eq!(unique(tensor("x", "2,3"), &[]), "[?] [?] [6] [?]");
+    assert_eq!(unique(tensor("x", "2,s0,3"), &[int("axis", 1)]), "[2, ?, 3] [?] [s0] [?]");
+    assert!(unique(tensor("x", "2,3"), &[int("axis", 2)]).contains("outside [-2, 1]"));
+    assert_eq!(shape_of("NonMaxSuppression", &[tensor("b", "1,6,4"), tensor("s", "1,2,6")], &[]), "[?, 3]");
 }
