@@ -238,9 +238,9 @@ fn link_inline(model: &ModelProto, libraries: Vec<link::Library>) -> Result<link
     )
 }
 
-/// Thirty functions, each calling the next twice: 2^30 nodes once inlined (an abort before).
-#[test]
-fn exponential_inlining_stops_at_the_limit_and_names_the_chain() {
+/// A model calling the first of thirty functions, each calling the next twice: 2^30 nodes
+/// once inlined.
+fn doubling_chain() -> ModelProto {
     use onnxsc::proto::onnx::*;
     let call = |name: String, i: &str, o: &str| NodeProto {
         op_type: Some(name),
@@ -284,9 +284,28 @@ fn exponential_inlining_stops_at_the_limit_and_names_the_chain() {
         ..Default::default()
     });
     model.functions = functions;
-    let diags = link_inline(&model, Vec::new()).err().expect("refused");
+    model
+}
+
+/// Inlining the chain stops at the limit, naming it (an abort before).
+#[test]
+fn exponential_inlining_stops_at_the_limit_and_names_the_chain() {
+    let diags = link_inline(&doubling_chain(), Vec::new()).err().expect("refused");
     let d = diags.iter().find(|d| d.code == codes::INLINE_TOO_LARGE).expect("E0807");
     assert!(d.notes[0].contains("`chain::f0` -> `chain::f1`"), "{:?}", d.notes);
+}
+
+/// Linked in reference mode, the chain is kept as calls; the check of the model's declared
+/// types expands each call within the same limit, and leaves the one past it unchecked rather
+/// than expanding 2^30 nodes.
+#[test]
+fn checking_a_reference_model_expands_each_call_within_the_limit() {
+    let bytes = doubling_chain().encode_to_vec();
+    let model = link::load::model(&bytes, "m.onnx").expect("loads");
+    let options =
+        link::LinkOptions { mode: link::Mode::Reference, override_model: false, max_nodes: link::DEFAULT_MAX_NODES };
+    let linked = link::link(model, Vec::new(), &options).expect("links");
+    assert!(link::shapes::check_model(&linked.model).is_ok());
 }
 
 /// A library function using a domain it does not import (a model onnx.checker refuses, exit 0

@@ -100,6 +100,13 @@ impl<'t> Inliner<'t> {
         }
     }
 
+    /// A fresh budget of [`Inliner::max_nodes`] for what is expanded next, the templates
+    /// kept: for expanding calls one at a time, each within the limit.
+    pub fn renew_budget(&mut self) {
+        self.made = 0;
+        self.overflow = None;
+    }
+
     /// Records the values of `g` that are tensors, so that calls passing them can fold
     /// `x is None` tests on them.
     pub fn know_tensors(&mut self, g: &GraphProto) {

@@ -18,6 +18,7 @@
 
 use super::inline::{FreshNames, Inliner};
 use super::library::{Libraries, Table};
+use super::DEFAULT_MAX_NODES;
 use crate::diagnostics::{codes, Diagnostic};
 use crate::ir::{Attr, AttrValue};
 use crate::onnx::metadata::recorded_source;
@@ -55,7 +56,7 @@ pub fn check(model: &ModelProto, call: &CallTypes) -> Result<Vec<GraphType>, Box
     walk_model(model, call, Translations::All, None)
 }
 
-/// A model `onnxsc link` inlined, walked as a call is, with its graph inputs typed as the model
+/// A model `onnxsc link` wrote, walked as a call is, with its graph inputs typed as the model
 /// declares them: the nodes of the translations it calls (scripted ones, and the helpers of
 /// trace-only ones) meet the types and shapes the model gives them. Only a node of a
 /// translation, which carries its `.onnxs` line, stops the link: the exporter's own nodes are
@@ -75,6 +76,7 @@ pub fn check_model(model: &ModelProto) -> Result<(), Box<Diagnostic>> {
     let libraries = Libraries::new(Vec::new());
     let table = Table::build(model.functions.clone(), &libraries, false, &mut Vec::new());
     let mut inliner = Inliner::new(&table);
+    inliner.max_nodes = DEFAULT_MAX_NODES;
     if let Some(graph) = &model.graph {
         inliner.know_tensors(graph);
     }
@@ -90,11 +92,14 @@ struct FunctionCalls<'t> {
 }
 
 impl FunctionCalls<'_> {
-    /// The nodes `node` expands to, when it calls one of the model's functions.
+    /// The nodes `node` expands to, when it calls one of the model's functions and its
+    /// expansion stays within inline mode's limit on nodes (a call past it, which inline mode
+    /// refuses with E0807, is left unchecked).
     fn expanded(&self, node: &NodeProto) -> Option<Vec<NodeProto>> {
         let mut graph = GraphProto { node: vec![node.clone()], ..GraphProto::default() };
         let mut names = FreshNames::of_graph(&graph);
         let mut inliner = self.inliner.borrow_mut();
+        inliner.renew_budget();
         let before = inliner.calls;
         inliner.expand_graph(&mut graph, &mut names);
         (inliner.calls > before && inliner.overflow.is_none()).then_some(graph.node)
