@@ -942,15 +942,15 @@ fn range(cx: &Cx) -> Inferred {
 fn multinomial(cx: &Cx) -> Inferred {
     let Some(batch) = cx.dims(0).filter(|d| d.len() == 2).map(|d| d[0].clone()) else { return Ok(vec![None]) };
     let samples = cx.int_attr("sample_size").unwrap_or(1);
-    Ok(vec![Some(vec![batch, if samples >= 0 { Dim::Known(samples) } else { Dim::Unknown }])])
+    Ok(vec![Some(vec![batch, count(Some(samples))])])
 }
 
 /// A window function gives `size` values, when the scalar is a known integer.
 fn window(cx: &Cx) -> Inferred {
-    Ok(vec![Some(vec![match cx.ints(0) {
-        Some([n]) if *n >= 0 => Dim::Known(*n),
-        _ => Dim::Unknown,
-    }])])
+    Ok(vec![Some(vec![count(match cx.ints(0) {
+        Some([n]) => Some(*n),
+        _ => None,
+    })])])
 }
 
 /// A known number of elements, or an unknown dimension.

@@ -86,11 +86,7 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
         "Add" | "Sub" | "Mul" | "Div" => arithmetic(op, inputs, ints(0)?, ints(1)?)?,
         // The number of elements: `Size(Shape(x))` is how a script asks for a rank.
         "Size" => {
-            let dims = inputs.first()?.as_ref()?.dims.as_ref()?;
-            vec![dims.iter().try_fold(1i64, |n, d| match d {
-                Dim::Known(k) => n.checked_mul(*k),
-                _ => None,
-            })?]
+            vec![super::product(inputs.first()?.as_ref()?.dims.as_ref()?)?]
         }
         // Comparisons and logic on those values, as 0 and 1: the conditions of a script's
         // `if` (`if Rank(self) == 0`), which decide the branch a call takes.
