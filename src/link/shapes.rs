@@ -228,7 +228,7 @@ enum Runs {
 /// unknown; each round only forgets, so real bodies settle in two or three.
 const LOOP_ROUNDS: usize = 8;
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Values {
     known: HashMap<String, Known>,
 }
@@ -416,7 +416,7 @@ impl Values {
     /// until a round changes nothing; each round only forgets. Past [`LOOP_ROUNDS`], nothing
     /// carried is known.
     fn settled(
-        &self,
+        &mut self,
         body: &GraphProto,
         mut state: Vec<Known>,
         inputs: &dyn Fn(&[Known]) -> Vec<Known>,
@@ -440,13 +440,34 @@ impl Values {
 
     /// What a subgraph's outputs are, walked with `inputs` for its graph inputs in order; the
     /// outer scope's values stay visible, and the subgraph's own stay inside it.
-    fn branch(&self, g: &GraphProto, inputs: &[Known], walk: &Walk, runs: Runs) -> Result<Vec<Known>, Box<Diagnostic>> {
-        let mut inner = self.clone();
+    fn branch(
+        &mut self,
+        g: &GraphProto,
+        inputs: &[Known],
+        walk: &Walk,
+        runs: Runs,
+    ) -> Result<Vec<Known>, Box<Diagnostic>> {
+        // The names the subgraph defines, and what they held outside it (a model that shadows
+        // an outer name gets it back): a scope, not a copy of everything the walk knows.
+        let defined: Vec<&str> = g
+            .input
+            .iter()
+            .map(|i| i.name())
+            .chain(g.node.iter().flat_map(|n| n.output.iter().map(String::as_str)))
+            .collect();
+        let outer: Vec<Option<Known>> = defined.iter().map(|name| self.known.remove(*name)).collect();
         for (input, known) in g.input.iter().zip(inputs) {
-            inner.known.insert(input.name().to_string(), known.clone());
+            self.known.insert(input.name().to_string(), known.clone());
         }
-        inner.graph(&g.node, walk, runs)?;
-        Ok(g.output.iter().map(|o| inner.known.get(o.name()).cloned().unwrap_or_default()).collect())
+        let walked = self.graph(&g.node, walk, runs);
+        let results = g.output.iter().map(|o| self.known.get(o.name()).cloned().unwrap_or_default()).collect();
+        for (name, before) in defined.iter().zip(outer) {
+            self.known.remove(*name);
+            if let Some(before) = before {
+                self.known.insert(name.to_string(), before);
+            }
+        }
+        walked.map(|()| results)
     }
 
     /// A control-flow node's outputs made what its subgraphs compute; the element type its
