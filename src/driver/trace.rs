@@ -184,7 +184,8 @@ pub struct TraceAnswer {
 
 impl TraceAnswer {
     /// The function in ONNX's textual syntax, then a `# returns:` line with each output's
-    /// element type and shape (`float32[2, s0]`; `?` where unknown, `[...]` for an unknown rank).
+    /// element type and shape (`float32[2, s0]`; `?` where unknown, `[...]` for an unknown rank),
+    /// a sequence's with its tensors' shapes when known (`sequence[float32: [2, 3], [1, 3]]`).
     pub fn to_text(&self) -> String {
         let returns: Vec<String> = self
             .returns
@@ -195,7 +196,17 @@ impl TraceAnswer {
                     elem.map_or("?", ElemType::numpy_name),
                     shape.as_deref().map_or("[...]".into(), shapes::dims_text)
                 ),
-                GraphType::Sequence { elem } => format!("sequence[{}]", elem.map_or("?", ElemType::numpy_name)),
+                GraphType::Sequence { elem, items } => {
+                    let elem = elem.map_or("?", ElemType::numpy_name);
+                    match items {
+                        Some(items) => {
+                            let items: Vec<String> =
+                                items.iter().map(|s| s.as_deref().map_or("[...]".into(), shapes::dims_text)).collect();
+                            format!("sequence[{elem}: {}]", items.join(", "))
+                        }
+                        None => format!("sequence[{elem}]"),
+                    }
+                }
             })
             .collect();
         format!("{}# returns: {}\n", emit::text::function_to_text(&self.function), returns.join(", "))

@@ -496,23 +496,23 @@ impl Values {
         };
         let facts = ProtoNode { node, types: &types };
         let tys = infer::node_outputs(domain, op, version, &facts, outputs, checked);
-        let (shapes, mut ints) = if normalize_domain(domain).is_empty() {
+        let (shapes, mut ints, mut items) = if normalize_domain(domain).is_empty() {
             let inputs = self.shape_facts(node);
             let attrs: Vec<Attr> = node.attribute.iter().filter_map(attr).collect();
             let call = ShapeCall { op, domain: "", version, inputs: &inputs, attrs: &attrs, outputs };
             let shapes = shapes::infer(&call)
                 .map_err(|v| Box::new(Diagnostic::error(codes::SHAPE_MISMATCH, 0, v.message).help(v.help)))?;
             let ints = shapes::propagated(op, &inputs, &attrs, &shapes);
-            (shapes, ints)
+            (shapes, ints, shapes::sequence_items(&call))
         } else {
-            (vec![None; outputs], None)
+            (vec![None; outputs], None, None)
         };
         for (k, name) in node.output.iter().enumerate() {
             let known = Known {
                 ty: tys.get(k).cloned().flatten(),
                 dims: shapes.get(k).cloned().flatten(),
                 ints: if k == 0 { ints.take() } else { None },
-                items: None,
+                items: if k == 0 { items.take() } else { None },
             };
             self.known.insert(name.clone(), known);
         }
@@ -546,7 +546,9 @@ impl Values {
     /// What the walk knows of a graph output.
     fn graph_type(&self, name: &str) -> GraphType {
         match self.known.get(name) {
-            Some(Known { ty: Some(Ty::Seq(inner)), .. }) => GraphType::Sequence { elem: elem_of(inner.as_deref()) },
+            Some(Known { ty: Some(Ty::Seq(inner)), items, .. }) => {
+                GraphType::Sequence { elem: elem_of(inner.as_deref()), items: items.clone() }
+            }
             Some(k) => GraphType::Tensor { elem: elem_of(k.ty.as_ref()), shape: k.dims.clone() },
             None => GraphType::Tensor { elem: None, shape: None },
         }

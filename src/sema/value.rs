@@ -52,11 +52,12 @@ pub struct GraphValue {
 }
 
 /// What a call knows of a graph value: a tensor's element type and shape, or a sequence's
-/// element type (`None`: not known).
+/// element type and, when the call knows how many tensors it holds, each one's shape (`None`:
+/// not known).
 #[derive(Clone, Debug, PartialEq)]
 pub enum GraphType {
     Tensor { elem: Option<ElemType>, shape: Option<Vec<Dim>> },
-    Sequence { elem: Option<ElemType> },
+    Sequence { elem: Option<ElemType>, items: Option<Vec<Option<Vec<Dim>>>> },
 }
 
 /// One dimension of a shape, as the IR names it (a trace's facts know each dimension, as a
@@ -66,7 +67,7 @@ pub use crate::ir::Dim;
 impl GraphValue {
     pub fn elem(&self) -> Option<ElemType> {
         match &self.ty {
-            GraphType::Tensor { elem, .. } | GraphType::Sequence { elem } => *elem,
+            GraphType::Tensor { elem, .. } | GraphType::Sequence { elem, .. } => *elem,
         }
     }
 
@@ -80,6 +81,14 @@ impl GraphValue {
         match &self.ty {
             GraphType::Tensor { shape, .. } => shape.as_deref(),
             GraphType::Sequence { .. } => None,
+        }
+    }
+
+    /// The shape of each tensor of a sequence the call knows item by item.
+    pub fn items(&self) -> Option<&[Option<Vec<Dim>>]> {
+        match &self.ty {
+            GraphType::Sequence { items, .. } => items.as_deref(),
+            GraphType::Tensor { .. } => None,
         }
     }
 }

@@ -324,6 +324,7 @@ impl GraphBuilder<'_> {
         };
         let shapes = shapes::infer(&call).map_err(|v| op_error(codes::SHAPE_MISMATCH, at, v.message, v.help))?;
         let values = shapes::propagated(&schema.name, &facts, &attrs, &shapes).filter(|_| schema.domain.is_empty());
+        let mut items = shapes::sequence_items(&call);
         let outs = self.node(opset, &schema.name, names, attrs, outputs, at)?;
         if let (Some(values), Some(first)) = (values, outs.first()) {
             self.known_ints.insert(first.clone(), values);
@@ -332,7 +333,9 @@ impl GraphBuilder<'_> {
             .into_iter()
             .zip(shapes)
             .enumerate()
-            .map(|(i, (name, shape))| self.value(name, graph_type(typed.get(i).cloned().flatten(), shape)))
+            .map(|(i, (name, shape))| {
+                self.value(name, graph_type(typed.get(i).cloned().flatten(), shape, items.take()))
+            })
             .collect())
     }
 
@@ -713,11 +716,12 @@ fn output_count(schema: &OpSchema, attrs: &[Attr]) -> usize {
 fn ty_of(t: &GraphType) -> Option<Ty> {
     match t {
         GraphType::Tensor { elem, .. } => elem.map(Ty::Elem),
-        GraphType::Sequence { elem } => Some(Ty::seq(elem.map(Ty::Elem))),
+        GraphType::Sequence { elem, .. } => Some(Ty::seq(elem.map(Ty::Elem))),
     }
 }
 
-fn graph_type(t: Option<Ty>, shape: Shape) -> GraphType {
+/// An output's type: a tensor's element type and shape, or a sequence's element type and items.
+fn graph_type(t: Option<Ty>, shape: Shape, items: Option<Vec<Shape>>) -> GraphType {
     match t {
         Some(Ty::Elem(e)) => GraphType::Tensor { elem: Some(e), shape },
         Some(Ty::Seq(item)) => GraphType::Sequence {
@@ -725,6 +729,7 @@ fn graph_type(t: Option<Ty>, shape: Shape) -> GraphType {
                 Ty::Elem(e) => Some(e),
                 _ => None,
             }),
+            items,
         },
         _ => GraphType::Tensor { elem: None, shape },
     }

@@ -7,7 +7,7 @@
 use crate::ir::Dim;
 use crate::onnx::tensor::TensorData;
 use crate::sema::shapes::{InputFacts, MAX_KNOWN_INTS};
-use crate::sema::value::PyValue;
+use crate::sema::value::{GraphType, PyValue};
 use std::collections::HashMap;
 
 /// The values of the integer graph values the trace knows, by name.
@@ -21,7 +21,7 @@ pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
             elem: g.elem(),
             dims: g.shape().map(<[Dim]>::to_vec),
             ints: known.get(&g.name).cloned(),
-            items: None,
+            items: g.items().map(<[_]>::to_vec),
         },
         PyValue::List(items) => {
             let ints = python_ints(v);
@@ -34,7 +34,16 @@ pub(super) fn input_facts(v: &PyValue, known: &KnownInts) -> InputFacts {
                 elem: None,
                 dims: length.then(|| vec![Dim::Known(items.len() as i64)]),
                 ints: ints.or_else(|| concat_known(items.items(), known)),
-                items: None,
+                // A list of tensors becomes a sequence where the operator takes one.
+                items: items
+                    .iter()
+                    .map(|i| match i {
+                        PyValue::Graph(g) if matches!(g.ty, GraphType::Tensor { .. }) => {
+                            Some(g.shape().map(<[Dim]>::to_vec))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
             }
         }
         PyValue::Tensor(t) => InputFacts {

@@ -186,7 +186,7 @@ fn graph_inputs(
         ArgFact::Tensor { elem, shape, sequence } => {
             let name = builder.fresh(base);
             let ty = if *sequence {
-                GraphType::Sequence { elem: *elem }
+                GraphType::Sequence { elem: *elem, items: None }
             } else {
                 GraphType::Tensor { elem: *elem, shape: shape.clone() }
             };

@@ -1,6 +1,5 @@
-//! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`,
-//! `ConcatFromSequence`, `Split`, `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`,
-//! `Gather`, `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
+//! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`, `Split`,
+//! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
 //! `NonZero`, `Slice`, `Tile`, `Pad`, `DepthToSpace`, `SpaceToDepth`, `Resize`, `GridSample`,
 //! `Shape`, `Size`, `Range`, the window functions, `Multinomial`, `ConstantOfShape` and
 //! `Constant`.
@@ -13,7 +12,6 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
     Some(match cx.op() {
         "Transpose" => transpose(cx),
         "Concat" => concat(cx),
-        "ConcatFromSequence" => concat_from_sequence(cx),
         "Split" => split(cx),
         "Squeeze" => squeeze(cx),
         "Unsqueeze" => unsqueeze(cx),
@@ -48,62 +46,6 @@ pub(super) fn infer(cx: &Cx) -> Option<Inferred> {
         "Constant" => Ok(vec![constant(cx)]),
         _ => return None,
     })
-}
-
-/// `ConcatFromSequence` of a sequence whose tensors the call knows: `Concat` of them, or, with
-/// `new_axis=1`, their stack along a new axis.
-fn concat_from_sequence(cx: &Cx) -> Inferred {
-    let Some(items) = cx.input(0).and_then(|f| f.items.as_deref()) else { return Ok(vec![None]) };
-    let Some(axis) = cx.int_attr("axis") else { return Ok(vec![None]) };
-    let stack = cx.int_attr("new_axis") == Some(1);
-    let known: Vec<&[Dim]> = items.iter().filter_map(|i| i.as_deref()).collect();
-    let Some(first) = known.first().filter(|_| known.len() == items.len()) else { return Ok(vec![None]) };
-    let rank = first.len();
-    if let Some(other) = known.iter().find(|d| d.len() != rank) {
-        return Err(cx.violation(
-            format!(
-                "`ConcatFromSequence` joins tensors of one rank; this call's sequence has {} and {}",
-                super::dims_text(first),
-                super::dims_text(other)
-            ),
-            "join tensors of the same rank",
-        ));
-    }
-    let k = cx.axis(axis, if stack { rank + 1 } else { rank }, "axis")?;
-    let mut out: Vec<Dim> = first.to_vec();
-    for d in &known[1..] {
-        for (j, (a, b)) in out.iter_mut().zip(d.iter()).enumerate() {
-            if !stack && j == k {
-                continue;
-            }
-            if differ(a, b) {
-                return Err(cx.violation(
-                    format!(
-                        "`ConcatFromSequence` along axis {axis} needs its tensors equal outside it; this call's are {} and {}: dimension {j} is {} against {}",
-                        super::dims_text(first),
-                        super::dims_text(d),
-                        dim_text(a),
-                        dim_text(b)
-                    ),
-                    "concatenate along the axis where the tensors differ",
-                ));
-            }
-            *a = unify(a, b);
-        }
-    }
-    if stack {
-        out.insert(k, Dim::Known(items.len() as i64));
-    } else {
-        out[k] = known
-            .iter()
-            .map(|d| &d[k])
-            .try_fold(0i64, |n, d| match d {
-                Dim::Known(x) => n.checked_add(*x),
-                _ => None,
-            })
-            .map_or(Dim::Unknown, Dim::Known);
-    }
-    Ok(vec![Some(out)])
 }
 
 /// A `Constant`'s dimensions: its tensor's, none for a single value, one for a list.

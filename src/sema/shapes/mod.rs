@@ -11,8 +11,8 @@
 //!
 //! The rules are split by family: [`broadcast`] (elementwise and broadcasting operators),
 //! [`layout`] (operators that move, index or resize dimensions), [`linalg`] (`MatMul`, `Gemm`,
-//! `Einsum`, `Det`), [`conv`] (convolution and pooling), [`reduce`] (reductions) and
-//! [`recurrent`] (`LSTM`, `GRU`, `RNN`).
+//! `Einsum`, `Det`), [`conv`] (convolution and pooling), [`reduce`] (reductions),
+//! [`recurrent`] (`LSTM`, `GRU`, `RNN`) and [`sequence`] (the sequence operators).
 
 mod broadcast;
 mod conv;
@@ -21,6 +21,8 @@ pub use layout::shape_range;
 mod linalg;
 mod recurrent;
 mod reduce;
+mod sequence;
+pub use sequence::sequence_items;
 mod values;
 pub use values::{propagated, MAX_KNOWN_INTS};
 #[cfg(test)]
@@ -80,6 +82,7 @@ pub fn infer(call: &ShapeCall) -> Inferred {
         .or_else(|| conv::infer(&cx))
         .or_else(|| reduce::infer(&cx))
         .or_else(|| recurrent::infer(&cx))
+        .or_else(|| sequence::infer(&cx))
         .unwrap_or_else(|| Ok(unknown(call.outputs)))?;
     // A rule may say less than the call has outputs (an optional output it does not cover).
     let mut shapes = shapes;

@@ -272,6 +272,79 @@ fn concat_from_sequence_joins_or_stacks_the_tensors_it_knows() {
     assert_eq!(shape_of("ConcatFromSequence", &[seq(&["2,3", "*"])], &[int("axis", 0)]), "*");
 }
 
+#[test]
+fn sequences_are_followed_item_by_item_and_positions_checked() {
+    let seq = |shapes: &[&str]| {
+        Some(InputFacts { items: Some(shapes.iter().map(|s| dims(s)).collect()), ..InputFacts::default() })
+    };
+    let made = |op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr]| -> String {
+        assert_eq!(run(op, inputs, attrs, 1), Ok(vec![None]), "{op}: a sequence has no dimensions of its own");
+        let call = ShapeCall { op, domain: "", version: 18, inputs, attrs, outputs: 1 };
+        match sequence_items(&call) {
+            Some(items) => {
+                items.iter().map(|s| s.as_deref().map_or("*".into(), dims_text)).collect::<Vec<_>>().join(" ")
+            }
+            None => "unknown".into(),
+        }
+    };
+    let x = tensor("self", "5,7");
+    // `SplitToSequence`: listed sizes, a scalar chunk (the last piece smaller), or pieces of 1.
+    assert_eq!(made("SplitToSequence", &[x.clone(), ints(&[3, 4])], &[int("axis", 1)]), "[5, 3] [5, 4]");
+    assert_eq!(made("SplitToSequence", &[x.clone(), scalar(3)], &[int("axis", -1)]), "[5, 3] [5, 3] [5, 1]");
+    assert_eq!(made("SplitToSequence", std::slice::from_ref(&x), &[int("keepdims", 0)]), "[7] [7] [7] [7] [7]");
+    assert_eq!(made("SplitToSequence", &[tensor("self", "0,7")], &[]), "");
+    assert_eq!(made("SplitToSequence", &[tensor("self", "s0,7")], &[]), "unknown");
+    // ONNX ignores `keepdims` with a `split`; ONNX Runtime does not: not followed.
+    assert_eq!(made("SplitToSequence", &[x.clone(), scalar(1)], &[int("keepdims", 0)]), "unknown");
+    let v = violation("SplitToSequence", &[x.clone(), ints(&[3, 3])], &[int("axis", 1)], 1);
+    assert!(v.contains("add up to 6, but axis 1 of float32[5, 7] (`self`) is 7"), "{v}");
+    assert!(violation("SplitToSequence", &[x.clone(), scalar(0)], &[], 1).contains("greater than zero"));
+    assert!(violation("SplitToSequence", &[x.clone(), ints(&[8, -1])], &[int("axis", 1)], 1).contains("negative"));
+    assert!(violation("SplitToSequence", std::slice::from_ref(&x), &[int("axis", 2)], 1).contains("outside [-2, 1]"));
+    // Construction, insertion and erasure keep count.
+    assert_eq!(made("SequenceConstruct", &[x.clone(), tensor("b", "2")], &[]), "[5, 7] [2]");
+    assert_eq!(made("SequenceEmpty", &[], &[]), "");
+    let two = seq(&["5,3", "5,4"]);
+    assert_eq!(made("SequenceInsert", &[two.clone(), tensor("t", "1")], &[]), "[5, 3] [5, 4] [1]");
+    assert_eq!(made("SequenceInsert", &[two.clone(), tensor("t", "1"), scalar(-2)], &[]), "[1] [5, 3] [5, 4]");
+    assert_eq!(made("SequenceErase", std::slice::from_ref(&two), &[]), "[5, 3]");
+    assert_eq!(made("SequenceErase", &[two.clone(), scalar(0)], &[]), "[5, 4]");
+    assert!(
+        violation("SequenceInsert", &[two.clone(), tensor("t", "1"), scalar(3)], &[], 1).contains("outside [-2, 2]")
+    );
+    assert!(violation("SequenceErase", &[two.clone(), scalar(-3)], &[], 1).contains("outside [-2, 1]"));
+    assert!(violation("SequenceErase", &[seq(&[])], &[], 1).contains("empty sequence"));
+    // Reading: the tensor at a known position, or what all share; the length as a value.
+    assert_eq!(shape_of("SequenceAt", &[two.clone(), scalar(-1)], &[]), "[5, 4]");
+    assert_eq!(shape_of("SequenceAt", &[two.clone(), tensor("p", "")], &[]), "[5, ?]");
+    assert_eq!(shape_of("SequenceAt", &[seq(&["5,3", "4"]), tensor("p", "")], &[]), "*");
+    let v = violation("SequenceAt", &[two.clone(), scalar(2)], &[], 1);
+    assert!(v.contains("`position` is 2, outside [-2, 1] for this call's sequence of 2 tensors"), "{v}");
+    assert!(violation("SequenceAt", &[seq(&[]), scalar(0)], &[], 1).contains("empty sequence"));
+    assert_eq!(shape_of("SequenceLength", std::slice::from_ref(&two), &[]), "[]");
+    assert_eq!(propagated("SequenceLength", std::slice::from_ref(&two), &[], &[Some(Vec::new())]), Some(vec![2]));
+    // Edge values never panic, and a split into more pieces than are followed is unknown.
+    for chunk in [i64::MIN, -1, 1, i64::MAX] {
+        for length in ["0", "1", "9223372036854775807", "?"] {
+            let x = tensor("x", &format!("{length},2"));
+            let inputs = [x.clone(), scalar(chunk)];
+            let _ = run("SplitToSequence", &inputs, &[], 1);
+            let _ = sequence_items(&ShapeCall {
+                op: "SplitToSequence",
+                domain: "",
+                version: 18,
+                inputs: &inputs,
+                attrs: &[],
+                outputs: 1,
+            });
+            let _ = run("SplitToSequence", &[x.clone(), ints(&[chunk, chunk])], &[], 1);
+            let _ = run("SequenceAt", &[seq(&["1", "2"]), scalar(chunk)], &[], 1);
+            let _ = run("SequenceInsert", &[seq(&[]), x.clone(), scalar(chunk)], &[], 1);
+        }
+    }
+    assert_eq!(made("SplitToSequence", &[tensor("x", "100000,2")], &[]), "unknown");
+}
+
 /// Every operator with a rule, at every rank from 0 to 3 of each input, with integer inputs and
 /// attributes at edge values: the rules answer or refuse, never panic (a facts-only run of
 /// torchlib found `TopK` of a scalar indexing an empty shape).
@@ -354,6 +427,12 @@ fn no_rule_panics_at_any_rank_or_edge_value() {
         "STFT",
         "Unique",
         "NonMaxSuppression",
+        "SequenceConstruct",
+        "SequenceInsert",
+        "SequenceErase",
+        "SequenceAt",
+        "SequenceLength",
+        "SplitToSequence",
     ];
     let shapes = ["", "0", "2", "1,s0", "2,0,3", "?,2,1"];
     let values: [&[i64]; 6] = [&[], &[0], &[-1], &[5], &[-1, -1], &[0, 1, 2, 3]];

@@ -46,6 +46,7 @@ pub fn propagated(op: &str, inputs: &[Option<InputFacts>], attrs: &[Attr], outpu
             out
         }
         "Identity" | "Squeeze" | "Unsqueeze" | "Reshape" | "Flatten" => ints(0)?.to_vec(),
+        "SequenceLength" => vec![i64::try_from(inputs.first()?.as_ref()?.items.as_ref()?.len()).ok()?],
         "Cast" => match attr("to") {
             Some(AttrValue::Int(to)) if ElemType::from_code(*to).is_some_and(ElemType::is_integer) => ints(0)?.to_vec(),
             _ => return None,
