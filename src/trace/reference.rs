@@ -42,9 +42,30 @@ pub fn mismatch(name: &str, returns: &[GraphType], expected: &Expected) -> Optio
 /// The first output whose element type, rank or a known dimension differs from PyTorch's, in
 /// words: "float32[2] for this call, where PyTorch's `aten::mean.dim` gives float16[2]".
 fn contradiction(returns: &[GraphType], expected: &Expected) -> Option<String> {
+    // A translation may return PyTorch's list of tensors as one sequence: its tensors are
+    // compared one by one, when the call knows them.
+    if let [GraphType::Sequence { elem, items: Some(items) }] = returns {
+        if items.len() != expected.outputs.len() {
+            return Some(format!(
+                "a sequence of {} tensors for this call, where PyTorch's `{}` gives {}",
+                items.len(),
+                expected.op,
+                expected.outputs.len()
+            ));
+        }
+        let tensors: Vec<GraphType> =
+            items.iter().map(|shape| GraphType::Tensor { elem: *elem, shape: shape.clone() }).collect();
+        return differing(&tensors, expected, "item");
+    }
+    differing(returns, expected, "output")
+}
+
+/// The first of `returns`' tensors that contradicts PyTorch's, in words; `what` names them in
+/// a message ("output 1", "item 1").
+fn differing(returns: &[GraphType], expected: &Expected, what: &str) -> Option<String> {
     for (k, (got, want)) in returns.iter().zip(&expected.outputs).enumerate() {
         let (GraphType::Tensor { elem, shape }, Some((want_elem, want_shape))) = (got, want) else { continue };
-        let which = if expected.outputs.len() > 1 { format!(" (output {k})") } else { String::new() };
+        let which = if expected.outputs.len() > 1 { format!(" ({what} {k})") } else { String::new() };
         let got = type_text(*elem, shape.as_deref());
         let wanted = type_text(*want_elem, want_shape.as_deref());
         let detail = match (elem.zip(*want_elem), shape.as_deref().zip(want_shape.as_deref())) {

@@ -62,6 +62,12 @@ MISTAKES = textwrap.dedent(
         else:
             result = op.Squeeze(self, op.Constant(value_ints=[0]))
         return result
+
+
+    @torch_op("aten::split.Tensor")
+    def aten_split(self: TFloat, split_size: int, dim: int = 0) -> Sequence[TFloat]:
+        del dim  # the mistake: every call splits the first axis
+        return op.SplitToSequence(self, op.Constant(value_int=split_size), axis=0)
     '''
 )
 
@@ -93,6 +99,15 @@ class Squeeze(torch.nn.Module):
 
     def forward(self, x):
         return x.squeeze(self.dim)
+
+
+class Split(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.split(x, 2, dim=self.dim)
 
 
 class Cat0(torch.nn.Module):
@@ -138,8 +153,10 @@ def onnxsc_error(failed) -> str:
         (Cat(), (torch.randn(2, 2), torch.randn(2, 2)), "E0908]: `aten_cat` returns float32[4, 2] for this call, where PyTorch's `aten::cat` gives float32[2, 4]", 32),
         # A hardcoded squeeze axis, in the `else` branch that a 2-D input takes.
         (Squeeze(1), (torch.randn(3, 1),), "E0907]: `Squeeze` removes axis 0 of float32[3, 1] (`self`), whose size is 3, not 1", 42),
+        # A split that ignores `dim`: PyTorch's list of tensors, compared item by item.
+        (Split(1), (torch.randn(4, 6),), "E0908]: `aten_split` returns a sequence of 2 tensors for this call, where PyTorch's `aten::split.Tensor` gives 3", 47),
     ],
-    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant", "cat-ignores-dim", "squeeze-in-a-branch"],
+    ids=["gemm-rank-3", "mean-float32", "mm-transposed", "float32-constant", "cat-ignores-dim", "squeeze-in-a-branch", "split-ignores-dim"],
 )
 def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, inputs, message, line):
     with pytest.raises(Exception) as failed:
@@ -158,8 +175,9 @@ def test_scripted_mistakes_stop_the_export_at_the_onnxs_line(table, model, input
         (Add(), (torch.randn(2), torch.randn(2))),
         (Cat0(), (torch.randn(2, 2), torch.randn(3, 2))),
         (Squeeze(0), (torch.randn(1, 3),)),
+        (Split(0), (torch.randn(4, 6),)),
     ],
-    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32", "cat-dim-0", "squeeze-first-axis"],
+    ids=["gemm-rank-2", "mean-float32", "mm-square", "add-float32", "cat-dim-0", "squeeze-first-axis", "split-first-axis"],
 )
 def test_calls_the_mistakes_do_not_reach_export_as_before(table, model, inputs):
     """Where a call does not reach a mistake (a square matrix transposed still multiplies), the
