@@ -206,12 +206,7 @@ impl NodeFacts for EmittedNode<'_> {
 
     fn attr(&self, name: &str) -> Option<AttrFacts> {
         let a = self.attrs.iter().find(|a| a.name == name)?;
-        Some(match &a.value {
-            AttrValue::Int(i) => AttrFacts::Int(*i),
-            AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
-            AttrValue::Graph(g) => AttrFacts::Graph(g.outputs.iter().map(|o| self.values.ty(o).cloned()).collect()),
-            _ => AttrFacts::Other,
-        })
+        Some(AttrFacts::of(&a.value, |g| g.outputs.iter().map(|o| self.values.ty(o).cloned()).collect()))
     }
 
     fn first_attr(&self) -> Option<&str> {

@@ -595,6 +595,19 @@ pub enum AttrFacts {
     Other,
 }
 
+impl AttrFacts {
+    /// What an IR attribute's value says, a graph's outputs typed by `graph`.
+    pub fn of(value: &crate::ir::AttrValue, graph: impl FnOnce(&crate::ir::Graph) -> Vec<Option<Ty>>) -> AttrFacts {
+        use crate::ir::AttrValue;
+        match value {
+            AttrValue::Int(i) => AttrFacts::Int(*i),
+            AttrValue::Tensor(t) => AttrFacts::Tensor(t.elem),
+            AttrValue::Graph(g) => AttrFacts::Graph(graph(g)),
+            _ => AttrFacts::Other,
+        }
+    }
+}
+
 /// What is known of a node's inputs and attributes, for typing its outputs ([`node_outputs`]),
 /// asked for one fact at a time: most nodes need one fact or none, and listing all of them
 /// looked up every input's type and every attribute for each node.

@@ -309,11 +309,12 @@ impl GraphBuilder<'_> {
                 "pass `num_outputs=`, the number of equal parts; to split by sizes, make a sequence with `op.SplitToSequence(x, sizes, axis=...)`",
             ));
         }
-        let mut typed = infer::check_call(schema, &tys.iter().map(Option::as_ref).collect::<Vec<_>>(), outputs)
+        let checked = infer::check_call(schema, &tys.iter().map(Option::as_ref).collect::<Vec<_>>(), outputs)
             .map_err(|c| op_error(codes::TYPE_MISMATCH, at, c.message.clone(), c.help_text()))?;
-        if let Some(to) = cast_target(schema, &attrs) {
-            typed[0] = Some(Ty::Elem(to));
-        }
+        // `Constant`, `Cast` and the others whose schemas cannot type their outputs are typed
+        // as a compiled function's nodes are: a float constant meets a float16 input typed.
+        let recorded = RecordedNode { inputs: &tys, attrs: &attrs };
+        let typed = infer::node_outputs(&schema.domain, &schema.name, opset.version, &recorded, outputs, Some(checked));
         let call = ShapeCall {
             op: &schema.name,
             domain: &schema.domain,
@@ -682,14 +683,30 @@ fn castlike_to_itself(schema: &OpSchema, inputs: &[Option<Bound>]) -> Option<PyV
 }
 
 /// The element type a `Cast` makes: its `to`.
-fn cast_target(schema: &OpSchema, attrs: &[Attr]) -> Option<ElemType> {
-    if !schema.domain.is_empty() || schema.name != "Cast" {
-        return None;
+/// A node a trace records, as output typing asks about it ([`infer::NodeFacts`]).
+struct RecordedNode<'n> {
+    inputs: &'n [Option<Ty>],
+    attrs: &'n [Attr],
+}
+
+impl infer::NodeFacts for RecordedNode<'_> {
+    fn input(&self, i: usize) -> Option<&Ty> {
+        self.inputs.get(i)?.as_ref()
     }
-    attrs.iter().find(|a| a.name == "to").and_then(|a| match a.value {
-        AttrValue::Int(code) => ElemType::from_code(code),
-        _ => None,
-    })
+
+    fn input_count(&self) -> usize {
+        self.inputs.len()
+    }
+
+    fn attr(&self, name: &str) -> Option<infer::AttrFacts> {
+        // A trace records no subgraph.
+        let a = self.attrs.iter().find(|a| a.name == name)?;
+        Some(infer::AttrFacts::of(&a.value, |_| Vec::new()))
+    }
+
+    fn first_attr(&self) -> Option<&str> {
+        self.attrs.first().map(|a| a.name.as_str())
+    }
 }
 
 /// How many outputs the exporter gives a node of `schema`.
