@@ -434,14 +434,16 @@ impl<'a, 'm> Lowerer<'a, 'm> {
         let c = match infer::check_call(schema, &args, outputs) {
             Ok(types) => {
                 if let Some((fixed, variable, message)) = infer::type_variable_meets_fixed(schema, &args) {
-                    let variable_ty = args[variable].map(Ty::describe).unwrap_or_default();
-                    let fixed_ty = args[fixed].map(Ty::describe).unwrap_or_default();
-                    self.diags.push(
-                        Diagnostic::warning(codes::TYPE_MAY_MISMATCH, self.file(), message)
-                            .primary(span_of(fixed), format!("always {fixed_ty}"))
-                            .secondary(span_of(variable), format!("{variable_ty} here"))
-                            .help("make the fixed side follow the other: `op.CastLike(x, y)`, or a constant made with `dtype=y.dtype` in trace-only code"),
-                    );
+                    if let (Some(f), Some(v)) = (args[fixed], args[variable]) {
+                        let file = self.file();
+                        let d = infer::fixed_meets_variable_warning(
+                            file,
+                            message,
+                            (span_of(fixed), f),
+                            (span_of(variable), v),
+                        );
+                        self.diags.push(d);
+                    }
                 }
                 return Ok(types);
             }

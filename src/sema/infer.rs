@@ -476,6 +476,20 @@ fn agree_on_type_variable<'a>(
 /// element type and the other an annotation's type variable that calls may bind to another
 /// type: `op.Add(self, op.Constant(value_float=0.0))` with `self: TReal` is right for a FLOAT
 /// call and refused for every other. `(fixed, variable, message)`, the first such pair.
+/// The warning (W0602) for a call where [`type_variable_meets_fixed`] found `fixed` (at
+/// `fixed_span`) meeting `variable`: compiled and trace-only code say it alike.
+pub fn fixed_meets_variable_warning(
+    file: usize,
+    message: String,
+    (fixed_span, fixed): (crate::source::Span, &Ty),
+    (variable_span, variable): (crate::source::Span, &Ty),
+) -> crate::diagnostics::Diagnostic {
+    crate::diagnostics::Diagnostic::warning(crate::diagnostics::codes::TYPE_MAY_MISMATCH, file, message)
+        .primary(fixed_span, format!("always {}", fixed.describe()))
+        .secondary(variable_span, format!("{} here", variable.describe()))
+        .help("make the fixed side follow the other: `op.CastLike(x, y)`, or a constant made with `dtype=y.dtype` in trace-only code")
+}
+
 pub fn type_variable_meets_fixed(schema: &OpSchema, args: &[Option<&Ty>]) -> Option<(usize, usize, String)> {
     let mut seen: Vec<(&str, usize, &Ty)> = Vec::new();
     for (i, arg) in args.iter().enumerate() {

@@ -22,13 +22,14 @@ use super::annotations::ParamType;
 use super::constlib;
 use super::env::{Global, ModuleEnv, Names};
 use super::eval::{tensor_condition, unevaluated_builtin};
+use super::infer::{self, Ty};
 use super::literal_shapes;
 use super::liveness::assigned_anywhere;
 use super::op_arguments::{bind_op_arguments, op_schema};
 use super::resolve::resolve_dotted;
 use super::signature::Signature;
 use crate::diagnostics::{codes, suggest::did_you_mean, Diagnostic, Diagnostics, Edit};
-use crate::onnx::DeclaredType;
+use crate::onnx::{DeclaredType, ElemType};
 use crate::source::Span;
 use crate::syntax::ast::*;
 use std::collections::{HashMap, HashSet};
@@ -45,12 +46,14 @@ pub fn check_function(env: &ModuleEnv, sig: &Signature, exporter_bound: bool, di
     assigned_anywhere(&def.body, &mut assigned);
     locals.extend(assigned.iter().copied());
     imported_and_defined(&def.body, &mut locals);
+    let variables = type_variable_parameters(sig, &assigned);
     let mut checker = Checker {
         names: env.names(),
         file: env.file,
         locals,
         scopes: Vec::new(),
         tensors: certain_tensors(sig),
+        variables,
         exporter_bound,
         diags,
     };
@@ -71,6 +74,9 @@ struct Checker<'c, 'e, 'm> {
     scopes: Vec<Vec<&'e str>>,
     /// Names that hold a tensor whenever they hold anything.
     tensors: HashSet<String>,
+    /// The parameters annotated with a type variable (`self: TFloat`) that the body never
+    /// reassigns: whatever element type a call gives.
+    variables: HashMap<String, Ty>,
     exporter_bound: bool,
     diags: &'c mut Diagnostics,
 }
@@ -170,6 +176,7 @@ impl<'e> Checker<'_, 'e, '_> {
                     // Traced at the exporter's opset, whatever the module imports.
                     let version = crate::aten::EXPORTER_OPSET.max(opset.version);
                     let outputs = s.outputs.len();
+                    self.fixed_meets_variable(s, &bound.inputs);
                     self.diags.extend(literal_shapes::violation(
                         self.file,
                         s,
@@ -186,6 +193,41 @@ impl<'e> Checker<'_, 'e, '_> {
                 }
                 Err(d) => self.diags.push(*d),
             }
+        }
+    }
+
+    /// A fixed element type meeting a parameter's type variable under one type parameter of
+    /// the schema (W0602), as a compiled function's check says it: visible from the text when
+    /// the two are written in the call (`op.Add(self, op.Constant(value_float=1.0))`).
+    fn fixed_meets_variable(&mut self, schema: &crate::schema::OpSchema, inputs: &[Option<&'e Expr>]) {
+        let types: Vec<Option<Ty>> = inputs.iter().map(|e| e.and_then(|e| self.written_type(e))).collect();
+        let args: Vec<Option<&Ty>> = types.iter().map(Option::as_ref).collect();
+        let Some((fixed, variable, message)) = infer::type_variable_meets_fixed(schema, &args) else { return };
+        let (Some(f), Some(v), Some(fe), Some(ve)) = (args[fixed], args[variable], inputs[fixed], inputs[variable])
+        else {
+            return;
+        };
+        self.diags.push(infer::fixed_meets_variable_warning(self.file, message, (fe.span, f), (ve.span, v)));
+    }
+
+    /// The element type an op call's input has whatever the call: a parameter's type variable,
+    /// or a `Constant` of a float or int attribute.
+    fn written_type(&self, e: &'e Expr) -> Option<Ty> {
+        match &e.kind {
+            ExprKind::Name(n) if !self.scopes.iter().any(|s| s.contains(&n.as_str())) => self.variables.get(n).cloned(),
+            ExprKind::Call { func, args } => {
+                let ExprKind::Attribute { value, attr } = &func.kind else { return None };
+                if attr.name != "Constant" || !matches!(resolve_dotted(self.names, value), Some(Global::Opset(_))) {
+                    return None;
+                }
+                let [Arg { keyword: Some(k), .. }] = args.as_slice() else { return None };
+                match k.name.as_str() {
+                    "value_float" | "value_floats" => Some(Ty::Elem(ElemType::Float)),
+                    "value_int" | "value_ints" => Some(Ty::Elem(ElemType::Int64)),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -337,6 +379,20 @@ fn imported_and_defined<'a>(stmts: &'a [Stmt], out: &mut HashSet<&'a str>) {
         }
         s.for_each_block(&mut |b| imported_and_defined(b, out));
     }
+}
+
+/// The parameters annotated with a type variable and never reassigned, with their variable.
+fn type_variable_parameters(sig: &Signature, assigned: &[&str]) -> HashMap<String, Ty> {
+    sig.params
+        .iter()
+        .filter(|p| !p.optional && !assigned.contains(&p.def.name.name.as_str()))
+        .filter_map(|p| match &p.ty {
+            Ok(ParamType::Input { ty: Some(t @ DeclaredType::Var { .. }), .. }) => {
+                Some((p.def.name.name.clone(), Ty::declared(t)?))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The parameters that are tensors whenever the function is called: annotated with a tensor
