@@ -29,7 +29,7 @@ use super::op_arguments::{bind_op_arguments, op_schema};
 use super::resolve::resolve_dotted;
 use super::signature::Signature;
 use crate::diagnostics::{codes, suggest::did_you_mean, Diagnostic, Diagnostics, Edit};
-use crate::onnx::{DeclaredType, ElemType};
+use crate::onnx::DeclaredType;
 use crate::source::Span;
 use crate::syntax::ast::*;
 use std::collections::{HashMap, HashSet};
@@ -221,11 +221,9 @@ impl<'e> Checker<'_, 'e, '_> {
                     return None;
                 }
                 let [Arg { keyword: Some(k), .. }] = args.as_slice() else { return None };
-                match k.name.as_str() {
-                    "value_float" | "value_floats" => Some(Ty::Elem(ElemType::Float)),
-                    "value_int" | "value_ints" => Some(Ty::Elem(ElemType::Int64)),
-                    _ => None,
-                }
+                // Typed as a compiled function's `Constant` is, by its attribute's name.
+                let written = WrittenConstant { attribute: &k.name };
+                infer::node_outputs("", "Constant", crate::aten::EXPORTER_OPSET, &written, 1, None).pop().flatten()
             }
             _ => None,
         }
@@ -378,6 +376,30 @@ fn imported_and_defined<'a>(stmts: &'a [Stmt], out: &mut HashSet<&'a str>) {
             _ => {}
         }
         s.for_each_block(&mut |b| imported_and_defined(b, out));
+    }
+}
+
+/// An `op.Constant(...)` written with one attribute, as output typing asks about it.
+struct WrittenConstant<'a> {
+    attribute: &'a str,
+}
+
+impl infer::NodeFacts for WrittenConstant<'_> {
+    fn input(&self, _: usize) -> Option<&Ty> {
+        None
+    }
+
+    fn input_count(&self) -> usize {
+        0
+    }
+
+    fn attr(&self, name: &str) -> Option<infer::AttrFacts> {
+        // Its value is not read: a `value=` tensor's type depends on what the call gives.
+        (name == self.attribute).then_some(infer::AttrFacts::Other)
+    }
+
+    fn first_attr(&self) -> Option<&str> {
+        Some(self.attribute)
     }
 }
 

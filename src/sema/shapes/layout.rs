@@ -1,5 +1,6 @@
 //! Operators that move, join, split or resize dimensions: `Transpose`, `Concat`, `Split`,
-//! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `GatherElements`, `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
+//! `Squeeze`, `Unsqueeze`, `Reshape`, `Expand`, `Flatten`, `Gather`, `GatherElements`,
+//! `GatherND`, `ScatterElements`, `ScatterND`, `Compress`,
 //! `NonZero`, `Slice`, `Tile`, `Pad`, `DepthToSpace`, `SpaceToDepth`, `Resize`, `GridSample`,
 //! `Shape`, `Size`, `Range`, the window functions, `Multinomial`, `ConstantOfShape` and
 //! `Constant`.
